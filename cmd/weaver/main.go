@@ -1,0 +1,114 @@
+// Command weaver crawls the web at the level of hosts and records a
+// weighted host→host link graph in one bbolt file. Run `weaver help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Version is weaver's version, stamped into exports and the User-Agent.
+var Version = "0.1.0"
+
+// env carries what a command may touch of the outside world, so tests run
+// commands in-process without capturing globals.
+type env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Signals delivers SIGINT/SIGTERM to long-running commands.
+	Signals <-chan os.Signal
+}
+
+// command is one subcommand, defined in its own file.
+type command struct {
+	Name    string
+	Summary string
+	Run     func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.Name] = c }
+
+// usageError is a bad command line or bad input: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCode maps an error to weaver's exit codes: 0 ok, 1 failure,
+// 2 usage or bad input.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	e := &env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sig}
+	os.Exit(run(context.Background(), e, os.Args[1:]))
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		printHelp(e.Stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		printHelp(e.Stdout)
+		return 0
+	case "version", "--version":
+		fmt.Fprintf(e.Stdout, "weaver %s\n", Version)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(e.Stderr, "weaver: unknown command %q (run 'weaver help')\n", name)
+		return 2
+	}
+	err := c.Run(ctx, e, args[1:])
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "weaver %s: %v\n", name, err)
+	}
+	return exitCode(err)
+}
+
+// errHelp is returned by a command that printed its usage on -h.
+var errHelp = errors.New("help requested")
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "weaver %s maps the web at the level of hosts: a weighted host→host link graph in one bbolt file.\n\n", Version)
+	fmt.Fprintln(w, "Usage:\n\n\tweaver <command> [flags] [arguments]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "\t%-10s %s\n", n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nRun 'weaver <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nExamples:\n\n\tweaver crawl https://example.com\n\tweaver export --sqlite crawler.db\n\tweaver export --dot | dot -Tsvg > map.svg")
+}

@@ -1,0 +1,351 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"weaver/kv"
+)
+
+// Entry is a host waiting to be fetched.
+type Entry struct {
+	NodeID uint64 `msgpack:"n"` // the graph node of Host
+	Host   string `msgpack:"h"` // normalised host
+	URL    string `msgpack:"u"` // the URL to fetch: the home page, or a seed's path
+	Depth  int    `msgpack:"d"` // hops from a seed
+}
+
+// Lease is an entry handed to a worker and not yet committed.
+type Lease struct {
+	Entry `msgpack:",inline"`
+	Key   []byte    `msgpack:"k"` // the entry's frontier key, to put it back where it was
+	Since time.Time `msgpack:"s"`
+}
+
+// Verdict is a Claim judge's decision on an entry.
+type Verdict int
+
+const (
+	// Take leases the entry to the caller.
+	Take Verdict = iota
+	// Skip leaves the entry queued for a later claim (host not ready).
+	Skip
+	// Drop removes the entry for good (host needs no more crawling).
+	Drop
+)
+
+// Meta counters the frontier keeps.
+const (
+	counterSize   = "frontier.size"
+	counterLeases = "frontier.leases"
+	counterSeq    = "frontier.seq"
+)
+
+func key(depth int, seq uint64) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint32(k, uint32(depth))
+	binary.BigEndian.PutUint64(k[4:], seq)
+	return k
+}
+
+func depthOf(k []byte) int { return int(binary.BigEndian.Uint32(k)) }
+
+func visitedKey(node uint64, depth int) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint64(k, node)
+	binary.BigEndian.PutUint32(k[8:], uint32(depth))
+	return k
+}
+
+// Len returns the number of queued entries (leases not included).
+func Len(tx *kv.Tx) uint64 { return tx.Counter(counterSize) }
+
+// Leases returns the number of entries leased and not yet released.
+func Leases(tx *kv.Tx) uint64 { return tx.Counter(counterLeases) }
+
+// Push queues e unless its host was already queued at e.Depth, or is queued
+// now at a depth ≤ e.Depth. A host queued deeper moves up to e.Depth. It
+// reports whether e was queued.
+func Push(tx *kv.Tx, e Entry) (bool, error) {
+	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+		return false, ErrBadEntry
+	}
+	vk := visitedKey(e.NodeID, e.Depth)
+	if tx.GetRaw(kv.BucketVisited, vk) != nil {
+		return false, nil
+	}
+	ok, err := place(tx, e, nil)
+	if err != nil || !ok {
+		return ok, err
+	}
+	return true, tx.PutRaw(kv.BucketVisited, vk, []byte{})
+}
+
+// Requeue queues e like Push but disregards the visited marks: resuming a
+// finished crawl re-queues hosts at depth 0 (seed 000 §7).
+func Requeue(tx *kv.Tx, e Entry) (bool, error) {
+	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+		return false, ErrBadEntry
+	}
+	ok, err := place(tx, e, nil)
+	if err != nil || !ok {
+		return ok, err
+	}
+	return true, tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
+}
+
+// place queues e at k (a new arrival key when k is nil), honouring "at
+// most once at a time, moved up to the smallest depth".
+func place(tx *kv.Tx, e Entry, k []byte) (bool, error) {
+	node := kv.U64(e.NodeID)
+	if old := tx.GetRaw(kv.BucketQueued, node); old != nil {
+		if depthOf(old) <= e.Depth {
+			return false, nil
+		}
+		if err := tx.Delete(kv.BucketFrontier, append([]byte(nil), old...)); err != nil {
+			return false, err
+		}
+		if _, err := tx.AddCounter(counterSize, -1); err != nil {
+			return false, err
+		}
+	}
+	if k == nil {
+		seq, err := tx.AddCounter(counterSeq, 1)
+		if err != nil {
+			return false, err
+		}
+		k = key(e.Depth, seq)
+	}
+	if err := tx.Put(kv.BucketFrontier, k, &e); err != nil {
+		return false, err
+	}
+	if err := tx.PutRaw(kv.BucketQueued, node, k); err != nil {
+		return false, err
+	}
+	_, err := tx.AddCounter(counterSize, 1)
+	return true, err
+}
+
+// Claim leases up to n entries in breadth-first order, asking judge about
+// each: Take leases it, Skip leaves it queued, Drop removes it. Entries of
+// hosts already leased are skipped (a host is never fetched by two workers
+// at once). It looks at no more than scan entries, so that a queue whose
+// head is all skipped costs a bounded amount per call.
+func Claim(tx *kv.Tx, n, scan int, now time.Time, judge func(*Entry) Verdict) ([]Lease, error) {
+	var out []Lease
+	var drop [][]byte
+	c := tx.Cursor(kv.BucketFrontier)
+	seen := 0
+	for k, v := c.First(); k != nil && len(out) < n && seen < scan; k, v = c.Next() {
+		seen++
+		var e Entry
+		if err := kv.Decode(v, &e); err != nil {
+			return nil, fmt.Errorf("frontier: claim: entry %x: %w", k, err)
+		}
+		if tx.GetRaw(kv.BucketLeases, kv.U64(e.NodeID)) != nil {
+			continue
+		}
+		switch judge(&e) {
+		case Skip:
+			continue
+		case Drop:
+			drop = append(drop, append([]byte(nil), k...))
+		case Take:
+			k := append([]byte(nil), k...)
+			drop = append(drop, k)
+			out = append(out, Lease{Entry: e, Key: k, Since: now})
+		}
+	}
+	// Deleted after the scan: deleting under a bbolt cursor can skip keys.
+	for _, k := range drop {
+		var e Entry
+		if _, err := tx.Get(kv.BucketFrontier, k, &e); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(kv.BucketFrontier, k); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(kv.BucketQueued, kv.U64(e.NodeID)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.AddCounter(counterSize, -int64(len(drop))); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := tx.Put(kv.BucketLeases, kv.U64(out[i].NodeID), &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.AddCounter(counterLeases, int64(len(out))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Release ends the lease of node: its page is committed (in this same
+// transaction). It reports whether there was a lease.
+func Release(tx *kv.Tx, node uint64) (bool, error) {
+	k := kv.U64(node)
+	if tx.GetRaw(kv.BucketLeases, k) == nil {
+		return false, nil
+	}
+	if err := tx.Delete(kv.BucketLeases, k); err != nil {
+		return false, err
+	}
+	_, err := tx.AddCounter(counterLeases, -1)
+	return true, err
+}
+
+// Return puts a leased entry back in the queue at its old position (unless
+// its host has meanwhile been queued at a smaller or equal depth). It
+// reports whether there was a lease.
+func Return(tx *kv.Tx, node uint64) (bool, error) {
+	var l Lease
+	ok, err := tx.Get(kv.BucketLeases, kv.U64(node), &l)
+	if err != nil || !ok {
+		return false, err
+	}
+	if _, err := Release(tx, node); err != nil {
+		return false, err
+	}
+	if len(l.Key) != 12 {
+		l.Key = nil
+	}
+	if _, err := place(tx, l.Entry, l.Key); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Recover returns every lease to the queue. Run when a store is opened for
+// crawling: the file's lock guarantees that no other process holds them,
+// so every lease found belongs to a process that stopped before committing.
+func Recover(tx *kv.Tx) (int, error) {
+	var nodes []uint64
+	c := tx.Cursor(kv.BucketLeases)
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		nodes = append(nodes, binary.BigEndian.Uint64(k))
+	}
+	for _, n := range nodes {
+		if _, err := Return(tx, n); err != nil {
+			return 0, fmt.Errorf("frontier: recover lease %d: %w", n, err)
+		}
+	}
+	return len(nodes), nil
+}
+
+// ForEach calls fn for every queued entry in breadth-first order.
+func ForEach(tx *kv.Tx, fn func(*Entry) error) error {
+	c := tx.Cursor(kv.BucketFrontier)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var e Entry
+		if err := kv.Decode(v, &e); err != nil {
+			return fmt.Errorf("frontier: entry %x: %w", k, err)
+		}
+		if err := fn(&e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForEachLease calls fn for every lease in node order.
+func ForEachLease(tx *kv.Tx, fn func(*Lease) error) error {
+	c := tx.Cursor(kv.BucketLeases)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var l Lease
+		if err := kv.Decode(v, &l); err != nil {
+			return fmt.Errorf("frontier: lease %x: %w", k, err)
+		}
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ByDepth returns how many entries are queued at each depth. It walks the
+// queue by seeking from depth to depth, reading every key once.
+func ByDepth(tx *kv.Tx) map[int]uint64 {
+	out := map[int]uint64{}
+	c := tx.Cursor(kv.BucketFrontier)
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		out[depthOf(k)]++
+	}
+	return out
+}
+
+// Check verifies the frontier's invariants: every queued entry is indexed
+// by its node and back, no node is queued twice, entries sit at their own
+// depth, every lease is keyed by its node, every entry and lease names a
+// node for which exists reports true, and the counters match. It returns
+// all problems found, joined, wrapping ErrInconsistent.
+func Check(tx *kv.Tx, exists func(node uint64) bool) error {
+	var problems []error
+	add := func(format string, a ...any) {
+		if len(problems) < 50 {
+			problems = append(problems, fmt.Errorf(format, a...))
+		}
+	}
+	var size uint64
+	nodes := map[uint64]bool{}
+	c := tx.Cursor(kv.BucketFrontier)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		size++
+		var e Entry
+		if err := kv.Decode(v, &e); err != nil {
+			add("entry %x: %v", k, err)
+			continue
+		}
+		if nodes[e.NodeID] {
+			add("node %d (%s) is queued twice", e.NodeID, e.Host)
+		}
+		nodes[e.NodeID] = true
+		if depthOf(k) != e.Depth {
+			add("entry %x of %s has depth %d in its key, %d in its value", k, e.Host, depthOf(k), e.Depth)
+		}
+		if q := tx.GetRaw(kv.BucketQueued, kv.U64(e.NodeID)); string(q) != string(k) {
+			add("entry %x of %s is not indexed by its node (index says %x)", k, e.Host, q)
+		}
+		if exists != nil && !exists(e.NodeID) {
+			add("entry %x names node %d (%s) which does not exist", k, e.NodeID, e.Host)
+		}
+	}
+	qc := tx.Cursor(kv.BucketQueued)
+	for k, v := qc.First(); k != nil; k, v = qc.Next() {
+		if tx.GetRaw(kv.BucketFrontier, v) == nil {
+			add("node %x is indexed as queued at %x, but no entry is there", k, v)
+		}
+	}
+	var leases uint64
+	err := ForEachLease(tx, func(l *Lease) error {
+		leases++
+		if exists != nil && !exists(l.NodeID) {
+			add("lease of node %d (%s) names no existing node", l.NodeID, l.Host)
+		}
+		return nil
+	})
+	if err != nil {
+		add("%v", err)
+	}
+	lc := tx.Cursor(kv.BucketLeases)
+	for k, v := lc.First(); k != nil; k, v = lc.Next() {
+		var l Lease
+		if kv.Decode(v, &l) == nil && binary.BigEndian.Uint64(k) != l.NodeID {
+			add("lease key %x holds node %d", k, l.NodeID)
+		}
+	}
+	if got := Len(tx); got != size {
+		add("size counter %d, %d entries queued", got, size)
+	}
+	if got := Leases(tx); got != leases {
+		add("lease counter %d, %d leases stored", got, leases)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %w", ErrInconsistent, errors.Join(problems...))
+	}
+	return nil
+}

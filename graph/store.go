@@ -1,0 +1,312 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"weaver/kv"
+)
+
+// Meta counters graph keeps so that counts never need a scan.
+const (
+	counterNodes  = "graph.nodes"
+	counterEdges  = "graph.edges"
+	counterWeight = "graph.weight"
+	counterNextID = "graph.next_id"
+)
+
+// Counts are the graph's sizes, kept up to date by every write.
+type Counts struct {
+	Nodes  uint64 `json:"nodes"`
+	Edges  uint64 `json:"edges"`
+	Weight uint64 `json:"total_weight"`
+}
+
+// GetCounts returns the node, edge and total weight counters.
+func GetCounts(tx *kv.Tx) Counts {
+	return Counts{
+		Nodes:  tx.Counter(counterNodes),
+		Edges:  tx.Counter(counterEdges),
+		Weight: tx.Counter(counterWeight),
+	}
+}
+
+// Lookup returns the id of host, which must already be normalised.
+func Lookup(tx *kv.Tx, host string) (uint64, bool) {
+	v := tx.GetRaw(kv.BucketHosts, []byte(host))
+	if len(v) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v), true
+}
+
+// Get returns the node with id. It returns a decoding error for a damaged
+// record.
+func Get(tx *kv.Tx, id uint64) (Node, bool, error) {
+	var n Node
+	ok, err := tx.Get(kv.BucketNodes, kv.U64(id), &n)
+	if err != nil {
+		return Node{}, false, fmt.Errorf("graph: node %d: %w", id, err)
+	}
+	return n, ok, nil
+}
+
+// GetByHost returns the node of a normalised host.
+func GetByHost(tx *kv.Tx, host string) (Node, bool, error) {
+	id, ok := Lookup(tx, host)
+	if !ok {
+		return Node{}, false, nil
+	}
+	return Get(tx, id)
+}
+
+// Put writes n, which must carry the id Ensure gave it.
+func Put(tx *kv.Tx, n *Node) error {
+	if n.ID == 0 {
+		return fmt.Errorf("graph: put %q: %w", n.Host, ErrNoID)
+	}
+	if err := tx.Put(kv.BucketNodes, kv.U64(n.ID), n); err != nil {
+		return fmt.Errorf("graph: put %q: %w", n.Host, err)
+	}
+	return nil
+}
+
+// Ensure returns the node of host, creating it as discovered (with the next
+// id, its registrable domain and first-seen time now) when it is new. host
+// must be normalised; scheme is how it was found. It reports whether the
+// node was created.
+func Ensure(tx *kv.Tx, host, scheme string, now time.Time) (Node, bool, error) {
+	if id, ok := Lookup(tx, host); ok {
+		n, ok, err := Get(tx, id)
+		if err != nil {
+			return Node{}, false, err
+		}
+		if !ok {
+			return Node{}, false, fmt.Errorf("graph: host %q points at missing node %d: %w", host, id, ErrInconsistent)
+		}
+		return n, false, nil
+	}
+	if host == "" {
+		return Node{}, false, ErrEmptyHost
+	}
+	id, err := tx.AddCounter(counterNextID, 1)
+	if err != nil {
+		return Node{}, false, err
+	}
+	n := Node{
+		ID: id, Host: host, Domain: RegistrableDomain(host), Scheme: scheme,
+		Status: StatusDiscovered, FirstSeen: now, LastSeen: now,
+	}
+	if err := tx.PutRaw(kv.BucketHosts, []byte(host), kv.U64(id)); err != nil {
+		return Node{}, false, err
+	}
+	if err := Put(tx, &n); err != nil {
+		return Node{}, false, err
+	}
+	if _, err := tx.AddCounter(counterNodes, 1); err != nil {
+		return Node{}, false, err
+	}
+	return n, true, nil
+}
+
+func edgeKey(from, to uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, from)
+	binary.BigEndian.PutUint64(k[8:], to)
+	return k
+}
+
+// AddEdge adds w to the weight of the edge from→to, creating it (first
+// seen now) when new, and keeps the edge and weight counters.
+func AddEdge(tx *kv.Tx, from, to, w uint64, now time.Time) error {
+	k := edgeKey(from, to)
+	var e Edge
+	ok, err := tx.Get(kv.BucketEdges, k, &e)
+	if err != nil {
+		return fmt.Errorf("graph: edge %d→%d: %w", from, to, err)
+	}
+	if !ok {
+		e.FirstSeen = now
+		if _, err := tx.AddCounter(counterEdges, 1); err != nil {
+			return err
+		}
+	}
+	e.Weight += w
+	e.LastSeen = now
+	if err := tx.Put(kv.BucketEdges, k, &e); err != nil {
+		return fmt.Errorf("graph: edge %d→%d: %w", from, to, err)
+	}
+	_, err = tx.AddCounter(counterWeight, int64(w))
+	return err
+}
+
+// GetEdge returns the edge from→to.
+func GetEdge(tx *kv.Tx, from, to uint64) (Edge, bool, error) {
+	var e Edge
+	ok, err := tx.Get(kv.BucketEdges, edgeKey(from, to), &e)
+	e.From, e.To = from, to
+	return e, ok, err
+}
+
+// ErrStop, returned by a ForEach callback, ends the walk without error.
+var ErrStop = errors.New("graph: stop")
+
+// ForEachNode calls fn for every node in id order. It returns fn's first
+// error (other than ErrStop) or a decoding error.
+func ForEachNode(tx *kv.Tx, fn func(*Node) error) error {
+	c := tx.Cursor(kv.BucketNodes)
+	var n Node
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n = Node{}
+		if err := kv.Decode(v, &n); err != nil {
+			return fmt.Errorf("graph: node %x: %w", k, err)
+		}
+		if err := fn(&n); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ForEachEdge calls fn for every edge in (from, to) order.
+func ForEachEdge(tx *kv.Tx, fn func(*Edge) error) error {
+	c := tx.Cursor(kv.BucketEdges)
+	var e Edge
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 16 {
+			return fmt.Errorf("graph: edge key %x: %w", k, ErrInconsistent)
+		}
+		e = Edge{}
+		if err := kv.Decode(v, &e); err != nil {
+			return fmt.Errorf("graph: edge %x: %w", k, err)
+		}
+		e.From, e.To = binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
+		if err := fn(&e); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ForEachEdgeFrom calls fn for every edge leaving from, in to order.
+func ForEachEdgeFrom(tx *kv.Tx, from uint64, fn func(*Edge) error) error {
+	c := tx.Cursor(kv.BucketEdges)
+	prefix := kv.U64(from)
+	var e Edge
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		e = Edge{}
+		if err := kv.Decode(v, &e); err != nil {
+			return fmt.Errorf("graph: edge %x: %w", k, err)
+		}
+		e.From, e.To = from, binary.BigEndian.Uint64(k[8:])
+		if err := fn(&e); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// AdmitSubdomain is the subdomain limiter of seed 000 §5.4, persisted: it
+// reports whether host may be queued given that at most max distinct hosts
+// of one registrable domain are admitted (max ≤ 0: no limit). A host
+// already admitted stays admitted; a new one is recorded when allowed.
+func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
+	root := RegistrableDomain(host)
+	key := make([]byte, 0, len(root)+1+len(host))
+	key = append(append(append(key, root...), 0), host...)
+	if tx.GetRaw(kv.BucketRoots, key) != nil {
+		return true, nil
+	}
+	if max > 0 {
+		prefix := key[:len(root)+1]
+		c := tx.Cursor(kv.BucketRoots)
+		count := 0
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if count++; count >= max {
+				return false, nil
+			}
+		}
+	}
+	return true, tx.PutRaw(kv.BucketRoots, key, []byte{})
+}
+
+// Check verifies graph's invariants: every host maps to a node that names
+// it back, every node is indexed, every edge joins two existing nodes with
+// a positive weight, and the counters equal what is stored. It returns all
+// problems found (up to a limit), joined, wrapping ErrInconsistent.
+func Check(tx *kv.Tx) error {
+	var problems []error
+	add := func(format string, a ...any) {
+		if len(problems) < 50 {
+			problems = append(problems, fmt.Errorf(format, a...))
+		}
+	}
+	var nodes, maxID uint64
+	err := ForEachNode(tx, func(n *Node) error {
+		nodes++
+		maxID = max(maxID, n.ID)
+		if id, ok := Lookup(tx, n.Host); !ok || id != n.ID {
+			add("node %d (%q) is not indexed by its host", n.ID, n.Host)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	hc := tx.Cursor(kv.BucketHosts)
+	for k, v := hc.First(); k != nil; k, v = hc.Next() {
+		n, ok, err := Get(tx, binary.BigEndian.Uint64(v))
+		if err != nil || !ok || n.Host != string(k) {
+			add("host %q points at node %x which does not name it", k, v)
+		}
+	}
+	var edges, weight uint64
+	err = ForEachEdge(tx, func(e *Edge) error {
+		edges++
+		weight += e.Weight
+		if e.Weight == 0 {
+			add("edge %d→%d has weight 0", e.From, e.To)
+		}
+		if e.From == e.To {
+			add("edge %d→%d is a self-loop", e.From, e.To)
+		}
+		for _, id := range []uint64{e.From, e.To} {
+			if tx.GetRaw(kv.BucketNodes, kv.U64(id)) == nil {
+				add("edge %d→%d: node %d does not exist", e.From, e.To, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c := GetCounts(tx)
+	if c.Nodes != nodes {
+		add("node counter %d, %d nodes stored", c.Nodes, nodes)
+	}
+	if c.Edges != edges {
+		add("edge counter %d, %d edges stored", c.Edges, edges)
+	}
+	if c.Weight != weight {
+		add("weight counter %d, stored weights sum to %d", c.Weight, weight)
+	}
+	if next := tx.Counter(counterNextID); next < maxID {
+		add("next id %d is below the largest id %d", next, maxID)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %w", ErrInconsistent, errors.Join(problems...))
+	}
+	return nil
+}

@@ -1,0 +1,14 @@
+// Package kv is weaver's storage layer: ONE bbolt file holding every bucket
+// of a crawl (nodes, edges, frontier, leases, robots cache, meta), values
+// encoded with msgpack, keys laid out for ordered cursor scans.
+//
+// A Store is opened with Open. Reads run in View, single writes in Update,
+// and the crawl's page results go through Commit, which coalesces the
+// functions of concurrent workers into group transactions written by one
+// goroutine, so that many pages share one fsync. Every function given to
+// Commit runs inside a transaction with all the others or not at all: a
+// crash at any instant leaves only whole pages in the file.
+//
+// kv knows nothing of URLs or graphs: packages graph and frontier give the
+// buckets their meaning through functions that take a *Tx.
+package kv

@@ -1,0 +1,33 @@
+package kv
+
+// SchemaVersion is the layout version this weaver writes. A file with a
+// greater version is refused rather than misread.
+const SchemaVersion = 1
+
+// The buckets of a store. kv creates them all when it creates a file; their
+// keys and values are defined by the packages that own them.
+var (
+	BucketMeta     = []byte("meta")     // string key → raw value (schema, created_at, counters)
+	BucketNodes    = []byte("nodes")    // node id (8 B big-endian) → graph.Node
+	BucketHosts    = []byte("hosts")    // host → node id (8 B)
+	BucketEdges    = []byte("edges")    // from id (8 B) | to id (8 B) → graph.Edge
+	BucketRoots    = []byte("roots")    // registrable domain | 0x00 | host → empty: the subdomain limiter
+	BucketFrontier = []byte("frontier") // depth (4 B) | arrival (8 B) → frontier.Entry
+	BucketQueued   = []byte("queued")   // node id (8 B) → frontier key of its queued entry
+	BucketVisited  = []byte("visited")  // node id (8 B) | depth (4 B) → empty: queued once at that depth
+	BucketLeases   = []byte("leases")   // node id (8 B) → frontier.Lease: entries being fetched
+	BucketRobots   = []byte("robots")   // host → cached robots.txt outcome
+)
+
+var allBuckets = [][]byte{
+	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
+	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
+}
+
+// Meta keys kv itself maintains.
+const (
+	metaSchema  = "schema_version"
+	metaCreated = "created_at"
+	metaMagic   = "magic"
+	magic       = "weaver store"
+)

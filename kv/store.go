@@ -1,0 +1,393 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Options configure Open. The zero value is what the crawler uses.
+type Options struct {
+	// Timeout bounds the wait for another process's lock on the file.
+	// Zero means one second.
+	Timeout time.Duration
+	// ReadOnly opens an existing store with a shared lock and never writes.
+	ReadOnly bool
+	// NoSync skips fsync on commit. Only for benchmarks that want to see
+	// what fsync costs: a crash may then lose or corrupt recent work.
+	NoSync bool
+	// PageSize is the bbolt page size of a NEW file; zero means the OS page
+	// size. An existing file keeps the page size it was created with.
+	PageSize int
+	// MaxBatch caps how many Commit functions share one transaction.
+	// Zero means 1024.
+	MaxBatch int
+	// Now gives the creation time recorded in a new store; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is an open weaver store: one bbolt file.
+type Store struct {
+	db   *bbolt.DB
+	path string
+	opts Options
+
+	mu     sync.RWMutex // guards closed against concurrent Commit and Close
+	closed bool
+
+	reqs       chan request  // Commit requests for the writer goroutine
+	writerDone chan struct{} // closed when the writer goroutine has returned
+
+	groups atomic.Uint64 // group transactions committed
+	fns    atomic.Uint64 // Commit functions committed
+}
+
+type request struct {
+	fn   func(*Tx) error
+	done chan error
+}
+
+// bbolt's meta page: a 16-byte page header, then the magic number.
+const (
+	bboltMagic      = 0xED0CDAED
+	bboltMagicAt    = 16
+	bboltPageSizeAt = 24
+)
+
+// Open opens the store at path, creating it (with all buckets and the meta
+// record) when no file exists. It never modifies a file it refuses: it
+// returns an error wrapping ErrInUse when another process holds the file
+// (after Options.Timeout), ErrEmptyFile, ErrNotStore, ErrTruncated,
+// ErrNewerSchema or ErrCorrupt when the file is not a usable store, and
+// os.ErrNotExist when a ReadOnly open finds no file.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Second
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 1024
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !opts.ReadOnly:
+		if err := create(path, opts); err != nil {
+			return nil, err
+		}
+		if fi, err = os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory: %w", path, ErrNotStore)
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("%s %w", path, ErrEmptyFile)
+	}
+	pageSize, err := sniff(path, fi.Size())
+	if err != nil {
+		return nil, err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:  opts.Timeout,
+		ReadOnly: opts.ReadOnly,
+		NoSync:   opts.NoSync,
+		// Growing the file in large steps keeps commits from paying a
+		// truncate+fsync of the file size on every group.
+		InitialMmapSize: 0,
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
+			return nil, fmt.Errorf("%s %w", path, ErrInUse)
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
+			return nil, fmt.Errorf("%s %w (%v)", path, ErrNotStore, err)
+		case errors.Is(err, berrors.ErrChecksum):
+			return nil, fmt.Errorf("%s %w (%v)", path, ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("%s: open: %w", path, err)
+	}
+	s := &Store{db: db, path: path, opts: opts}
+	if err := s.validate(fi.Size(), pageSize); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if !opts.ReadOnly {
+		s.reqs = make(chan request, 4*opts.MaxBatch)
+		s.writerDone = make(chan struct{})
+		go s.writer()
+	}
+	return s, nil
+}
+
+// sniff reads the first meta page without bbolt, so that a file that is
+// not bbolt at all (SQLite, random bytes) is refused before bbolt opens it.
+func sniff(path string, size int64) (pageSize int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	var hdr [64]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return 0, fmt.Errorf("%s %w (only %d bytes)", path, ErrNotStore, size)
+	}
+	if binary.LittleEndian.Uint32(hdr[bboltMagicAt:]) != bboltMagic {
+		if bytes.HasPrefix(hdr[:], []byte("SQLite format 3\x00")) {
+			return 0, fmt.Errorf("%s %w: it is a SQLite database (did you mean the export?)", path, ErrNotStore)
+		}
+		return 0, fmt.Errorf("%s %w", path, ErrNotStore)
+	}
+	pageSize = int(binary.LittleEndian.Uint32(hdr[bboltPageSizeAt:]))
+	if pageSize < 512 || pageSize > 1<<20 || size < int64(4*pageSize) {
+		return 0, fmt.Errorf("%s %w (%d bytes)", path, ErrTruncated, size)
+	}
+	return pageSize, nil
+}
+
+// validate checks, before any data page is touched, that the file holds
+// every page its meta page claims (a truncated file would otherwise fault
+// on access), then that it is a weaver store of a schema this build reads.
+func (s *Store) validate(size int64, pageSize int) error {
+	return s.db.View(func(btx *bbolt.Tx) error {
+		if need := btx.Size(); size < need {
+			return fmt.Errorf("%s %w: %d bytes, its pages need %d", s.path, ErrTruncated, size, need)
+		}
+		meta := btx.Bucket(BucketMeta)
+		if meta == nil || string(meta.Get([]byte(metaMagic))) != magic {
+			return fmt.Errorf("%s %w (a bbolt file without weaver's meta bucket)", s.path, ErrNotStore)
+		}
+		v, err := strconv.Atoi(string(meta.Get([]byte(metaSchema))))
+		if err != nil {
+			return fmt.Errorf("%s %w: bad schema version", s.path, ErrCorrupt)
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("%s %w: file has %d, this weaver reads up to %d", s.path, ErrNewerSchema, v, SchemaVersion)
+		}
+		for _, name := range allBuckets {
+			if btx.Bucket(name) == nil {
+				return fmt.Errorf("%s %w: bucket %q missing", s.path, ErrCorrupt, name)
+			}
+		}
+		return nil
+	})
+}
+
+// create writes a new, fully initialised store beside path and links it
+// into place, so that a crash during creation never leaves a half store
+// and two processes creating the same path do not overwrite each other.
+func create(path string, opts Options) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("%s: create: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	defer os.Remove(tmpName)
+	if err := os.Remove(tmpName); err != nil { // bbolt must see no file to initialise one
+		return fmt.Errorf("%s: create: %w", path, err)
+	}
+	db, err := bbolt.Open(tmpName, 0o600, &bbolt.Options{Timeout: opts.Timeout, PageSize: opts.PageSize, NoSync: opts.NoSync})
+	if err != nil {
+		return fmt.Errorf("%s: create: %w", path, err)
+	}
+	err = db.Update(func(btx *bbolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := btx.Bucket(BucketMeta)
+		if err := meta.Put([]byte(metaMagic), []byte(magic)); err != nil {
+			return err
+		}
+		if err := meta.Put([]byte(metaSchema), []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+		return meta.Put([]byte(metaCreated), []byte(opts.Now().UTC().Format(time.RFC3339Nano)))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: create: %w", path, err)
+	}
+	if err := os.Link(tmpName, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s: create: %w", path, err)
+	}
+	return nil
+}
+
+// Path returns the file name the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
+
+// Created returns the creation time recorded in the meta bucket.
+func (s *Store) Created() time.Time {
+	var t time.Time
+	_ = s.View(func(tx *Tx) error {
+		t, _ = time.Parse(time.RFC3339Nano, string(tx.GetRaw(BucketMeta, []byte(metaCreated))))
+		return nil
+	})
+	return t
+}
+
+// View runs fn in a read-only transaction: a consistent snapshot that
+// concurrent commits do not change. It returns fn's error.
+func (s *Store) View(fn func(*Tx) error) error {
+	return s.db.View(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
+}
+
+// Update runs fn in its own read-write transaction and commits it with an
+// fsync before returning. It returns fn's error (nothing is written then),
+// a commit error, or ErrClosed.
+func (s *Store) Update(fn func(*Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.Update(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
+}
+
+// Commit queues fn to run in the next group transaction and returns a
+// channel that receives, once, nil when fn's writes are durably committed
+// or the error that prevented it (fn's own error, a commit error such as a
+// full disk, or ErrClosed). fn must make all its checks before it writes or
+// return an error before writing: when fn fails, the group is rolled back
+// and rerun without it, and fn is run once more on its own to report its
+// error. The caller need not wait on the channel before doing other work.
+func (s *Store) Commit(fn func(*Tx) error) <-chan error {
+	done := make(chan error, 1)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed || s.reqs == nil {
+		done <- ErrClosed
+		return done
+	}
+	s.reqs <- request{fn: fn, done: done}
+	return done
+}
+
+// CommitStats returns how many group transactions and Commit functions the
+// writer has committed since Open.
+func (s *Store) CommitStats() (groups, fns uint64) { return s.groups.Load(), s.fns.Load() }
+
+var errFnFailed = errors.New("kv: a group member failed")
+
+// writer is the one goroutine that runs Commit functions. It takes every
+// request waiting when it starts a group, so while one group is being
+// fsynced the next one gathers: the batch grows with the load and costs
+// no added delay when the load is light.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	batch := make([]request, 0, s.opts.MaxBatch)
+	for first := range s.reqs {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.runGroup(batch)
+	}
+}
+
+func (s *Store) runGroup(batch []request) {
+	for len(batch) > 0 {
+		failed := -1
+		var ferr error
+		err := s.db.Update(func(btx *bbolt.Tx) error {
+			tx := &Tx{btx: btx}
+			for i, r := range batch {
+				if err := r.fn(tx); err != nil {
+					failed, ferr = i, err
+					return errFnFailed
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			if err == nil {
+				s.groups.Add(1)
+				s.fns.Add(uint64(len(batch)))
+			}
+			for _, r := range batch {
+				r.done <- err
+			}
+			return
+		}
+		// Run the failed function alone so that its error (or success, when
+		// the failure came from an earlier member's writes) is its own.
+		bad := batch[failed]
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+		alone := s.db.Update(func(btx *bbolt.Tx) error { return bad.fn(&Tx{btx: btx}) })
+		if alone == nil {
+			s.groups.Add(1)
+			s.fns.Add(1)
+		} else if errors.Is(ferr, alone) || alone.Error() == ferr.Error() {
+			alone = ferr
+		}
+		bad.done <- alone
+	}
+}
+
+// Close waits for queued Commit functions to be committed, then closes the
+// file. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	if s.reqs != nil {
+		close(s.reqs)
+	}
+	s.mu.Unlock()
+	if s.writerDone != nil {
+		<-s.writerDone
+	}
+	return s.db.Close()
+}
+
+// Check runs bbolt's consistency check over the whole file in a read
+// transaction and returns every problem it finds, wrapped in ErrCorrupt.
+func (s *Store) Check() error {
+	return s.db.View(func(btx *bbolt.Tx) error {
+		var errs []error
+		for err := range btx.Check() { // drained to the end: Check's goroutine must finish
+			if len(errs) < 20 {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%s %w: %w", s.path, ErrCorrupt, errors.Join(errs...))
+		}
+		return nil
+	})
+}

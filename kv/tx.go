@@ -1,0 +1,167 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"go.etcd.io/bbolt"
+)
+
+// Tx is a transaction on a Store. Values read from it are valid only until
+// it ends: Get decodes into fresh values, GetRaw's bytes must be copied
+// before they leave the transaction.
+type Tx struct {
+	btx *bbolt.Tx
+}
+
+func (tx *Tx) bucket(name []byte) *bbolt.Bucket {
+	b := tx.btx.Bucket(name)
+	if b == nil {
+		panic(fmt.Sprintf("kv: bucket %q does not exist (Open creates every bucket)", name))
+	}
+	return b
+}
+
+// Writable reports whether the transaction may write.
+func (tx *Tx) Writable() bool { return tx.btx.Writable() }
+
+// Get decodes the msgpack value at key into v. It reports false when the
+// key is absent, and returns a decoding error naming the bucket and key.
+func (tx *Tx) Get(bucket, key []byte, v any) (bool, error) {
+	data := tx.bucket(bucket).Get(key)
+	if data == nil {
+		return false, nil
+	}
+	if err := msgpack.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("kv: decode %s/%x: %w", bucket, key, err)
+	}
+	return true, nil
+}
+
+// GetRaw returns the bytes at key, or nil. They are valid until the
+// transaction ends.
+func (tx *Tx) GetRaw(bucket, key []byte) []byte { return tx.bucket(bucket).Get(key) }
+
+// Put encodes v with msgpack and stores it at key. It returns an encoding
+// or bbolt error (bbolt.ErrTxNotWritable in a read transaction).
+func (tx *Tx) Put(bucket, key []byte, v any) error {
+	data, err := msgpack.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("kv: encode %s/%x: %w", bucket, key, err)
+	}
+	return tx.PutRaw(bucket, key, data)
+}
+
+// PutRaw stores val at key. key and val must not be modified until the
+// transaction ends.
+func (tx *Tx) PutRaw(bucket, key, val []byte) error {
+	if err := tx.bucket(bucket).Put(key, val); err != nil {
+		return fmt.Errorf("kv: put %s/%x: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// Delete removes key; removing an absent key is not an error.
+func (tx *Tx) Delete(bucket, key []byte) error {
+	if err := tx.bucket(bucket).Delete(key); err != nil {
+		return fmt.Errorf("kv: delete %s/%x: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// Cursor returns a cursor over bucket in key order.
+func (tx *Tx) Cursor(bucket []byte) *Cursor { return &Cursor{c: tx.bucket(bucket).Cursor()} }
+
+// Len counts the keys of bucket. It walks the whole bucket: keep it off
+// hot paths (graph and frontier keep their own counters).
+func (tx *Tx) Len(bucket []byte) int { return tx.bucket(bucket).Stats().KeyN }
+
+// Size returns the size in bytes of the store as this transaction sees it.
+func (tx *Tx) Size() int64 { return tx.btx.Size() }
+
+// WriteTo writes a consistent copy of the whole store file to w, as of
+// this transaction.
+func (tx *Tx) WriteTo(w io.Writer) (int64, error) { return tx.btx.WriteTo(w) }
+
+// Counter returns the unsigned counter stored under name in the meta bucket
+// (zero when absent).
+func (tx *Tx) Counter(name string) uint64 {
+	v := tx.bucket(BucketMeta).Get([]byte(name))
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// SetCounter stores a meta counter.
+func (tx *Tx) SetCounter(name string, n uint64) error {
+	return tx.PutRaw(BucketMeta, []byte(name), U64(n))
+}
+
+// AddCounter adds delta (which may be negative) to a meta counter and
+// returns the new value.
+func (tx *Tx) AddCounter(name string, delta int64) (uint64, error) {
+	n := uint64(int64(tx.Counter(name)) + delta)
+	return n, tx.SetCounter(name, n)
+}
+
+// MetaString returns a string stored in the meta bucket.
+func (tx *Tx) MetaString(name string) string { return string(tx.bucket(BucketMeta).Get([]byte(name))) }
+
+// SetMetaString stores a string in the meta bucket.
+func (tx *Tx) SetMetaString(name, v string) error {
+	return tx.PutRaw(BucketMeta, []byte(name), []byte(v))
+}
+
+// SchemaVersion returns the schema version recorded in the file.
+func (tx *Tx) SchemaVersion() int {
+	v, _ := strconv.Atoi(tx.MetaString(metaSchema))
+	return v
+}
+
+// Cursor walks a bucket in key order. Keys and values it returns are valid
+// until the transaction ends.
+type Cursor struct {
+	c *bbolt.Cursor
+}
+
+// First moves to the first key; nil key when the bucket is empty.
+func (c *Cursor) First() (key, val []byte) { return c.c.First() }
+
+// Last moves to the last key.
+func (c *Cursor) Last() (key, val []byte) { return c.c.Last() }
+
+// Next moves to the next key; nil key at the end.
+func (c *Cursor) Next() (key, val []byte) { return c.c.Next() }
+
+// Prev moves to the previous key.
+func (c *Cursor) Prev() (key, val []byte) { return c.c.Prev() }
+
+// Seek moves to the first key ≥ seek.
+func (c *Cursor) Seek(seek []byte) (key, val []byte) { return c.c.Seek(seek) }
+
+// Delete removes the current key.
+func (c *Cursor) Delete() error { return c.c.Delete() }
+
+// Decode decodes a msgpack value read through a cursor.
+func Decode(data []byte, v any) error { return msgpack.Unmarshal(data, v) }
+
+// Encode encodes v with msgpack.
+func Encode(v any) ([]byte, error) { return msgpack.Marshal(v) }
+
+// U64 returns n as 8 big-endian bytes: ids sort numerically as keys.
+func U64(n uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, n)
+	return b
+}
+
+// U32 returns n as 4 big-endian bytes.
+func U32(n uint32) []byte {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, n)
+	return b
+}
