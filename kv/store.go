@@ -264,7 +264,16 @@ func (s *Store) Update(fn func(*Tx) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	return s.db.Update(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
+	return s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, fn) })
+}
+
+// runTx runs fn in a writable transaction and stores its counters.
+func runTx(btx *bbolt.Tx, fn func(*Tx) error) error {
+	tx := &Tx{btx: btx}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.flush()
 }
 
 // Commit queues fn to run in the next group transaction and returns a
@@ -329,7 +338,7 @@ func (s *Store) runGroup(batch []request) {
 					return errFnFailed
 				}
 			}
-			return nil
+			return tx.flush()
 		})
 		if failed < 0 {
 			if err == nil {
@@ -345,7 +354,7 @@ func (s *Store) runGroup(batch []request) {
 		// the failure came from an earlier member's writes) is its own.
 		bad := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
-		alone := s.db.Update(func(btx *bbolt.Tx) error { return bad.fn(&Tx{btx: btx}) })
+		alone := s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, bad.fn) })
 		if alone == nil {
 			s.groups.Add(1)
 			s.fns.Add(1)

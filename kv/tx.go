@@ -15,6 +15,28 @@ import (
 // before they leave the transaction.
 type Tx struct {
 	btx *bbolt.Tx
+	// counters caches meta counters read or written in this transaction;
+	// written ones are stored once, when the transaction commits, instead
+	// of once per change (a page changes them dozens of times).
+	counters map[string]*counter
+}
+
+type counter struct {
+	n     uint64
+	dirty bool
+}
+
+// flush stores the counters changed in this transaction.
+func (tx *Tx) flush() error {
+	for name, c := range tx.counters {
+		if c.dirty {
+			if err := tx.PutRaw(BucketMeta, []byte(name), U64(c.n)); err != nil {
+				return err
+			}
+			c.dirty = false
+		}
+	}
+	return nil
 }
 
 func (tx *Tx) bucket(name []byte) *bbolt.Bucket {
@@ -89,16 +111,30 @@ func (tx *Tx) WriteTo(w io.Writer) (int64, error) { return tx.btx.WriteTo(w) }
 // Counter returns the unsigned counter stored under name in the meta bucket
 // (zero when absent).
 func (tx *Tx) Counter(name string) uint64 {
-	v := tx.bucket(BucketMeta).Get([]byte(name))
-	if len(v) != 8 {
-		return 0
+	if c, ok := tx.counters[name]; ok {
+		return c.n
 	}
-	return binary.BigEndian.Uint64(v)
+	var n uint64
+	if v := tx.bucket(BucketMeta).Get([]byte(name)); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	if tx.counters == nil {
+		tx.counters = make(map[string]*counter)
+	}
+	tx.counters[name] = &counter{n: n}
+	return n
 }
 
-// SetCounter stores a meta counter.
+// SetCounter sets a meta counter; it is stored when the transaction
+// commits. It returns bbolt.ErrTxNotWritable in a read transaction.
 func (tx *Tx) SetCounter(name string, n uint64) error {
-	return tx.PutRaw(BucketMeta, []byte(name), U64(n))
+	if !tx.btx.Writable() {
+		return fmt.Errorf("kv: set counter %s: %w", name, bbolt.ErrTxNotWritable)
+	}
+	tx.Counter(name)
+	c := tx.counters[name]
+	c.n, c.dirty = n, true
+	return nil
 }
 
 // AddCounter adds delta (which may be negative) to a meta counter and

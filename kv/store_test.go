@@ -1,0 +1,246 @@
+package kv_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"weaver/kv"
+)
+
+type rec struct {
+	Name string    `msgpack:"n"`
+	N    int       `msgpack:"c"`
+	At   time.Time `msgpack:"t"`
+}
+
+func TestStore_RoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(path, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	want := rec{Name: "blog.example.com", N: 7, At: at}
+	if err := s.Update(func(tx *kv.Tx) error {
+		if _, err := tx.AddCounter("c", 5); err != nil {
+			return err
+		}
+		return tx.Put(kv.BucketNodes, kv.U64(1), &want)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.View(func(tx *kv.Tx) error {
+		var got rec
+		ok, err := tx.Get(kv.BucketNodes, kv.U64(1), &got)
+		if err != nil || !ok {
+			t.Fatalf("get: ok=%v err=%v", ok, err)
+		}
+		if got.Name != want.Name || got.N != want.N || !got.At.Equal(want.At) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+		if got := tx.Counter("c"); got != 5 {
+			t.Errorf("counter: got %d, want 5", got)
+		}
+		if got := tx.SchemaVersion(); got != kv.SchemaVersion {
+			t.Errorf("schema: got %d, want %d", got, kv.SchemaVersion)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Created().IsZero() {
+		t.Error("creation time not recorded")
+	}
+}
+
+func TestStore_Commit_GroupsAndIsolatesFailures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(path, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	boom := errors.New("boom")
+	var chans []<-chan error
+	for i := 0; i < 200; i++ {
+		i := i
+		chans = append(chans, s.Commit(func(tx *kv.Tx) error {
+			if i == 57 {
+				return boom
+			}
+			return tx.PutRaw(kv.BucketNodes, kv.U64(uint64(i)), []byte("x"))
+		}))
+	}
+	for i, c := range chans {
+		err := <-c
+		if i == 57 {
+			if !errors.Is(err, boom) {
+				t.Errorf("failing fn: got %v, want boom", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("fn %d: %v", i, err)
+		}
+	}
+	if err := s.View(func(tx *kv.Tx) error {
+		if got := tx.Len(kv.BucketNodes); got != 199 {
+			t.Errorf("keys: got %d, want 199", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	groups, fns := s.CommitStats()
+	if fns != 199 || groups == 0 || groups > fns {
+		t.Errorf("stats: groups %d fns %d", groups, fns)
+	}
+}
+
+func TestStore_CommitAfterClose(t *testing.T) {
+	s, err := kv.Open(filepath.Join(t.TempDir(), "w.bolt"), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := <-s.Commit(func(*kv.Tx) error { return nil }); !errors.Is(err, kv.ErrClosed) {
+		t.Errorf("got %v, want ErrClosed", err)
+	}
+}
+
+// TestOpen_Refuses covers every file Open must refuse without touching it.
+func TestOpen_Refuses(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.bolt")
+	s, err := kv.Open(good, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000; i++ { // enough data to span many pages
+		i := i
+		<-s.Commit(func(tx *kv.Tx) error {
+			return tx.PutRaw(kv.BucketNodes, kv.U64(uint64(i)), bytes.Repeat([]byte("v"), 100))
+		})
+	}
+	s.Close()
+	goodBytes, _ := os.ReadFile(good)
+
+	random := make([]byte, 64<<10)
+	rand.Read(random)
+	sqlite := append([]byte("SQLite format 3\x00"), make([]byte, 4096)...)
+
+	cases := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"zero-byte", nil, kv.ErrEmptyFile},
+		{"random", random, kv.ErrNotStore},
+		{"sqlite", sqlite, kv.ErrNotStore},
+		{"tiny", []byte("hello"), kv.ErrNotStore},
+		{"truncated-half", goodBytes[:len(goodBytes)/2], kv.ErrTruncated},
+		{"truncated-3-pages", goodBytes[:3*4096], kv.ErrTruncated},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name+".bolt")
+			if err := os.WriteFile(p, tc.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := kv.Open(p, kv.Options{})
+			if err == nil {
+				s.Close()
+				t.Fatalf("opened a %s file", tc.name)
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+			after, _ := os.ReadFile(p)
+			if !bytes.Equal(after, tc.data) {
+				t.Errorf("file was modified")
+			}
+		})
+	}
+}
+
+func TestOpen_NewerSchema(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(p, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *kv.Tx) error {
+		return tx.SetMetaString("schema_version", strconv.Itoa(kv.SchemaVersion+1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, _ := os.ReadFile(p)
+	if _, err := kv.Open(p, kv.Options{}); !errors.Is(err, kv.ErrNewerSchema) {
+		t.Fatalf("got %v, want ErrNewerSchema", err)
+	}
+	after, _ := os.ReadFile(p)
+	if !bytes.Equal(before, after) {
+		t.Error("file was modified")
+	}
+}
+
+func TestOpen_ReadOnlyMissing(t *testing.T) {
+	_, err := kv.Open(filepath.Join(t.TempDir(), "none.bolt"), kv.Options{ReadOnly: true})
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v, want ErrNotExist", err)
+	}
+}
+
+// TestOpen_Locked holds the file in a child process, as another weaver
+// would, and checks the second Open fails clearly within 3 s.
+func TestOpen_Locked(t *testing.T) {
+	if os.Getenv("WEAVER_KV_HOLD") != "" {
+		s, err := kv.Open(os.Getenv("WEAVER_KV_HOLD"), kv.Options{})
+		if err != nil {
+			os.Exit(3)
+		}
+		defer s.Close()
+		os.Stdout.WriteString("held\n")
+		time.Sleep(20 * time.Second) // the parent kills this child
+		return
+	}
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpen_Locked$")
+	cmd.Env = append(os.Environ(), "WEAVER_KV_HOLD="+p)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	buf := make([]byte, 5)
+	if _, err := out.Read(buf); err != nil || string(buf) != "held\n" {
+		t.Fatalf("child did not take the lock: %q %v", buf, err)
+	}
+	start := time.Now()
+	_, err := kv.Open(p, kv.Options{})
+	if !errors.Is(err, kv.ErrInUse) {
+		t.Fatalf("got %v, want ErrInUse", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v to fail", d)
+	}
+	if want := "is in use by another weaver process"; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
