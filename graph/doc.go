@@ -10,5 +10,6 @@
 // groups hosts under their registrable domain (eTLD+1) for the Node.Domain
 // field and per-domain limits.
 //
-// graph depends on kv for storage and knows nothing of the frontier.
+// graph sits above kv in weaver's layering and knows nothing of the
+// frontier.
 package graph

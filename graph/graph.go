@@ -32,11 +32,11 @@ type Node struct {
 	HTTPStatus  int       `msgpack:"hs"`
 	ContentType string    `msgpack:"ct"`
 	Server      string    `msgpack:"sv"`
-	Bytes       int64     `msgpack:"b"`   // body bytes read (capped by max_body_bytes)
-	FetchMS     int64     `msgpack:"ms"`  // duration of the last fetch in milliseconds
-	ContentHash string    `msgpack:"ch"`  // hex sha256 of the body read
-	Error       string    `msgpack:"e"`   // last error message, if any
-	Depth       int       `msgpack:"dp"`  // smallest depth at which it was queued or seen
+	Bytes       int64     `msgpack:"b"`  // body bytes read (capped by max_body_bytes)
+	FetchMS     int64     `msgpack:"ms"` // duration of the last fetch in milliseconds
+	ContentHash string    `msgpack:"ch"` // hex sha256 of the body read
+	Error       string    `msgpack:"e"`  // last error message, if any
+	Depth       int       `msgpack:"dp"` // smallest depth at which it was queued or seen
 	FirstSeen   time.Time `msgpack:"fs"`
 	LastSeen    time.Time `msgpack:"ls"`
 	LastCrawl   time.Time `msgpack:"lc"` // zero when never fetched

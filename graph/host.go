@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -222,11 +223,12 @@ func canonicalIPv6(host string) (string, error) {
 	if err != nil || !a.Is6() {
 		return "", ErrInvalidHost
 	}
-	s := a.String()
-	if s == inner {
+	var buf [64]byte
+	b := a.AppendTo(buf[:0])
+	if string(b) == inner {
 		return host, nil
 	}
-	return "[" + s + "]", nil
+	return "[" + string(b) + "]", nil
 }
 
 // canonicalName normalises a non-bracketed host: a DNS name or an IPv4
@@ -245,6 +247,10 @@ func canonicalName(host string) (string, error) {
 	}
 	switch {
 	case !ascii:
+		// IDNA would turn invalid UTF-8 into U+FFFD and encode it.
+		if !utf8.ValidString(host) {
+			return "", ErrInvalidHost
+		}
 		h, err := idnaProfile.ToASCII(host)
 		if err != nil {
 			return "", ErrInvalidHost
