@@ -1,0 +1,180 @@
+// Command fakeweb serves the fake internet of package fakeweb on one port:
+// thousands of virtual hosts, chosen by the Host header, for trying and
+// benchmarking weaver without touching the real web.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"weaver/internal/fakeweb"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "fakeweb:", err)
+	}
+	os.Exit(exitCode(err))
+}
+
+// errUsage marks errors in how the command was called.
+var errUsage = errors.New("usage")
+
+// exitCode maps an error from run to the process exit code: 0 ok (or help),
+// 2 usage or bad input, 1 any other failure.
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage), errors.Is(err, fakeweb.ErrNoEdges), errors.Is(err, fakeweb.ErrUnknownFault),
+		errors.Is(err, os.ErrNotExist):
+		return 2
+	}
+	return 1
+}
+
+// faultFlags collects repeated --fault HOST=NAMES flags.
+type faultFlags map[string]fakeweb.Fault
+
+func (f faultFlags) String() string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + f[k].String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f faultFlags) Set(s string) error {
+	host, names, ok := strings.Cut(s, "=")
+	if !ok || host == "" {
+		return fmt.Errorf("want HOST=FAULT[|FAULT...], got %q: %w", s, errUsage)
+	}
+	fault, err := fakeweb.ParseFault(names)
+	if err != nil {
+		return err
+	}
+	f[host] |= fault
+	return nil
+}
+
+// run parses args, builds the web and serves it until ctx is done, writing the
+// ready line to stdout and diagnostics to stderr. It returns flag.ErrHelp for
+// -h, an error wrapping errUsage for bad flags, and the errors of reading
+// --uk or listening.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fakeweb", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8080", "`address` to listen on")
+	hosts := fs.Int("hosts", 1000, "number of generated hosts")
+	seed := fs.Int64("seed", 0, "seed of the generated web")
+	latency := fs.Duration("latency", 0, "delay before every response")
+	uk := fs.String("uk", "", "replay the host graph in `file` (source<TAB>target<TAB>weight lines) instead of generating one")
+	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
+	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
+	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
+	faults := faultFlags{}
+	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
+	fs.Usage = func() {
+		var names []string
+		for _, f := range fakeweb.AllFaults() {
+			names = append(names, f.String())
+		}
+		fmt.Fprintf(fs.Output(), `Usage: fakeweb [flags]
+
+Serve a deterministic fake web of many virtual hosts on one port. Reach it
+with curl --connect-to ::HOST:PORT (or weaver's connect_to), or use it as an
+HTTP proxy. It prints "fakeweb listening on ADDR seed URL" when ready and
+serves until interrupted.
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), `
+Faults: %s
+
+Examples:
+  fakeweb --hosts 1000 --seed 7
+  fakeweb --print-seed --hosts 1000 --seed 7
+  fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
+  fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
+  curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
+`, strings.Join(names, ", "))
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	if *hosts < 1 {
+		return fmt.Errorf("--hosts must be positive, got %d: %w", *hosts, errUsage)
+	}
+	if *latency < 0 || *latency > time.Hour {
+		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
+	}
+
+	cfg := fakeweb.Config{
+		Hosts:               *hosts,
+		Seed:                *seed,
+		Latency:             *latency,
+		Faults:              faults,
+		RobotsDisallowEvery: *disallow,
+		CrawlDelayEvery:     *delay,
+	}
+	w, err := build(cfg, *uk)
+	if err != nil {
+		return err
+	}
+	if n := w.Malformed(); n > 0 {
+		fmt.Fprintf(stderr, "fakeweb: skipped %d malformed lines of %s\n", n, *uk)
+	}
+	if *printSeed {
+		fmt.Fprintln(stdout, w.Seed())
+		return nil
+	}
+	srv, err := w.Start(*listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), w.Seed())
+	<-ctx.Done()
+	return srv.Close()
+}
+
+// build generates the web, or replays the graph in file when it is not "".
+func build(cfg fakeweb.Config, file string) (*fakeweb.Web, error) {
+	if file == "" {
+		return fakeweb.New(cfg), nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--uk: %w", err)
+	}
+	defer f.Close()
+	w, err := fakeweb.FromEdges(f, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("--uk %s: %w", file, err)
+	}
+	return w, nil
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpproxy"
+
+	"weaver/crawl"
+	"weaver/kv"
+)
+
+func init() {
+	register(&command{Name: "crawl", Summary: "crawl from seed URLs (or resume) into the store", Run: runCrawl})
+}
+
+// crawlFlags maps each flag to its config key; durations become *_ms keys.
+var crawlFlags = []struct{ flag, key, usage string }{
+	{"db", "db_path", "the bbolt store `FILE` (default weaver.bolt)"},
+	{"workers", "concurrent_workers", "concurrent workers `N` (default 3)"},
+	{"max-depth", "max_depth", "deepest hop `N` from a seed to queue; 0 = no limit (default 5)"},
+	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled (default 3)"},
+	{"max-subdomains-per-root", "max_subdomains_per_root", "hosts `N` queued per registrable domain; 0 = no limit (default 3)"},
+	{"max-outbound-links", "max_outbound_links", "distinct other hosts `N` kept per page; 0 = no limit (default 10)"},
+	{"timeout", "request_timeout_ms", "per-request timeout `DURATION` (default 5s; +2s per retry)"},
+	{"retries", "retry_attempts", "retries `N` of timeouts and 5xx (default 3)"},
+	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry (default 5s)"},
+	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host (default 1s)"},
+	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
+	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
+	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
+	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
+	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
+}
+
+var crawlBoolFlags = []struct{ flag, key, usage string }{
+	{"ignore-robots", "ignore_robots", "do not fetch or obey robots.txt"},
+	{"allow-private-networks", "allow_private_networks", "allow connections to loopback and private addresses"},
+	{"quiet", "quiet", "no per-page log lines"},
+	{"json-logs", "json_logs", "log lines as JSON objects"},
+}
+
+func runCrawl(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "crawl", "weaver crawl [flags] [SEED_URL ...]", `  weaver crawl https://example.com
+  weaver crawl --workers 8 --max-depth 3 --delay 2s https://example.com https://example.org
+  weaver crawl --config crawl.json          # seeds and limits from a file
+  weaver crawl --db weaver.bolt             # resume a stopped crawl
+  weaver crawl --connect-to ::127.0.0.1:8080 http://www.example.com/   # every host to one local server`)
+	configPath := fs.String("config", "", "JSON config `FILE` with seed 000's keys and weaver's")
+	type setting struct{ key, value, source string }
+	var sets []setting
+	for _, f := range crawlFlags {
+		f := f
+		fs.Func(f.flag, f.usage, func(v string) error {
+			sets = append(sets, setting{f.key, v, "flag --" + f.flag})
+			return nil
+		})
+	}
+	for _, f := range crawlBoolFlags {
+		f := f
+		fs.BoolFunc(f.flag, f.usage, func(v string) error {
+			sets = append(sets, setting{f.key, v, "flag --" + f.flag})
+			return nil
+		})
+	}
+	var connectTo []string
+	fs.Func("connect-to", "`HOST1:PORT1:HOST2:PORT2` as curl's --connect-to; repeatable", func(v string) error {
+		connectTo = append(connectTo, v)
+		return nil
+	})
+	var excludes []string
+	fs.Func("exclude-host", "`REGEXP` of hosts to leave out, added to exclude_hosts; repeatable", func(v string) error {
+		excludes = append(excludes, v)
+		return nil
+	})
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	cfg := crawl.Defaults()
+	if *configPath != "" {
+		data, err := os.ReadFile(*configPath)
+		if err != nil {
+			return usagef("config: %v", err)
+		}
+		if err := cfg.LoadJSON(data, "config file "+*configPath); err != nil {
+			return usageError{err}
+		}
+	}
+	for _, key := range crawl.Keys() {
+		name := "WEAVER_" + strings.ToUpper(key)
+		if v := e.Getenv(name); v != "" {
+			if err := cfg.Set(key, v, "environment "+name); err != nil {
+				return usageError{err}
+			}
+		}
+	}
+	for _, s := range sets {
+		if err := cfg.Set(s.key, s.value, s.source); err != nil {
+			return usageError{err}
+		}
+	}
+	if len(connectTo) > 0 {
+		cfg.ConnectTo = connectTo
+	}
+	cfg.ExcludeHosts = append(cfg.ExcludeHosts, excludes...)
+	seeds := fs.Args()
+	for _, s := range seeds {
+		if err := crawl.CheckSeed(s); err != nil {
+			return usageError{err}
+		}
+	}
+	if len(seeds) == 0 {
+		seeds = cfg.Seeds()
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	if len(seeds) == 0 {
+		if _, err := os.Stat(cfg.DBPath); err != nil {
+			fs.Usage()
+			return usagef("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
+		}
+	}
+
+	logger := newLogger(e.Stdout, cfg.JSONLogs)
+	store, err := kv.Open(cfg.DBPath, kv.Options{})
+	if err != nil {
+		return storeError(err)
+	}
+	defer store.Close()
+
+	var proxy func(*url.URL) (*url.URL, error)
+	pc := &httpproxy.Config{
+		HTTPProxy:  firstNonEmpty(e.Getenv("HTTP_PROXY"), e.Getenv("http_proxy")),
+		HTTPSProxy: firstNonEmpty(e.Getenv("HTTPS_PROXY"), e.Getenv("https_proxy")),
+		NoProxy:    firstNonEmpty(e.Getenv("NO_PROXY"), e.Getenv("no_proxy")),
+	}
+	if pc.HTTPProxy != "" || pc.HTTPSProxy != "" {
+		proxy = pc.ProxyFunc()
+	}
+	c, err := crawl.New(cfg, store, crawl.Options{Proxy: proxy, Log: logger.log})
+	if err != nil {
+		return usageError{err}
+	}
+	recovered, queued, err := c.Prepare(seeds)
+	if err != nil {
+		var ce *crawl.ConfigError
+		if errors.As(err, &ce) {
+			return usageError{err}
+		}
+		return err
+	}
+	if len(seeds) > 0 {
+		logger.log("INFO", "Starting crawl from "+strings.Join(seeds, ", "))
+	} else {
+		logger.log("INFO", "Resuming crawl in "+cfg.DBPath)
+	}
+	if recovered > 0 {
+		logger.log("INFO", fmt.Sprintf("Recovered %d in-flight entries left by a stopped crawl", recovered))
+	}
+	if queued > 0 {
+		logger.log("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.Signals:
+		case <-runCtx.Done():
+			return
+		}
+		cancel()
+		select {
+		case <-e.Signals:
+			logger.log("WARN", "Second signal: exiting now (the store holds only whole pages)")
+			os.Exit(130)
+		case <-runCtx.Done():
+		}
+	}()
+	res, err := c.Run(runCtx)
+	logger.log("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d nodes, %d edges, %.1f pages/s",
+		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.TotalNodes, res.TotalEdges, res.PagesPerSecond))
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// logger writes log lines as "[LEVEL] msg" or JSON objects.
+type logger struct {
+	mu   sync.Mutex // serialises writes to w
+	w    io.Writer
+	json bool
+}
+
+func newLogger(w io.Writer, asJSON bool) *logger { return &logger{w: w, json: asJSON} }
+
+func (l *logger) log(level, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.json {
+		b, _ := json.Marshal(struct {
+			Time  string `json:"time"`
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}{time.Now().UTC().Format(time.RFC3339Nano), strings.ToLower(level), msg})
+		l.w.Write(append(b, '\n'))
+		return
+	}
+	fmt.Fprintf(l.w, "[%s] %s\n", level, msg)
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

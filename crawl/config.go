@@ -1,0 +1,360 @@
+package crawl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a crawl is told. Its JSON keys are seed 000 §3's,
+// plus weaver's own; every key can also come from the environment
+// (WEAVER_<KEY>) and most from a flag. Package crawl never reads flags or
+// the environment itself: cmd/weaver fills a Config and hands it over.
+type Config struct {
+	SeedURL              string   `json:"seed_url"`
+	SeedURLs             []string `json:"seed_urls"`
+	MaxDepth             int      `json:"max_depth"`               // 0: no limit
+	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // ≥ 1
+	MaxSubdomainsPerRoot int      `json:"max_subdomains_per_root"` // 0: no limit
+	MaxOutboundLinks     int      `json:"max_outbound_links"`      // 0: no limit
+	ConcurrentWorkers    int      `json:"concurrent_workers"`      // ≥ 1
+	RequestTimeoutMS     int      `json:"request_timeout_ms"`
+	RetryAttempts        int      `json:"retry_attempts"`
+	RetryDelayMS         int      `json:"retry_delay_ms"`
+	DBPath               string   `json:"db_path"`
+	MetricsPath          string   `json:"metrics_path"`
+
+	ExcludeHosts         []string `json:"exclude_hosts"` // regular expressions matched against the whole normalised host
+	PolitenessDelayMS    int      `json:"politeness_delay_ms"`
+	UserAgent            string   `json:"user_agent"`
+	IgnoreRobots         bool     `json:"ignore_robots"`
+	AllowPrivateNetworks bool     `json:"allow_private_networks"`
+	MaxBodyBytes         int64    `json:"max_body_bytes"`
+	MaxPages             int      `json:"max_pages"` // 0: no limit
+	ConnectTo            []string `json:"connect_to"`
+	RobotsCacheTTLMS     int      `json:"robots_cache_ttl_ms"`
+	ProgressIntervalMS   int      `json:"progress_interval_ms"`
+	Quiet                bool     `json:"quiet"`
+	JSONLogs             bool     `json:"json_logs"`
+	Listen               string   `json:"listen"`
+}
+
+// DefaultUserAgent names weaver (robots.txt product token "weaver") and
+// where to read about it.
+const DefaultUserAgent = "weaver/0.1 (+https://github.com/weaver-crawler/weaver; host-graph crawler)"
+
+// DefaultExcludeHosts expresses seed 000 §5.3 exactly: the six sites and
+// their subdomains, and hosts whose FIRST label is ads or analytics.
+var DefaultExcludeHosts = []string{
+	`^(?:[^.]+\.)*(?:facebook\.com|twitter\.com|instagram\.com|linkedin\.com|google-analytics\.com|doubleclick\.net)(?::\d+)?$`,
+	`^(?:ads|analytics)\.`,
+}
+
+// Defaults returns the configuration used when nothing is said.
+func Defaults() Config {
+	return Config{
+		MaxDepth:             5,
+		MaxCrawlsPerNode:     3,
+		MaxSubdomainsPerRoot: 3,
+		MaxOutboundLinks:     10,
+		ConcurrentWorkers:    3,
+		RequestTimeoutMS:     5000,
+		RetryAttempts:        3,
+		RetryDelayMS:         5000,
+		DBPath:               "weaver.bolt",
+		MetricsPath:          "metrics.log",
+		ExcludeHosts:         append([]string(nil), DefaultExcludeHosts...),
+		PolitenessDelayMS:    1000,
+		UserAgent:            DefaultUserAgent,
+		MaxBodyBytes:         1 << 20,
+		RobotsCacheTTLMS:     24 * 3600 * 1000,
+		ProgressIntervalMS:   5000,
+	}
+}
+
+// Keys returns every config key, sorted.
+func Keys() []string {
+	var out []string
+	for _, f := range fields() {
+		out = append(out, f.key)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type field struct {
+	key string
+	ptr any // *int, *int64, *string, *bool or *[]string inside a Config
+}
+
+func (c *Config) fieldsOf() []field {
+	return []field{
+		{"seed_url", &c.SeedURL}, {"seed_urls", &c.SeedURLs},
+		{"max_depth", &c.MaxDepth}, {"max_crawls_per_node", &c.MaxCrawlsPerNode},
+		{"max_subdomains_per_root", &c.MaxSubdomainsPerRoot}, {"max_outbound_links", &c.MaxOutboundLinks},
+		{"concurrent_workers", &c.ConcurrentWorkers}, {"request_timeout_ms", &c.RequestTimeoutMS},
+		{"retry_attempts", &c.RetryAttempts}, {"retry_delay_ms", &c.RetryDelayMS},
+		{"db_path", &c.DBPath}, {"metrics_path", &c.MetricsPath},
+		{"exclude_hosts", &c.ExcludeHosts}, {"politeness_delay_ms", &c.PolitenessDelayMS},
+		{"user_agent", &c.UserAgent}, {"ignore_robots", &c.IgnoreRobots},
+		{"allow_private_networks", &c.AllowPrivateNetworks}, {"max_body_bytes", &c.MaxBodyBytes},
+		{"max_pages", &c.MaxPages}, {"connect_to", &c.ConnectTo},
+		{"robots_cache_ttl_ms", &c.RobotsCacheTTLMS}, {"progress_interval_ms", &c.ProgressIntervalMS},
+		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
+	}
+}
+
+func fields() []field { var c Config; return c.fieldsOf() }
+
+func (c *Config) field(key string) (field, bool) {
+	for _, f := range c.fieldsOf() {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// ConfigError names the key (and the source) of a bad configuration value.
+type ConfigError struct {
+	Source string // "config file", "environment WEAVER_MAX_DEPTH", "flag --max-depth"...
+	Key    string
+	Msg    string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("config: %s: %s", e.Source, e.Msg)
+	}
+	return fmt.Sprintf("config: %s: key %q: %s", e.Source, e.Key, e.Msg)
+}
+
+// LoadJSON applies a JSON config document to c. Unknown keys, values of
+// the wrong type and duplicate keys are errors naming the key.
+func (c *Config) LoadJSON(data []byte, source string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return &ConfigError{Source: source, Msg: "not JSON: " + err.Error()}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return &ConfigError{Source: source, Msg: "want a JSON object of keys"}
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return &ConfigError{Source: source, Msg: "not JSON: " + err.Error()}
+		}
+		key := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return &ConfigError{Source: source, Key: key, Msg: "not JSON: " + err.Error()}
+		}
+		if seen[key] {
+			return &ConfigError{Source: source, Key: key, Msg: "given twice"}
+		}
+		seen[key] = true
+		f, ok := c.field(key)
+		if !ok {
+			return &ConfigError{Source: source, Key: key, Msg: "unknown key (known: " + strings.Join(Keys(), ", ") + ")"}
+		}
+		if err := setJSON(f, raw); err != nil {
+			return &ConfigError{Source: source, Key: key, Msg: err.Error()}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return &ConfigError{Source: source, Msg: "not JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return &ConfigError{Source: source, Msg: "trailing data after the JSON object"}
+	}
+	return nil
+}
+
+func setJSON(f field, raw json.RawMessage) error {
+	want := map[string]string{}
+	_ = want
+	var err error
+	switch p := f.ptr.(type) {
+	case *int:
+		var n json.Number
+		if err = json.Unmarshal(raw, &n); err != nil {
+			return fmt.Errorf("want a whole number, got %s", raw)
+		}
+		var v int64
+		if v, err = strconv.ParseInt(n.String(), 10, 0); err != nil {
+			return fmt.Errorf("want a whole number, got %s", raw)
+		}
+		*p = int(v)
+	case *int64:
+		var n json.Number
+		if err = json.Unmarshal(raw, &n); err != nil {
+			return fmt.Errorf("want a whole number, got %s", raw)
+		}
+		if *p, err = strconv.ParseInt(n.String(), 10, 64); err != nil {
+			return fmt.Errorf("want a whole number, got %s", raw)
+		}
+	case *string:
+		if err = json.Unmarshal(raw, p); err != nil {
+			return fmt.Errorf("want a string, got %s", raw)
+		}
+	case *bool:
+		if err = json.Unmarshal(raw, p); err != nil {
+			return fmt.Errorf("want true or false, got %s", raw)
+		}
+	case *[]string:
+		var list []string
+		if err = json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("want a list of strings, got %s", raw)
+		}
+		*p = list
+	}
+	return nil
+}
+
+// Set applies one value given as text (from the environment or a flag).
+// Lists are comma-separated; durations for *_ms keys may be written as Go
+// durations ("1.5s") or as milliseconds.
+func (c *Config) Set(key, value, source string) error {
+	f, ok := c.field(key)
+	if !ok {
+		return &ConfigError{Source: source, Key: key, Msg: "unknown key"}
+	}
+	bad := func(want string) error {
+		return &ConfigError{Source: source, Key: key, Msg: fmt.Sprintf("want %s, got %q", want, value)}
+	}
+	switch p := f.ptr.(type) {
+	case *int:
+		if strings.HasSuffix(key, "_ms") {
+			if d, err := time.ParseDuration(value); err == nil {
+				*p = int(d / time.Millisecond)
+				return nil
+			}
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil {
+			return bad("a whole number")
+		}
+		*p = v
+	case *int64:
+		v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			return bad("a whole number")
+		}
+		*p = v
+	case *string:
+		*p = value
+	case *bool:
+		v, err := strconv.ParseBool(strings.TrimSpace(value))
+		if err != nil {
+			return bad("true or false")
+		}
+		*p = v
+	case *[]string:
+		*p = nil
+		for _, s := range strings.Split(value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*p = append(*p, s)
+			}
+		}
+	}
+	return nil
+}
+
+// Seeds returns seed_url and seed_urls, in that order, without duplicates.
+func (c *Config) Seeds() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range append([]string{c.SeedURL}, c.SeedURLs...) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Validate checks every value and names the first bad key.
+func (c *Config) Validate() error {
+	nonNeg := []struct {
+		key string
+		v   int64
+	}{
+		{"max_depth", int64(c.MaxDepth)}, {"max_subdomains_per_root", int64(c.MaxSubdomainsPerRoot)},
+		{"max_outbound_links", int64(c.MaxOutboundLinks)}, {"request_timeout_ms", int64(c.RequestTimeoutMS)},
+		{"retry_attempts", int64(c.RetryAttempts)}, {"retry_delay_ms", int64(c.RetryDelayMS)},
+		{"politeness_delay_ms", int64(c.PolitenessDelayMS)}, {"max_body_bytes", c.MaxBodyBytes},
+		{"max_pages", int64(c.MaxPages)}, {"robots_cache_ttl_ms", int64(c.RobotsCacheTTLMS)},
+		{"progress_interval_ms", int64(c.ProgressIntervalMS)},
+	}
+	for _, n := range nonNeg {
+		if n.v < 0 {
+			return &ConfigError{Source: "config", Key: n.key, Msg: fmt.Sprintf("must not be negative, got %d", n.v)}
+		}
+	}
+	if c.MaxCrawlsPerNode < 1 {
+		return &ConfigError{Source: "config", Key: "max_crawls_per_node", Msg: fmt.Sprintf("must be at least 1, got %d", c.MaxCrawlsPerNode)}
+	}
+	if c.ConcurrentWorkers < 1 || c.ConcurrentWorkers > 1024 {
+		return &ConfigError{Source: "config", Key: "concurrent_workers", Msg: fmt.Sprintf("must be 1 to 1024, got %d", c.ConcurrentWorkers)}
+	}
+	if c.RequestTimeoutMS == 0 {
+		return &ConfigError{Source: "config", Key: "request_timeout_ms", Msg: "must be positive"}
+	}
+	if c.MaxBodyBytes == 0 {
+		return &ConfigError{Source: "config", Key: "max_body_bytes", Msg: "must be positive"}
+	}
+	if c.DBPath == "" {
+		return &ConfigError{Source: "config", Key: "db_path", Msg: "must not be empty"}
+	}
+	if strings.TrimSpace(c.UserAgent) == "" {
+		return &ConfigError{Source: "config", Key: "user_agent", Msg: "must not be empty"}
+	}
+	for _, s := range c.Seeds() {
+		if err := CheckSeed(s); err != nil {
+			return &ConfigError{Source: "config", Key: "seed_url", Msg: err.Error()}
+		}
+	}
+	for _, re := range c.ExcludeHosts {
+		if _, err := regexp.Compile(re); err != nil {
+			return &ConfigError{Source: "config", Key: "exclude_hosts", Msg: fmt.Sprintf("bad regular expression %q: %v", re, err)}
+		}
+	}
+	for _, ct := range c.ConnectTo {
+		if _, err := ParseConnectTo(ct); err != nil {
+			return &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
+		}
+	}
+	return nil
+}
+
+// CheckSeed returns an error unless s is an absolute http(s) URL with a host.
+func CheckSeed(s string) error {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("seed %q is not a URL: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("seed %q is not an http(s) URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("seed %q has no host", s)
+	}
+	return nil
+}
+
+// Durations of the *_ms keys.
+func (c *Config) timeout() time.Duration    { return time.Duration(c.RequestTimeoutMS) * time.Millisecond }
+func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayMS) * time.Millisecond }
+func (c *Config) delay() time.Duration      { return time.Duration(c.PolitenessDelayMS) * time.Millisecond }
+func (c *Config) robotsTTL() time.Duration {
+	return time.Duration(c.RobotsCacheTTLMS) * time.Millisecond
+}

@@ -1,0 +1,437 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/html"
+)
+
+// Info is what Page learns about a page besides its links.
+type Info struct {
+	Title       string // text of the first <title>, normalised, at most MaxTitleRunes runes
+	Description string // content of the first non-empty <meta name=description>, else of og:description; at most MaxDescriptionRunes runes
+	Base        string // the URL links resolved against after the first <base href>, "" when there was none or it did not parse
+	Links       int    // how many links were passed to fn
+	NoFollow    bool   // a <meta name=robots> says "nofollow" or "none"
+	Truncated   bool   // a token was longer than MaxBuf: the rest of the page was not read
+}
+
+// Limits on what Page reports.
+const (
+	MaxURLLen           = 2048    // longest link reported, in bytes
+	MaxTitleRunes       = 1000    // Info.Title is cut to this many runes
+	MaxDescriptionRunes = 2000    // Info.Description is cut to this many runes
+	DefaultMaxBuf       = 1 << 20 // Extractor.MaxBuf when zero
+)
+
+// Extractor extracts links and Info from pages, reusing its buffers from
+// one page to the next. The zero value is ready to use. An Extractor must
+// not be used by two goroutines at once.
+type Extractor struct {
+	// MaxBuf bounds the bytes the tokenizer holds for a single token (a
+	// tag with its attributes, or a run of text, such as an inline script).
+	// A longer token ends extraction with Info.Truncated set. Zero means
+	// DefaultMaxBuf.
+	MaxBuf int
+
+	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
+	href            []byte  // the href being cleaned
+}
+
+// pool holds the Extractors of the package-level Page.
+var pool = sync.Pool{New: func() any { return new(Extractor) }}
+
+// Page is Extractor.Page on a pooled Extractor.
+func Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, error) {
+	e := pool.Get().(*Extractor)
+	defer pool.Put(e)
+	return e.Page(r, pageURL, fn)
+}
+
+// Page reads the HTML page at pageURL from r and calls fn with each link
+// of the page, in document order (see the package documentation for which
+// links, and how they are resolved). Each link is a new *url.URL that fn
+// may keep. When fn returns false, Page stops reading and returns the Info
+// gathered so far. fn may be nil, to count links and read Info only.
+//
+// Page returns ErrNoPageURL when pageURL is nil, and a read error of r
+// (wrapped) together with the Info gathered before it. A page that is not
+// HTML, or not valid UTF-8, is not an error: it is read as the tokenizer
+// reads it.
+func (e *Extractor) Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, error) {
+	var info Info
+	if pageURL == nil {
+		return info, ErrNoPageURL
+	}
+	e.title.reset(MaxTitleRunes)
+	e.desc.reset(MaxDescriptionRunes)
+	e.og.reset(MaxDescriptionRunes)
+	p := pageState{base: pageURL}
+
+	z := html.NewTokenizer(r)
+	maxBuf := e.MaxBuf
+	if maxBuf <= 0 {
+		maxBuf = DefaultMaxBuf
+	}
+	z.SetMaxBuf(maxBuf)
+
+	var err error
+loop:
+	for {
+		tt := z.Next()
+		if p.inTitle && tt != html.TextToken {
+			p.inTitle, p.titleDone = false, true
+		}
+		switch tt {
+		case html.ErrorToken:
+			switch zerr := z.Err(); {
+			case zerr == io.EOF:
+			case errors.Is(zerr, html.ErrBufferExceeded):
+				info.Truncated = true
+			default:
+				err = fmt.Errorf("extract: read: %w", zerr)
+			}
+			break loop
+
+		case html.TextToken:
+			if p.inTitle {
+				e.title.write(z.Text())
+			}
+
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name := tagName(z.Raw())
+			switch {
+			case p.template > 0:
+				if equalLower(name, "template") {
+					p.template++
+				}
+			case equalLower(name, "a"), equalLower(name, "area"):
+				u, ok := e.link(z, p.base)
+				if !ok {
+					continue
+				}
+				info.Links++
+				if fn != nil && !fn(u) {
+					break loop
+				}
+			case equalLower(name, "base"):
+				if !p.baseSeen {
+					e.baseTag(z, &p, pageURL)
+				}
+			case equalLower(name, "meta"):
+				e.meta(z, &info)
+			case equalLower(name, "title"):
+				// The tokenizer reads <title/> as <title> too, as browsers do.
+				p.inTitle = !p.titleDone && p.svg == 0
+			case equalLower(name, "template"):
+				p.template++
+			case equalLower(name, "svg"):
+				if tt == html.StartTagToken {
+					p.svg++
+				}
+			}
+
+		case html.EndTagToken:
+			name := tagName(z.Raw())
+			switch {
+			case equalLower(name, "template"):
+				if p.template > 0 {
+					p.template--
+				}
+			case equalLower(name, "svg"):
+				if p.svg > 0 && p.template == 0 {
+					p.svg--
+				}
+			}
+		}
+	}
+
+	info.Title = e.title.String()
+	info.Description = e.desc.String()
+	if info.Description == "" {
+		info.Description = e.og.String()
+	}
+	if p.baseSeen && p.base != pageURL {
+		// An opaque base ("data:\xff") is not escaped by String.
+		info.Base = strings.ToValidUTF8(p.base.String(), "\uFFFD")
+	}
+	return info, err
+}
+
+// pageState is where Page is in the document.
+type pageState struct {
+	base      *url.URL // what links resolve against
+	baseSeen  bool     // a <base href> was seen: later ones do not count
+	inTitle   bool     // the next text tokens are the first title's
+	titleDone bool     // the first title has been read
+	template  int      // depth of <template> elements, whose content is inert
+	svg       int      // depth of <svg> elements, whose <title> is not the page's
+}
+
+// link returns the link of the current <a> or <area> tag, if it has one
+// worth reporting.
+func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, bool) {
+	href, ok := attr(z, "href")
+	if !ok {
+		return nil, false
+	}
+	e.href = cleanHref(e.href[:0], href)
+	if len(e.href) > MaxURLLen || !maybeHTTP(e.href) {
+		return nil, false
+	}
+	ref, err := url.Parse(string(e.href))
+	if err != nil {
+		return nil, false
+	}
+	u := resolve(base, ref)
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if tooLong(u) {
+		return nil, false
+	}
+	return u, true
+}
+
+// resolve returns ref resolved against base, as base.ResolveReference(ref)
+// does, but reusing ref when that is only a matter of copying base's
+// scheme (and host): an absolute or root-relative reference without dot
+// segments. That saves the URL copy and path rebuilding that
+// ResolveReference does, for most links of most pages.
+func resolve(base, ref *url.URL) *url.URL {
+	if ref.Opaque != "" || strings.Contains(ref.Path, "/.") {
+		return base.ResolveReference(ref)
+	}
+	if ref.Scheme != "" || ref.Host != "" || ref.User != nil {
+		if ref.Scheme == "" {
+			ref.Scheme = base.Scheme
+		}
+		return ref
+	}
+	if strings.HasPrefix(ref.Path, "/") {
+		ref.Scheme, ref.User, ref.Host = base.Scheme, base.User, base.Host
+		return ref
+	}
+	return base.ResolveReference(ref)
+}
+
+// baseTag records the current <base> tag's href, if it has one, as the URL
+// later links resolve against. Only the first <base href> counts, even if
+// its value does not parse (then links resolve against the page URL).
+func (e *Extractor) baseTag(z *html.Tokenizer, p *pageState, pageURL *url.URL) {
+	href, ok := attr(z, "href")
+	if !ok {
+		return
+	}
+	p.baseSeen = true
+	e.href = cleanHref(e.href[:0], href)
+	if len(e.href) > MaxURLLen {
+		return
+	}
+	ref, err := url.Parse(string(e.href))
+	if err != nil {
+		return
+	}
+	base := pageURL.ResolveReference(ref)
+	base.Fragment, base.RawFragment = "", ""
+	p.base = base
+}
+
+// meta reads the current <meta> tag into info (robots) and e's buffers
+// (descriptions).
+func (e *Extractor) meta(z *html.Tokenizer, info *Info) {
+	var name, property, content []byte
+	var hasName, hasProperty, hasContent bool // only the first of repeated attributes counts
+	a := newAttrs(z)
+	for {
+		key, val, ok := a.next()
+		if !ok {
+			break
+		}
+		switch {
+		case !hasName && equalFold(key, "name"):
+			name, hasName = trimSpace(val), true
+		case !hasProperty && equalFold(key, "property"):
+			property, hasProperty = trimSpace(val), true
+		case !hasContent && equalFold(key, "content"):
+			content, hasContent = val, true
+		}
+	}
+	if !hasContent {
+		return
+	}
+	switch {
+	case equalFold(name, "description"):
+		if e.desc.empty() {
+			e.desc.write(content)
+		}
+	case equalFold(name, "og:description") || equalFold(property, "og:description"):
+		if e.og.empty() {
+			e.og.write(content)
+		}
+	case equalFold(name, "robots"):
+		if hasNoFollow(content) {
+			info.NoFollow = true
+		}
+	}
+}
+
+// attr returns the value of the current tag's attribute key, which must be
+// lower case. Only the first of repeated attributes counts, as in browsers.
+func attr(z *html.Tokenizer, key string) ([]byte, bool) {
+	a := newAttrs(z)
+	for {
+		k, v, ok := a.next()
+		if !ok {
+			return nil, false
+		}
+		if equalFold(k, key) {
+			return v, true
+		}
+	}
+}
+
+// tagName returns the name of a start or end tag from its raw bytes ("<a"
+// or "</a" followed by the name), in its original case.
+func tagName(raw []byte) []byte {
+	i := 1
+	if len(raw) > 1 && raw[1] == '/' {
+		i = 2
+	}
+	if i > len(raw) {
+		return nil
+	}
+	raw = raw[i:]
+	for j, c := range raw {
+		switch c {
+		case ' ', '\n', '\r', '\t', '\f', '/', '>':
+			return raw[:j]
+		}
+	}
+	return raw
+}
+
+// equalLower reports whether b equals s, a lower-case ASCII word, ignoring
+// the case of b.
+func equalLower(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		if b[i]|0x20 != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFold reports whether b equals s, a lower-case ASCII string that
+// may contain non-letters, ignoring the case of b's ASCII letters.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isSpace reports whether c is ASCII whitespace as HTML defines it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+}
+
+// trimSpace returns b without leading and trailing ASCII whitespace.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// hasNoFollow reports whether a robots meta content ("noindex, nofollow")
+// lists "nofollow" or "none".
+func hasNoFollow(content []byte) bool {
+	for len(content) > 0 {
+		i := 0
+		for i < len(content) && content[i] != ',' && !isSpace(content[i]) {
+			i++
+		}
+		if w := content[:i]; equalFold(w, "nofollow") || equalFold(w, "none") {
+			return true
+		}
+		if i < len(content) {
+			i++
+		}
+		content = content[i:]
+	}
+	return false
+}
+
+// cleanHref appends to dst the href as a browser's URL parser sees it:
+// leading and trailing C0 controls and spaces removed, and tabs and
+// newlines removed everywhere. It stops once it has appended more than
+// MaxURLLen bytes.
+func cleanHref(dst, href []byte) []byte {
+	for len(href) > 0 && href[0] <= ' ' {
+		href = href[1:]
+	}
+	for len(href) > 0 && href[len(href)-1] <= ' ' {
+		href = href[:len(href)-1]
+	}
+	for _, c := range href {
+		if c != '\t' && c != '\n' && c != '\r' {
+			if len(dst) > MaxURLLen {
+				break // too long to report: no need to copy the rest
+			}
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// maybeHTTP reports whether href has no scheme (it is relative, and the
+// base decides) or the scheme http or https, so that mailto:, javascript:,
+// tel: or data: links are dropped without parsing them.
+func maybeHTTP(href []byte) bool {
+	for i, c := range href {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case c == ':' && i > 0:
+			return equalLower(href[:i], "http") || equalLower(href[:i], "https")
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// tooLong reports whether u.String() is longer than MaxURLLen, building
+// the string only when it could be: escaping at most triples a byte.
+func tooLong(u *url.URL) bool {
+	n := len(u.Scheme) + len(u.Host) + len(u.Path) + len(u.RawPath) + len(u.RawQuery) + 8
+	if u.User != nil {
+		n += len(u.User.String())
+	}
+	if 3*n <= MaxURLLen {
+		return false
+	}
+	return len(u.String()) > MaxURLLen
+}

@@ -1,0 +1,439 @@
+package extract_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"weaver/crawl/extract"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const pageURL = "https://example.com/dir/page.html?x=1#top"
+
+// run extracts from doc as found at page, returning the links as strings.
+func run(tb testing.TB, e *extract.Extractor, page, doc string) ([]string, extract.Info) {
+	tb.Helper()
+	u, err := url.Parse(page)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var links []string
+	info, err := e.Page(strings.NewReader(doc), u, func(link *url.URL) bool {
+		links = append(links, link.String())
+		return true
+	})
+	if err != nil {
+		tb.Fatalf("Page: %v", err)
+	}
+	if info.Links != len(links) {
+		tb.Errorf("Info.Links = %d, but fn was called %d times", info.Links, len(links))
+	}
+	return links, info
+}
+
+func TestPage_Links(t *testing.T) {
+	long := "https://example.com/" + strings.Repeat("a", extract.MaxURLLen-len("https://example.com/"))
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"relative", `<a href="x.html">`, []string{"https://example.com/dir/x.html"}},
+		{"root-relative", `<a href="/y">`, []string{"https://example.com/y"}},
+		{"dot segments", `<a href="../../up/./z">`, []string{"https://example.com/up/z"}},
+		{"query only", `<a href="?q=2">`, []string{"https://example.com/dir/page.html?q=2"}},
+		{"absolute", `<a href="http://other.example/a?b=c">`, []string{"http://other.example/a?b=c"}},
+		{"absolute upper-case scheme", `<a href="HTTPS://Other.Example/">`, []string{"https://Other.Example/"}},
+		{"protocol-relative", `<a href="//cdn.example/x">`, []string{"https://cdn.example/x"}},
+		{"empty href is the page", `<a href="">`, []string{"https://example.com/dir/page.html?x=1"}},
+		{"fragment stripped", `<a href="/p#sec">`, []string{"https://example.com/p"}},
+		{"fragment only", `<a href="#top">`, []string{"https://example.com/dir/page.html?x=1"}},
+		{"no href", `<a name="x">a</a><a>b</a>`, nil},
+		{"area", `<map><area href="/area1"><area nohref><area href="//m.example/"></map>`, []string{"https://example.com/area1", "https://m.example/"}},
+		{"link and img ignored", `<link href="/style.css"><img src="/i.png"><iframe src="/f"></iframe>`, nil},
+		{"document order", `<a href="/1"><area href="/2"><a href="/3">`, []string{"https://example.com/1", "https://example.com/2", "https://example.com/3"}},
+		{"base absolute", `<base href="https://base.example/b/"><a href="c">`, []string{"https://base.example/b/c"}},
+		{"base relative to page", `<base href="../sub/"><a href="c">`, []string{"https://example.com/sub/c"}},
+		{"base applies after it only", `<a href="c"><base href="/b/"><a href="c">`, []string{"https://example.com/dir/c", "https://example.com/b/c"}},
+		{"first base wins", `<base href="/one/"><base href="/two/"><a href="c">`, []string{"https://example.com/one/c"}},
+		{"base without href skipped", `<base target="_blank"><base href="/two/"><a href="c">`, []string{"https://example.com/two/c"}},
+		{"unparseable base counts but falls back", `<base href="http://[::1"><base href="/two/"><a href="c">`, []string{"https://example.com/dir/c"}},
+		{"base in template skipped", `<template><base href="/t/"></template><a href="c">`, []string{"https://example.com/dir/c"}},
+		{"non-http base", `<base href="ftp://f.example/"><a href="c"><a href="http://h.example/">`, []string{"http://h.example/"}},
+		{"javascript", `<a href="javascript:alert(1)"><a href=" JavaScript:void(0)">`, nil},
+		{"mailto tel data ftp", `<a href="mailto:a@b.example"><a href="tel:+44"><a href="data:text/html,<a>"><a href="ftp://f.example/">`, nil},
+		{"scheme-like path", `<a href="./a:b">`, []string{"https://example.com/dir/a:b"}},
+		{"whitespace trimmed", "<a href=\" \t\n/a \n\">", []string{"https://example.com/a"}},
+		{"newline inside removed", "<a href=\"/b\n/c\">", []string{"https://example.com/b/c"}},
+		{"tab inside removed", "<a href=\"ht\ttp://t.example/\">", []string{"http://t.example/"}},
+		{"upper-case tags and attributes", `<A HREF="/u"><AREA Href="/v"><BASE HREF="/w/">`, []string{"https://example.com/u", "https://example.com/v"}},
+		{"unquoted attributes", `<a class=x href=/u?a=1&b=2 id=y>`, []string{"https://example.com/u?a=1&b=2"}},
+		{"single quotes", `<a href='/s q'>`, []string{"https://example.com/s%20q"}},
+		{"entity amp", `<a href="/e?a=1&amp;b=2">`, []string{"https://example.com/e?a=1&b=2"}},
+		{"double-escaped amp", `<a href="/e?a=1&amp;amp;b=2">`, []string{"https://example.com/e?a=1&amp;b=2"}},
+		{"legacy entity before = kept in attribute", `<a href="/e?a=1&copy=2">`, []string{"https://example.com/e?a=1&copy=2"}},
+		{"numeric entities", `<a href="&#x2F;n&#47;m">`, []string{"https://example.com/n/m"}},
+		{"duplicate href: first wins", `<a href="/first" href="/second">`, []string{"https://example.com/first"}},
+		{"script", `<script>document.write('<a href="/s">')</script><a href="/after">`, []string{"https://example.com/after"}},
+		{"script with less-than", `<script>if (a<b) { x = "</scr" + "ipt><a href='/s'>"; }</script><a href="/after">`, []string{"https://example.com/after"}},
+		{"style", `<style>/* <a href="/s"> */</style><a href="/after">`, []string{"https://example.com/after"}},
+		{"textarea", `<textarea><a href="/t"></textarea>`, nil},
+		{"title", `<title><a href="/t"></title>`, nil},
+		{"noscript", `<noscript><a href="/n"></noscript><a href="/after">`, []string{"https://example.com/after"}},
+		{"comment", `<!-- <a href="/c"> --><a href="/after">`, []string{"https://example.com/after"}},
+		{"template", `<template><a href="/t"></template><a href="/after">`, []string{"https://example.com/after"}},
+		{"nested template", `<template><template><a href="/t1"></template><a href="/t2"></template><a href="/after">`, []string{"https://example.com/after"}},
+		{"unclosed template", `<template><a href="/t">`, nil},
+		{"stray template end", `</template><a href="/after">`, []string{"https://example.com/after"}},
+		{"svg link", `<svg><a href="/svg"></a></svg>`, []string{"https://example.com/svg"}},
+		{"unparseable", `<a href="http://[::1"><a href="http://a b/"><a href="/%zz"><a href="http://h:port/">`, nil},
+		{"http without host", `<a href="http:"><a href="http:///x"><a href="http:opaque">`, nil},
+		{"max length", `<a href="` + long + `">`, []string{long}},
+		{"over max length", `<a href="` + long + `a">`, nil},
+		{"over max length after resolution", `<a href="` + strings.Repeat("b", extract.MaxURLLen-10) + `">`, nil},
+		{"over max length after escaping", `<a href="/` + strings.Repeat(" ", 700) + `x">`, nil},
+		{"huge attribute skipped", `<a title="` + strings.Repeat("x", 300_000) + `" href="/` + strings.Repeat("y", 100_000) + `"><a href="/after">`, []string{"https://example.com/after"}},
+		{"no html at all", "just text, no tags", nil},
+		{"unterminated tag", `<a href="/ok"><a href="/cut`, []string{"https://example.com/ok"}},
+	}
+	var e extract.Extractor
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := run(t, &e, pageURL, tt.doc)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPage_Info(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want extract.Info
+	}{
+		{"title with entities and newlines", "<title>\n  Fish &amp; Chips &mdash;\n\t the\r\n  best  </title>", extract.Info{Title: "Fish & Chips — the best"}},
+		{"title with markup inside", "<title>a <b>bold</b> move</title>", extract.Info{Title: "a <b>bold</b> move"}},
+		{"upper-case title", "<TITLE>Up</TITLE>", extract.Info{Title: "Up"}},
+		{"first title only", "<title>One</title><title>Two</title>", extract.Info{Title: "One"}},
+		{"empty first title", "<title></title><title>Two</title>", extract.Info{Title: ""}},
+		{"svg title skipped", "<svg><title>icon</title></svg><title>Page</title>", extract.Info{Title: "Page"}},
+		{"template title skipped", "<template><title>t</title></template><title>Page</title>", extract.Info{Title: "Page"}},
+		{"invalid UTF-8 in title", "<title>caf\xe9 \xff\xfe ok</title>", extract.Info{Title: "caf\ufffd \ufffd\ufffd ok"}},
+		{"NUL and controls in title", "<title>a\x00b\x01c\x7fd\u0085e</title>", extract.Info{Title: "a\ufffdbcd e"}},
+		{"unicode spaces collapse", "<title>\u00a0a\u2003\u00a0b\u3000</title>", extract.Info{Title: "a b"}},
+		{"unterminated title", "<title>cut off", extract.Info{Title: "cut off"}},
+		{"description", `<meta name="description" content="  The   page
+			about things. ">`, extract.Info{Description: "The page about things."}},
+		{"description name case-insensitive", `<META NAME="Description" CONTENT="d">`, extract.Info{Description: "d"}},
+		{"description entities", `<meta name=description content="a &amp; b &lt;c&gt;">`, extract.Info{Description: "a & b <c>"}},
+		{"missing description", `<title>T</title><meta name="keywords" content="k">`, extract.Info{Title: "T"}},
+		{"empty description skipped", `<meta name="description" content="  "><meta name="description" content="second">`, extract.Info{Description: "second"}},
+		{"description without content skipped", `<meta name="description"><meta name="description" content="second">`, extract.Info{Description: "second"}},
+		{"first description wins", `<meta name="description" content="one"><meta name="description" content="two">`, extract.Info{Description: "one"}},
+		{"og:description fallback", `<meta property="og:description" content="og">`, extract.Info{Description: "og"}},
+		{"og:description by name", `<meta name="og:description" content="og">`, extract.Info{Description: "og"}},
+		{"description beats og", `<meta property="og:description" content="og"><meta name="description" content="d">`, extract.Info{Description: "d"}},
+		{"description in template skipped", `<template><meta name="description" content="t"></template>`, extract.Info{}},
+		{"nofollow", `<meta name="robots" content="noindex, nofollow">`, extract.Info{NoFollow: true}},
+		{"nofollow upper-case", `<meta name="ROBOTS" content="NOFOLLOW">`, extract.Info{NoFollow: true}},
+		{"none", `<meta name="robots" content="none">`, extract.Info{NoFollow: true}},
+		{"follow", `<meta name="robots" content="index,follow">`, extract.Info{}},
+		{"nofollow as part of a word", `<meta name="robots" content="nofollowing">`, extract.Info{}},
+		{"other bot's nofollow", `<meta name="googlebot" content="nofollow">`, extract.Info{}},
+		{"base", `<base href="/b/">`, extract.Info{Base: "https://example.com/b/"}},
+		{"base fragment dropped", `<base href="https://o.example/x#f">`, extract.Info{Base: "https://o.example/x"}},
+		{"links counted", `<a href="/1"><a href="mailto:x@y"><a href="/2">`, extract.Info{Links: 2}},
+	}
+	var e extract.Extractor
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := run(t, &e, pageURL, tt.doc)
+			if got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPage_Caps(t *testing.T) {
+	var e extract.Extractor
+	_, info := run(t, &e, pageURL, "<title>"+strings.Repeat("é ", 5000)+"</title><meta name=description content=\""+strings.Repeat("ab ", 5000)+"\">")
+	if n := utf8.RuneCountInString(info.Title); n > extract.MaxTitleRunes || n < extract.MaxTitleRunes-1 {
+		t.Errorf("title has %d runes, want %d or one less", n, extract.MaxTitleRunes)
+	}
+	if n := utf8.RuneCountInString(info.Description); n > extract.MaxDescriptionRunes || n < extract.MaxDescriptionRunes-1 {
+		t.Errorf("description has %d runes, want %d or one less", n, extract.MaxDescriptionRunes)
+	}
+	if strings.HasSuffix(info.Title, " ") || strings.HasSuffix(info.Description, " ") {
+		t.Errorf("capped text ends with a space")
+	}
+}
+
+func TestPage_StopEarly(t *testing.T) {
+	doc := `<html><head><title>Kept</title><meta name="description" content="Also kept"></head><body>` +
+		strings.Repeat(`<a href="/x">x</a>`, 100) + `<meta name="robots" content="nofollow">`
+	u, _ := url.Parse(pageURL)
+	calls := 0
+	info, err := extract.Page(strings.NewReader(doc), u, func(*url.URL) bool {
+		calls++
+		return calls < 3
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := extract.Info{Title: "Kept", Description: "Also kept", Links: 3}
+	if calls != 3 || info != want {
+		t.Errorf("got %d calls, %+v; want 3 calls, %+v", calls, info, want)
+	}
+}
+
+func TestPage_NilFunc(t *testing.T) {
+	u, _ := url.Parse(pageURL)
+	info, err := extract.Page(strings.NewReader(`<a href="/1"><a href="/2">`), u, nil)
+	if err != nil || info.Links != 2 {
+		t.Errorf("got %+v, %v; want 2 links counted", info, err)
+	}
+}
+
+func TestPage_NoPageURL(t *testing.T) {
+	_, err := extract.Page(strings.NewReader(`<a href="/1">`), nil, nil)
+	if !errors.Is(err, extract.ErrNoPageURL) {
+		t.Errorf("got %v, want ErrNoPageURL", err)
+	}
+}
+
+var errBroken = errors.New("connection reset")
+
+// brokenReader returns its data, then errBroken.
+type brokenReader struct{ r io.Reader }
+
+func (b brokenReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		return n, errBroken
+	}
+	return n, err
+}
+
+func TestPage_ReadError(t *testing.T) {
+	u, _ := url.Parse(pageURL)
+	var links int
+	info, err := extract.Page(brokenReader{strings.NewReader(`<title>T</title><a href="/1"><a href="/2">`)}, u, func(*url.URL) bool {
+		links++
+		return true
+	})
+	if !errors.Is(err, errBroken) {
+		t.Errorf("got %v, want errBroken", err)
+	}
+	if info.Title != "T" || info.Links != 2 || links != 2 {
+		t.Errorf("got %+v, want the title and both links read before the error", info)
+	}
+}
+
+func TestPage_Truncated(t *testing.T) {
+	e := extract.Extractor{MaxBuf: 4096}
+	doc := `<title>T</title><a href="/before">` + `<a title="` + strings.Repeat("x", 10_000) + `" href="/huge">` + `<a href="/after">`
+	links, info := run(t, &e, pageURL, doc)
+	if !info.Truncated || info.Title != "T" || len(links) != 1 || links[0] != "https://example.com/before" {
+		t.Errorf("got %q, %+v; want only /before, title T, Truncated", links, info)
+	}
+	// The same Extractor then reads a normal page in full.
+	links, info = run(t, &e, pageURL, `<a href="/1">`)
+	if info.Truncated || len(links) != 1 {
+		t.Errorf("after truncation: got %q, %+v", links, info)
+	}
+}
+
+func TestPage_Hostile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	garbage := make([]byte, 2<<20)
+	for i := range garbage {
+		garbage[i] = byte(rng.Uint32())
+	}
+	// Sprinkle some '<a href=' so that the garbage has tags too.
+	for i := 0; i+20 < len(garbage); i += 997 {
+		copy(garbage[i:], `<a href="/g`)
+	}
+	tests := []struct {
+		name string
+		doc  string
+		min  int // fewest links wanted
+	}{
+		{"deep nesting", strings.Repeat("<div><span><b>", 10_000) + `<a href="/deep">` + strings.Repeat("<i>", 10_000), 1},
+		{"deep unclosed templates", strings.Repeat("<template>", 10_000) + `<a href="/t">`, 0},
+		{"many attributes", `<a ` + strings.Repeat(`x=1 `, 50_000) + `href="/many">`, 1},
+		{"binary garbage", string(garbage), 1},
+		{"only less-thans", strings.Repeat("<", 1<<20), 0},
+		{"unterminated comment", "<!--" + strings.Repeat("<a href=/c>", 10_000), 0},
+	}
+	var e extract.Extractor
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			links, info := run(t, &e, pageURL, tt.doc)
+			if el := time.Since(start); el > slowdown*2*time.Second {
+				t.Errorf("took %v, want under %v", el, slowdown*2*time.Second)
+			}
+			if len(links) < tt.min {
+				t.Errorf("got %d links, want at least %d", len(links), tt.min)
+			}
+			checkResult(t, links, info)
+		})
+	}
+}
+
+// checkResult checks what must hold of any page's result.
+func checkResult(t *testing.T, links []string, info extract.Info) {
+	t.Helper()
+	for _, l := range links {
+		u, err := url.Parse(l)
+		if err != nil {
+			t.Errorf("link %q does not parse: %v", l, err)
+			continue
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+			t.Errorf("link %q is not an absolute http(s) URL without fragment", l)
+		}
+		if len(l) > extract.MaxURLLen {
+			t.Errorf("link of %d bytes, over MaxURLLen", len(l))
+		}
+	}
+	if !utf8.ValidString(info.Title) || !utf8.ValidString(info.Description) || !utf8.ValidString(info.Base) {
+		t.Errorf("Info has invalid UTF-8: %#v", info)
+	}
+	if utf8.RuneCountInString(info.Title) > extract.MaxTitleRunes || utf8.RuneCountInString(info.Description) > extract.MaxDescriptionRunes {
+		t.Errorf("Info text over its cap")
+	}
+	if strings.TrimSpace(info.Title) != info.Title || strings.TrimSpace(info.Description) != info.Description {
+		t.Errorf("Info text not trimmed: %#v", info)
+	}
+}
+
+func TestPage_Golden(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("testdata", "page.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e extract.Extractor
+	links, info := run(t, &e, "https://www.northern-courier.example/", string(doc))
+	checkResult(t, links, info)
+	wantInfo := extract.Info{
+		Title:       "The Northern Courier — News, Sport & Weather for the North East",
+		Description: "Independent local news from Tyneside, Wearside & Teesside: politics, sport, culture and the weather, updated every hour.",
+		Links:       len(links),
+	}
+	if info != wantInfo {
+		t.Errorf("Info:\ngot  %+v\nwant %+v", info, wantInfo)
+	}
+	got := strings.Join(links, "\n") + "\n"
+	golden := filepath.Join("testdata", "golden", "page.links")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("links differ from %s (run with -update to accept):\n%s", golden, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+).
+func lineDiff(want, got string) string {
+	in := func(s string) map[string]int {
+		m := map[string]int{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l]++
+		}
+		return m
+	}
+	w, g := in(want), in(got)
+	var b strings.Builder
+	for l, n := range w {
+		if g[l] < n {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for l, n := range g {
+		if w[l] < n {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(same lines, different order)"
+	}
+	return b.String()
+}
+
+func FuzzPage(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.html"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seeds in testdata: %v", err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	var e extract.Extractor
+	small := extract.Extractor{MaxBuf: 512}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		for _, e := range []*extract.Extractor{&e, &small} {
+			links, info := run(t, e, pageURL, string(doc))
+			checkResult(t, links, info)
+		}
+		checkAttrs(t, doc)
+	})
+}
+
+func BenchmarkPage(b *testing.B) {
+	doc, err := os.ReadFile(filepath.Join("testdata", "page.html"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, _ := url.Parse("https://www.northern-courier.example/")
+	b.Run("extract", func(b *testing.B) {
+		var e extract.Extractor
+		var r bytes.Reader
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(doc)
+			if _, err := e.Page(&r, u, func(*url.URL) bool { return true }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The floor: the tokenizer alone, reading every tag's name.
+	b.Run("tokenizer-only", func(b *testing.B) {
+		var r bytes.Reader
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(doc)
+			z := html.NewTokenizer(&r)
+			for z.Next() != html.ErrorToken {
+			}
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package crawl
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"weaver/graph"
+)
+
+// ErrorKind classifies a failed fetch; it becomes the node's status and a
+// label of the error counters.
+type ErrorKind string
+
+// The kinds of failure weaver tells apart.
+const (
+	KindDNS       ErrorKind = "dns"
+	KindTimeout   ErrorKind = "timeout"
+	KindRefused   ErrorKind = "refused" // private address
+	KindConnect   ErrorKind = "connect" // connection refused or unreachable
+	KindReset     ErrorKind = "reset"   // connection reset or body cut short
+	KindTLS       ErrorKind = "tls"
+	KindRedirects ErrorKind = "redirects"
+	KindHTTP      ErrorKind = "http" // 4xx/5xx answer
+	KindOther     ErrorKind = "other"
+)
+
+// status maps a failure kind to the node status users filter on.
+func (k ErrorKind) status() graph.Status {
+	switch k {
+	case KindDNS:
+		return graph.StatusDNSError
+	case KindTimeout:
+		return graph.StatusTimeout
+	case KindRefused:
+		return graph.StatusRefused
+	case KindHTTP:
+		return graph.StatusHTTPError
+	}
+	return graph.StatusFetchError
+}
+
+// retryable reports whether another attempt may succeed: timeouts, resets
+// and server errors may pass; DNS failures, refusals and 4xx will not.
+func (k ErrorKind) retryable() bool { return k == KindTimeout || k == KindReset }
+
+// classify names the kind of a transport error.
+func classify(err error) ErrorKind {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, ErrRefusedAddress):
+		return KindRefused
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsTimeout {
+			return KindTimeout
+		}
+		return KindDNS
+	case errors.Is(err, errTooManyRedirects):
+		return KindRedirects
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return KindTimeout
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recordErr),
+		strings.Contains(err.Error(), "tls: "):
+		return KindTLS
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return KindConnect
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.EPIPE):
+		return KindReset
+	}
+	return KindOther
+}
+
+// response is what one GET brought back, body already consumed by read.
+type response struct {
+	status      int
+	finalURL    *url.URL
+	contentType string
+	server      string
+	retryAfter  time.Duration
+}
+
+// get performs one GET with its own deadline, hands the size-capped body
+// to read (which must consume what it needs before returning), and
+// returns the response or a transport error. A nil read discards the body.
+func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, read func(io.Reader, *response) error) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	r := &response{
+		status:      resp.StatusCode,
+		finalURL:    resp.Request.URL,
+		contentType: resp.Header.Get("Content-Type"),
+		server:      resp.Header.Get("Server"),
+		retryAfter:  parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
+	}
+	body := io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
+	if read != nil {
+		if err := read(body, r); err != nil {
+			return nil, err
+		}
+	}
+	// Whatever read left is not needed: the connection is not reused
+	// rather than draining an endless or dripping body.
+	return r, nil
+}
+
+// maxRetryAfter is the longest Retry-After weaver waits for; a server
+// asking for more gets its error recorded instead.
+const maxRetryAfter = 2 * time.Minute
+
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fetchWithRetries fetches rawURL through the host's politeness gate,
+// retrying timeouts, resets and 5xx answers retry_attempts times after
+// retry_delay_ms (429 and 503 wait for Retry-After when it is longer), with
+// 2 s more timeout per retry. read is called for the final answer only
+// (each attempt gets a fresh body). It returns the response or the last
+// error with its kind.
+func (c *Crawler) fetchWithRetries(ctx context.Context, host, rawURL string, read func(io.Reader, *response) error) (*response, ErrorKind, error) {
+	var lastErr error
+	var lastKind ErrorKind
+	for attempt := 0; ; attempt++ {
+		if err := c.gate.wait(ctx, host); err != nil {
+			return nil, KindTimeout, err
+		}
+		timeout := c.cfg.timeout() + time.Duration(attempt)*2*time.Second
+		var retryAfter time.Duration
+		resp, err := c.get(ctx, rawURL, timeout, func(body io.Reader, r *response) error {
+			if r.status >= 500 || r.status == http.StatusTooManyRequests {
+				return nil // retried or recorded; the body is not wanted
+			}
+			if read == nil {
+				return nil
+			}
+			return read(body, r)
+		})
+		switch {
+		case err == nil && (resp.status >= 500 || resp.status == http.StatusTooManyRequests):
+			lastErr, lastKind = nil, KindHTTP
+			retryAfter = resp.retryAfter
+			if retryAfter > maxRetryAfter || attempt >= c.cfg.RetryAttempts {
+				return resp, KindHTTP, nil
+			}
+			c.stats.retries.Add(1)
+			c.logf("WARN", "%s answered %d (retry %d/%d)", host, resp.status, attempt+1, c.cfg.RetryAttempts)
+		case err == nil:
+			return resp, "", nil
+		default:
+			if ctx.Err() != nil {
+				return nil, KindTimeout, ctx.Err()
+			}
+			lastErr, lastKind = err, classify(err)
+			if !lastKind.retryable() || attempt >= c.cfg.RetryAttempts {
+				return nil, lastKind, lastErr
+			}
+			c.stats.retries.Add(1)
+			c.logf("WARN", "failed to fetch %s (%s, retry %d/%d)", host, lastKind, attempt+1, c.cfg.RetryAttempts)
+		}
+		if err := sleep(ctx, max(c.cfg.retryDelay(), retryAfter)); err != nil {
+			return nil, KindTimeout, err
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ConnectTo is one curl-style --connect-to rule, HOST1:PORT1:HOST2:PORT2:
+// a request for HOST1:PORT1 connects to HOST2:PORT2 instead. An empty
+// HOST1 or PORT1 matches any; an empty HOST2 or PORT2 keeps the original.
+type ConnectTo struct {
+	FromHost, FromPort, ToHost, ToPort string
+}
+
+// ParseConnectTo parses a rule; IPv6 addresses go in brackets.
+func ParseConnectTo(s string) (ConnectTo, error) {
+	var parts []string
+	rest := s
+	for i := 0; i < 4; i++ {
+		if strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return ConnectTo{}, fmt.Errorf("connect-to %q: unclosed [", s)
+			}
+			parts = append(parts, strings.ToLower(rest[1:end]))
+			rest = rest[end+1:]
+		} else {
+			j := strings.IndexByte(rest, ':')
+			if j < 0 {
+				j = len(rest)
+			}
+			parts = append(parts, strings.ToLower(rest[:j]))
+			rest = rest[j:]
+		}
+		if i < 3 {
+			if !strings.HasPrefix(rest, ":") {
+				return ConnectTo{}, fmt.Errorf("connect-to %q: want HOST1:PORT1:HOST2:PORT2", s)
+			}
+			rest = rest[1:]
+		}
+	}
+	if rest != "" {
+		return ConnectTo{}, fmt.Errorf("connect-to %q: want HOST1:PORT1:HOST2:PORT2", s)
+	}
+	for _, p := range []string{parts[1], parts[3]} {
+		if p != "" && !isPort(p) {
+			return ConnectTo{}, fmt.Errorf("connect-to %q: bad port %q", s, p)
+		}
+	}
+	return ConnectTo{FromHost: parts[0], FromPort: parts[1], ToHost: parts[2], ToPort: parts[3]}, nil
+}
+
+func isPort(p string) bool {
+	if len(p) == 0 || len(p) > 5 {
+		return false
+	}
+	n := 0
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= 65535
+}
+
+func (r ConnectTo) match(host, port string) bool {
+	return (r.FromHost == "" || r.FromHost == host) && (r.FromPort == "" || r.FromPort == port)
+}
+
+// ErrRefusedAddress is returned for a connection to a loopback, private,
+// link-local, multicast or unspecified address (unless allowed).
+var ErrRefusedAddress = errors.New("refused: private or local address")
+
+// forbidden reports whether ip is not a public unicast address.
+func forbidden(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if ip.Is4() {
+		b := ip.As4()
+		if b[0] == 0 || (b[0] == 100 && b[1]&0xc0 == 64) || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+			return true // "this network", carrier-grade NAT, broadcast
+		}
+	}
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified()
+}
+
+// forbiddenHost reports whether host (as in a URL, maybe bracketed, no
+// port) is an IP literal that must not be fetched.
+func forbiddenHost(host string) bool {
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && forbidden(ip)
+}
+
+// dialer connects requests: --connect-to rules first (the user asked for
+// that address, so it is not checked), then the configured proxies, then
+// a direct connection whose resolved address is checked at dial time —
+// after DNS, so a name that resolves to a private address is refused too.
+type dialer struct {
+	rules        []ConnectTo
+	allowPrivate bool
+	net          net.Dialer
+
+	mu      sync.Mutex      // guards proxies
+	proxies map[string]bool // host:port of proxies the transport was told to use
+}
+
+func newDialer(rules []ConnectTo, allowPrivate bool, timeout time.Duration) *dialer {
+	d := &dialer{rules: rules, allowPrivate: allowPrivate, proxies: map[string]bool{}}
+	d.net = net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		d.net.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err == nil && forbidden(ap.Addr()) {
+				return fmt.Errorf("%w: %s", ErrRefusedAddress, ap.Addr())
+			}
+			return nil
+		}
+	}
+	return d
+}
+
+func (d *dialer) noteProxy(u *url.URL) {
+	if u == nil {
+		return
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "socks5": "1080"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	d.mu.Lock()
+	d.proxies[net.JoinHostPort(u.Hostname(), port)] = true
+	d.mu.Unlock()
+}
+
+// DialContext implements http.Transport's DialContext.
+func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	host = strings.ToLower(host)
+	if !d.allowPrivate && forbiddenHost(host) {
+		return nil, fmt.Errorf("%w: %s", ErrRefusedAddress, host)
+	}
+	for _, r := range d.rules {
+		if r.match(host, port) {
+			to, toPort := host, port
+			if r.ToHost != "" {
+				to = r.ToHost
+			}
+			if r.ToPort != "" {
+				toPort = r.ToPort
+			}
+			var plain net.Dialer
+			plain.Timeout = d.net.Timeout
+			return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
+		}
+	}
+	d.mu.Lock()
+	isProxy := d.proxies[addr]
+	d.mu.Unlock()
+	if isProxy {
+		var plain net.Dialer
+		plain.Timeout = d.net.Timeout
+		return plain.DialContext(ctx, network, addr)
+	}
+	return d.net.DialContext(ctx, network, addr)
+}
+
+// maxRedirects is the most redirects one fetch follows.
+const maxRedirects = 5
+
+// errTooManyRedirects ends a fetch that redirected more than maxRedirects times.
+var errTooManyRedirects = errors.New("too many redirects")
+
+// newClient builds the HTTP client every worker shares.
+func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Client, error) {
+	var rules []ConnectTo
+	for _, s := range cfg.ConnectTo {
+		r, err := ParseConnectTo(s)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	d := newDialer(rules, cfg.AllowPrivateNetworks, cfg.timeout())
+	tr := &http.Transport{
+		DialContext:            d.DialContext,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
+		TLSHandshakeTimeout:    cfg.timeout(),
+		ResponseHeaderTimeout:  cfg.timeout(),
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		ForceAttemptHTTP2:      true,
+	}
+	if proxy != nil {
+		tr.Proxy = func(r *http.Request) (*url.URL, error) {
+			u, err := proxy(r.URL)
+			d.noteProxy(u)
+			return u, err
+		}
+	}
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return errTooManyRedirects
+			}
+			return nil
+		},
+	}, nil
+}

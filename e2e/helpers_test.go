@@ -1,0 +1,190 @@
+// Package e2e runs the built weaver binary against the fake internet, the
+// way a user runs it: a real process, real files, --connect-to.
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"weaver/crawl"
+	"weaver/graph"
+	"weaver/internal/fakeweb"
+	"weaver/internal/storetest"
+	"weaver/kv"
+)
+
+var weaverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "weaver-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	weaverBin = filepath.Join(dir, "weaver")
+	args := []string{"build", "-o", weaverBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/weaver")...)
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building weaver:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run is one weaver invocation's outcome.
+type run struct {
+	code           int
+	stdout, stderr string
+}
+
+// weaver runs the binary with args in dir and waits for it.
+func weaver(t *testing.T, dir string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, weaverBin, args...)
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := run{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("weaver %v: %v", args, err)
+	}
+	return r
+}
+
+// cleanEnv is the environment without WEAVER_* or proxy variables, so a
+// developer's shell does not change what the tests see.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		up := strings.ToUpper(kv)
+		if strings.HasPrefix(up, "WEAVER_") || strings.Contains(strings.SplitN(up, "=", 2)[0], "PROXY") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// startWeb serves w on loopback for the test's lifetime.
+func startWeb(t *testing.T, w *fakeweb.Web) *fakeweb.Server {
+	t.Helper()
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// crawlArgs are the flags of a deterministic, fast crawl of srv.
+func crawlArgs(srv *fakeweb.Server, db string, extra ...string) []string {
+	args := []string{"crawl", "--db", db, "--metrics", db + ".metrics", "--connect-to", srv.ConnectTo(),
+		"--delay", "0", "--quiet", "--retry-delay", "10ms"}
+	return append(args, extra...)
+}
+
+// edges reads a store's graph as host pairs → weight, and checks the
+// store's invariants.
+func edges(t *testing.T, db string) map[[2]string]int {
+	t.Helper()
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open %s: %v", db, err)
+	}
+	defer s.Close()
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatalf("%s: %v", db, err)
+	}
+	out := map[[2]string]int{}
+	err = s.View(func(tx *kv.Tx) error {
+		hosts := map[uint64]string{}
+		graph.ForEachNode(tx, func(n *graph.Node) error { hosts[n.ID] = n.Host; return nil })
+		return graph.ForEachEdge(tx, func(e *graph.Edge) error {
+			out[[2]string{hosts[e.From], hosts[e.To]}] = int(e.Weight)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// nodes reads a store's nodes by host.
+func nodes(t *testing.T, db string) map[string]graph.Node {
+	t.Helper()
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open %s: %v", db, err)
+	}
+	defer s.Close()
+	out := map[string]graph.Node{}
+	s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error { out[n.Host] = *n; return nil })
+	})
+	return out
+}
+
+// sameGraph reports the differences between two graphs, a few at most.
+func sameGraph(t *testing.T, got, want map[[2]string]int) {
+	t.Helper()
+	var diffs []string
+	for k, w := range want {
+		if got[k] != w {
+			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want %d", k[0], k[1], got[k], w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want none", k[0], k[1], g))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		if len(diffs) > 15 {
+			diffs = append(diffs[:15], fmt.Sprintf("... %d more", len(diffs)-15))
+		}
+		t.Errorf("graphs differ (%d edges got, %d want):\n%s", len(got), len(want), strings.Join(diffs, "\n"))
+	}
+}
+
+func metrics(t *testing.T, path string) crawl.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r crawl.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("metrics.log: %v\n%s", err, data)
+	}
+	return r
+}
+
+// excluded is weaver's default exclusion, for the fake web's ground truth.
+func excluded(host string) bool { return fakeweb.DefaultExcluded(host) }
+
+var _ = runtime.GOOS
+var _ = syscall.SIGTERM

@@ -1,0 +1,48 @@
+// Package fakeweb is a fake internet for testing and benchmarking the crawler:
+// one HTTP handler that serves thousands of virtual hosts, chosen by the Host
+// header, with home pages, robots.txt files and misbehaviours all derived from
+// a seed, and the ground truth to check a crawl against.
+//
+// A crawler reaches it the way a user would point weaver at a staging
+// network: with a curl-style --connect-to rule ("::127.0.0.1:PORT", see
+// Server.ConnectTo) or with the server as HTTP proxy, since absolute-form
+// request URIs are routed by their host too.
+//
+// # The generated web
+//
+// New(Config{Hosts: n, Seed: s}) makes n hosts named like real ones:
+// www.alder-17.com, blog.birch-203.co.uk, ash-5.org. Registrable domains are
+// <word>-<number>.<suffix> over single- and multi-label public suffixes (com,
+// org, co.uk, ac.uk, com.au, co.jp, ...), each carrying one to three hosts
+// (the apex, www, blog, shop, news, ...), never more, so a crawler's
+// three-subdomains-per-domain limit never decides what it sees. Host 0,
+// always www.<word>-<number>.com, is the seed.
+//
+// Links follow preferential attachment: a spanning tree gives every host an
+// in-link from an earlier host among that host's first few links, so all hosts
+// are reachable from the seed through the links a crawler keeps; the rest of
+// each page's links go to hosts drawn in proportion to their in-degree, which
+// gives the power law of real host graphs. Home pages are about 30 KB of
+// ordinary markup (head, nav, article, blogroll, footer) and exercise link
+// handling: relative and protocol-relative links, same-host links written
+// absolutely, upper-case schemes and hosts, explicit default ports, entities
+// in URLs, padded hrefs, <base href> (sometimes to another host), <area>,
+// links in comments and scripts, other schemes, malformed URLs, and links to
+// hosts the crawler excludes (facebook.com, ads.<domain>, ...). Titles and
+// descriptions carry entities, quotes and non-ASCII text.
+//
+// # Ground truth
+//
+// Hosts, Seed, Links, Title and Description describe the web;
+// ExpectedEdges computes the host graph a correct crawl records, with only
+// net/url and the selection rules written out in its documentation.
+//
+// # Faults and replays
+//
+// Config.Faults gives chosen hosts a Fault: slow or endless bodies, huge
+// pages, a gzip bomb, redirect loops and chains, 429s and 5xx bursts, a reset
+// connection, binary or broken markup, link farms, crawler traps, hostile
+// robots.txt files and links to private addresses. FromEdges replays a real
+// host graph, such as the 1996 UK web; Loop3 is the three-host loop of seed
+// scenario 000.
+package fakeweb
