@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weaver/crawl/extract"
@@ -46,7 +47,13 @@ type Crawler struct {
 	now     func() time.Time
 	grace   time.Duration
 
-	stats stats
+	stats     stats
+	fetchHist histogram
+	rate      rate
+	workers   []workerSlot
+	started   atomic.Int64 // Run's start, unix nanoseconds
+	running   atomic.Bool
+	reason    atomic.Pointer[string]
 }
 
 // New checks cfg and prepares a crawler on store. It returns a
@@ -71,6 +78,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		c.grace = 5 * time.Second
 	}
 	c.gate = newGate(cfg.delay(), c.now)
+	c.workers = make([]workerSlot, cfg.ConcurrentWorkers)
 	return c, nil
 }
 
@@ -265,6 +273,7 @@ func (c *Crawler) process(ctx context.Context, w *workerState, l frontier.Lease)
 		return p
 	}
 	if !c.cfg.IgnoreRobots {
+		c.setWorker(w.id, WorkerRobots, l.Host)
 		rules, kind, err := c.robotsFor(ctx, u, p)
 		if ctx.Err() != nil {
 			p.returned = true
@@ -282,11 +291,13 @@ func (c *Crawler) process(ctx context.Context, w *workerState, l frontier.Lease)
 			c.gate.setDelay(l.Host, d)
 		}
 	}
+	c.setWorker(w.id, WorkerFetching, l.Host)
 	start := time.Now()
 	resp, kind, err := c.fetchWithRetries(ctx, l.Host, l.URL, func(body io.Reader, r *response) error {
 		return c.readPage(w, p, body, r)
 	})
 	p.took = time.Since(start)
+	c.fetchHist.observe(p.took)
 	if ctx.Err() != nil {
 		p.returned = true
 		return p
@@ -534,6 +545,9 @@ var ErrStoreFailed = errors.New("crawl: store write failed")
 // metrics.log and returns the Result; the error is the commit failure.
 func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	start := c.now()
+	c.started.Store(start.UnixNano())
+	c.running.Store(true)
+	defer c.running.Store(false)
 	hard, hardCancel := context.WithCancel(context.Background())
 	defer hardCancel()
 	go func() {
@@ -562,8 +576,11 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		go func(id int) {
 			defer wg.Done()
 			w := &workerState{id: id, h: sha256.New()}
+			c.setWorker(id, WorkerIdle, "")
+			defer c.setWorker(id, WorkerStopped, "")
 			for l := range jobs {
 				p := c.process(hard, w, l)
+				c.setWorker(id, WorkerIdle, "")
 				if !p.returned && c.log != nil && !c.cfg.Quiet {
 					c.logPage(p)
 				}
@@ -608,6 +625,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 	}
 
+	c.reason.Store(&reason)
 	res := c.stats.result(start, c.now(), reason)
 	_ = c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)

@@ -1,0 +1,46 @@
+# weaver — make targets. CI calls these only (see .ci/run).
+GO      ?= go
+BIN     := bin
+PKGS    := ./...
+FUZZTIME ?= 60s
+
+.PHONY: all build test test-short lint fuzz bench demo golden cross clean tools
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/weaver ./cmd/weaver
+	$(GO) build -o $(BIN)/fakeweb ./cmd/fakeweb
+
+# The README's test command: every package, with the race detector.
+test:
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
+
+# Each fuzz target runs FUZZTIME; crashers land in testdata/fuzz as regression cases.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeHost$$' -fuzztime $(FUZZTIME) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/extract
+	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/robots
+	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./crawl
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) ./graph
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/storetest ./crawl/extract ./crawl/robots
+
+# A real crawl, offline, of the bundled fake internet; then the exports.
+demo: build
+	./scripts/demo.sh
+
+golden:
+	$(GO) test ./export -update
+
+clean:
+	rm -rf $(BIN) demo-out

@@ -1,0 +1,200 @@
+package crawl
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"weaver/frontier"
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// FetchBuckets are the upper bounds, in seconds, of the fetch-time
+// histogram (Prometheus-style cumulative buckets; +Inf is implied).
+var FetchBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// histogram counts fetch durations into FetchBuckets.
+type histogram struct {
+	mu     sync.Mutex // guards counts, sum, total
+	counts []uint64   // per bucket, not cumulative; last is +Inf
+	sum    float64
+	total  uint64
+}
+
+func (h *histogram) observe(d time.Duration) {
+	s := d.Seconds()
+	i := sort.SearchFloat64s(FetchBuckets, s)
+	h.mu.Lock()
+	if h.counts == nil {
+		h.counts = make([]uint64, len(FetchBuckets)+1)
+	}
+	h.counts[i]++
+	h.sum += s
+	h.total++
+	h.mu.Unlock()
+}
+
+// Histogram is a snapshot: cumulative counts per FetchBuckets bound.
+type Histogram struct {
+	Cumulative []uint64 `json:"cumulative"` // len(FetchBuckets); counts ≤ each bound
+	Count      uint64   `json:"count"`
+	Sum        float64  `json:"sum_seconds"`
+}
+
+func (h *histogram) snapshot() Histogram {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := Histogram{Cumulative: make([]uint64, len(FetchBuckets)), Count: h.total, Sum: h.sum}
+	var c uint64
+	for i := range FetchBuckets {
+		if h.counts != nil {
+			c += h.counts[i]
+		}
+		out.Cumulative[i] = c
+	}
+	return out
+}
+
+// Quantile estimates the q-quantile (0..1) in milliseconds by linear
+// interpolation inside the bucket, as Prometheus's histogram_quantile does.
+func (h Histogram) Quantile(q float64) float64 {
+	if h.Count == 0 {
+		return 0
+	}
+	rank := q * float64(h.Count)
+	prevBound, prevCount := 0.0, uint64(0)
+	for i, b := range FetchBuckets {
+		if float64(h.Cumulative[i]) >= rank {
+			in := float64(h.Cumulative[i] - prevCount)
+			frac := 1.0
+			if in > 0 {
+				frac = (rank - float64(prevCount)) / in
+			}
+			return 1000 * (prevBound + (b-prevBound)*frac)
+		}
+		prevBound, prevCount = b, h.Cumulative[i]
+	}
+	return 1000 * FetchBuckets[len(FetchBuckets)-1]
+}
+
+// Worker states.
+const (
+	WorkerIdle     = "idle"
+	WorkerRobots   = "robots"
+	WorkerFetching = "fetching"
+	WorkerStopped  = "stopped"
+)
+
+// WorkerStatus is what one worker is doing.
+type WorkerStatus struct {
+	ID    int       `json:"id"`
+	State string    `json:"state"`
+	Host  string    `json:"host,omitempty"`
+	Since time.Time `json:"since"`
+}
+
+type workerSlot struct {
+	v atomic.Pointer[WorkerStatus]
+}
+
+func (c *Crawler) setWorker(id int, state, host string) {
+	if id <= 0 || id > len(c.workers) {
+		return
+	}
+	c.workers[id-1].v.Store(&WorkerStatus{ID: id, State: state, Host: host, Since: c.now()})
+}
+
+// Status is a live view of a crawl, safe to take while it runs.
+type Status struct {
+	Running           bool             `json:"running"`
+	StartTime         time.Time        `json:"start_time"`
+	UptimeSeconds     float64          `json:"uptime_seconds"`
+	PagesFetched      int64            `json:"pages_fetched"`
+	PagesFailed       int64            `json:"pages_failed"`
+	NodesCrawled      int64            `json:"nodes_crawled"`
+	NodesDiscovered   int64            `json:"nodes_discovered"`
+	EdgesRecorded     int64            `json:"edges_recorded"`
+	RobotsFetched     int64            `json:"robots_fetched"`
+	RobotsDisallowed  int64            `json:"robots_disallowed"`
+	Retries           int64            `json:"retries"`
+	PagesPerSecond    float64          `json:"pages_per_second"` // over the last 10 s
+	ErrorsByType      map[string]int64 `json:"errors_by_type"`
+	Workers           []WorkerStatus   `json:"workers"`
+	FetchP50MS        float64          `json:"fetch_p50_ms"`
+	FetchP90MS        float64          `json:"fetch_p90_ms"`
+	FetchP99MS        float64          `json:"fetch_p99_ms"`
+	Fetch             Histogram        `json:"fetch_seconds"`
+	FrontierSize      uint64           `json:"frontier_size"`
+	Leases            uint64           `json:"leases"`
+	Nodes             uint64           `json:"nodes"`
+	Edges             uint64           `json:"edges"`
+	TotalWeight       uint64           `json:"total_weight"`
+	TerminationReason string           `json:"termination_reason,omitempty"`
+}
+
+// rate keeps (time, pages) samples to compute a rolling pages/s.
+type rate struct {
+	mu      sync.Mutex // guards samples
+	samples []rateSample
+}
+
+type rateSample struct {
+	at    time.Time
+	pages int64
+}
+
+func (r *rate) add(at time.Time, pages int64) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.samples = append(r.samples, rateSample{at, pages})
+	for len(r.samples) > 2 && at.Sub(r.samples[0].at) > 10*time.Second {
+		r.samples = r.samples[1:]
+	}
+	first := r.samples[0]
+	if d := at.Sub(first.at).Seconds(); d > 0 {
+		return float64(pages-first.pages) / d
+	}
+	return 0
+}
+
+// Status returns the crawl's live status; the store figures come from one
+// read transaction.
+func (c *Crawler) Status() Status {
+	now := c.now()
+	st := Status{
+		Running:          c.running.Load(),
+		PagesFetched:     c.stats.pagesFetched.Load(),
+		PagesFailed:      c.stats.pagesFailed.Load(),
+		NodesCrawled:     c.stats.nodesCrawled.Load(),
+		NodesDiscovered:  c.stats.nodesCreated.Load(),
+		EdgesRecorded:    c.stats.edgesCreated.Load(),
+		RobotsFetched:    c.stats.robotsFetched.Load(),
+		RobotsDisallowed: c.stats.robotsDisallowed.Load(),
+		Retries:          c.stats.retries.Load(),
+		ErrorsByType:     c.stats.errorCounts(),
+		Fetch:            c.fetchHist.snapshot(),
+	}
+	if r := c.reason.Load(); r != nil {
+		st.TerminationReason = *r
+	}
+	if ns := c.started.Load(); ns != 0 {
+		st.StartTime = time.Unix(0, ns).UTC()
+		st.UptimeSeconds = now.Sub(st.StartTime).Seconds()
+	}
+	st.PagesPerSecond = c.rate.add(now, st.PagesFetched)
+	st.FetchP50MS, st.FetchP90MS, st.FetchP99MS = st.Fetch.Quantile(0.5), st.Fetch.Quantile(0.9), st.Fetch.Quantile(0.99)
+	for i := range c.workers {
+		if w := c.workers[i].v.Load(); w != nil {
+			st.Workers = append(st.Workers, *w)
+		}
+	}
+	_ = c.store.View(func(tx *kv.Tx) error {
+		g := graph.GetCounts(tx)
+		st.Nodes, st.Edges, st.TotalWeight = g.Nodes, g.Edges, g.Weight
+		st.FrontierSize, st.Leases = frontier.Len(tx), frontier.Leases(tx)
+		return nil
+	})
+	return st
+}

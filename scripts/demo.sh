@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make demo: start the fake internet on loopback, crawl it with weaver
+# through --connect-to, export SQLite, DOT, GraphML and JSON, render an SVG
+# when graphviz is installed, and stop the fake internet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=demo-out
+rm -rf "$out" && mkdir -p "$out"
+port=${DEMO_PORT:-18088}
+hosts=${DEMO_HOSTS:-300}
+
+./bin/fakeweb --listen "127.0.0.1:$port" --hosts "$hosts" --seed 1 --latency 5ms >"$out/fakeweb.log" 2>&1 &
+fw=$!
+trap 'kill $fw 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q listening "$out/fakeweb.log" && break; sleep 0.1; done
+seed=$(./bin/fakeweb --hosts "$hosts" --seed 1 --print-seed)
+echo "fake internet of $hosts hosts on 127.0.0.1:$port, seed $seed"
+
+./bin/weaver crawl --db "$out/weaver.bolt" --metrics "$out/metrics.log" \
+  --connect-to "::127.0.0.1:$port" --delay 100ms --max-depth 0 --quiet "$seed"
+./bin/weaver status --db "$out/weaver.bolt" 2>/dev/null || true
+./bin/weaver export --db "$out/weaver.bolt" --sqlite "$out/crawler.db" --dot "$out/map.dot" \
+  --graphml "$out/graph.graphml" --json "$out/graph.json"
+if command -v dot >/dev/null; then
+  dot -Tsvg "$out/map.dot" -o "$out/map.svg" && echo "rendered $out/map.svg"
+fi
+if command -v sqlite3 >/dev/null; then
+  echo "top 10 hosts by in-link weight:"
+  sqlite3 "$out/crawler.db" "SELECT n.domain_name, SUM(e.weight) w FROM edges e JOIN nodes n ON n.node_id = e.to_node_id GROUP BY e.to_node_id ORDER BY w DESC LIMIT 10;"
+fi
+ls -l "$out"
