@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Tx is a transaction on a Store. Values read from it are valid only until
@@ -129,7 +130,7 @@ func (tx *Tx) Counter(name string) uint64 {
 // commits. It returns bbolt.ErrTxNotWritable in a read transaction.
 func (tx *Tx) SetCounter(name string, n uint64) error {
 	if !tx.btx.Writable() {
-		return fmt.Errorf("kv: set counter %s: %w", name, bbolt.ErrTxNotWritable)
+		return fmt.Errorf("kv: set counter %s: %w", name, berrors.ErrTxNotWritable)
 	}
 	tx.Counter(name)
 	c := tx.counters[name]
