@@ -30,7 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/robots
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./crawl
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) ./internal/storetest
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/storetest ./crawl/extract ./crawl/robots

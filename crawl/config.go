@@ -180,13 +180,12 @@ func (c *Config) LoadJSON(data []byte, source string) error {
 }
 
 func setJSON(f field, raw json.RawMessage) error {
-	want := map[string]string{}
-	_ = want
 	var err error
+	isNumber := len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 	switch p := f.ptr.(type) {
 	case *int:
 		var n json.Number
-		if err = json.Unmarshal(raw, &n); err != nil {
+		if err = json.Unmarshal(raw, &n); err != nil || !isNumber {
 			return fmt.Errorf("want a whole number, got %s", raw)
 		}
 		var v int64
@@ -196,7 +195,7 @@ func setJSON(f field, raw json.RawMessage) error {
 		*p = int(v)
 	case *int64:
 		var n json.Number
-		if err = json.Unmarshal(raw, &n); err != nil {
+		if err = json.Unmarshal(raw, &n); err != nil || !isNumber {
 			return fmt.Errorf("want a whole number, got %s", raw)
 		}
 		if *p, err = strconv.ParseInt(n.String(), 10, 64); err != nil {

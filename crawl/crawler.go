@@ -62,7 +62,21 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	client, err := newClient(&cfg, opt.Proxy)
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.gate = newGate(cfg.delay(), c.now)
+	client, err := newClient(&cfg, opt.Proxy, func(req *http.Request, prev *http.Request) error {
+		if h, err := graph.HostOf(prev.URL); err == nil {
+			c.gate.done(h)
+		}
+		host, err := graph.HostOf(req.URL)
+		if err != nil {
+			return err
+		}
+		return c.gate.wait(req.Context(), host)
+	})
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
 	}
@@ -70,14 +84,10 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
-	c := &Crawler{cfg: cfg, store: store, client: client, exclude: x, log: opt.Log, now: opt.Now, grace: opt.Grace}
-	if c.now == nil {
-		c.now = time.Now
-	}
+	c.client, c.exclude = client, x
 	if c.grace <= 0 {
 		c.grace = 5 * time.Second
 	}
-	c.gate = newGate(cfg.delay(), c.now)
 	c.workers = make([]workerSlot, cfg.ConcurrentWorkers)
 	return c, nil
 }
@@ -280,7 +290,7 @@ func (c *Crawler) process(ctx context.Context, w *workerState, l frontier.Lease)
 			return p
 		}
 		if err != nil {
-			p.kind, p.err = kind, err.Error()
+			p.kind, p.err = kind, string(kind)+": "+err.Error()
 			return p
 		}
 		if !rules.Allowed(c.cfg.UserAgent, l.URL) {
@@ -303,7 +313,7 @@ func (c *Crawler) process(ctx context.Context, w *workerState, l frontier.Lease)
 		return p
 	}
 	if err != nil {
-		p.kind, p.err = kind, err.Error()
+		p.kind, p.err = kind, string(kind)+": "+err.Error()
 		return p
 	}
 	p.fetched = true

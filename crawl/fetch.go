@@ -61,6 +61,7 @@ func classify(err error) ErrorKind {
 	var hostErr x509.HostnameError
 	var recordErr tls.RecordHeaderError
 	var netErr net.Error
+	var addrErr *net.AddrError
 	switch {
 	case errors.Is(err, ErrRefusedAddress):
 		return KindRefused
@@ -69,12 +70,14 @@ func classify(err error) ErrorKind {
 			return KindTimeout
 		}
 		return KindDNS
+	case errors.As(err, &addrErr):
+		return KindDNS // the name gave no address to dial
 	case errors.Is(err, errTooManyRedirects):
 		return KindRedirects
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return KindTimeout
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recordErr),
-		strings.Contains(err.Error(), "tls: "):
+		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return KindTLS
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return KindConnect
@@ -185,6 +188,13 @@ func (c *Crawler) fetchWithRetries(ctx context.Context, host, rawURL string, rea
 			}
 			return read(body, r)
 		})
+		finalHost := host
+		if resp != nil {
+			if h, err := graph.HostOf(resp.finalURL); err == nil {
+				finalHost = h
+			}
+		}
+		c.gate.done(finalHost)
 		switch {
 		case err == nil && (resp.status >= 500 || resp.status == http.StatusTooManyRequests):
 			lastErr, lastKind = nil, KindHTTP

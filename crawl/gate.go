@@ -70,6 +70,21 @@ func (g *gate) wait(ctx context.Context, host string) error {
 	return sleep(ctx, slot.Sub(now))
 }
 
+// done records that a request to host has finished: the next one waits
+// the delay from now, so the gap the server sees is never shorter than the
+// delay, however long connecting took.
+func (g *gate) done(host string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := g.delayOf(host)
+	if d == 0 {
+		return
+	}
+	if t := g.now().Add(d); t.After(g.next[host]) {
+		g.next[host] = t
+	}
+}
+
 // prune forgets hosts whose next slot has passed: they are ready anyway.
 // It keeps the map's size proportional to hosts fetched in the last delay.
 func (g *gate) prune(now time.Time) {

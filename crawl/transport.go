@@ -186,8 +186,10 @@ const maxRedirects = 5
 // errTooManyRedirects ends a fetch that redirected more than maxRedirects times.
 var errTooManyRedirects = errors.New("too many redirects")
 
-// newClient builds the HTTP client every worker shares.
-func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Client, error) {
+// newClient builds the HTTP client every worker shares. beforeRedirect is
+// called before each redirect hop with the request that was redirected
+// (the politeness gate applies to hops too).
+func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error), beforeRedirect func(req, prev *http.Request) error) (*http.Client, error) {
 	var rules []ConnectTo
 	for _, s := range cfg.ConnectTo {
 		r, err := ParseConnectTo(s)
@@ -220,6 +222,9 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
 				return errTooManyRedirects
+			}
+			if beforeRedirect != nil {
+				return beforeRedirect(req, via[len(via)-1])
 			}
 			return nil
 		},

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,14 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:  opts.Timeout,
-		ReadOnly: opts.ReadOnly,
-		NoSync:   opts.NoSync,
-		// Growing the file in large steps keeps commits from paying a
-		// truncate+fsync of the file size on every group.
-		InitialMmapSize: 0,
-	})
+	db, err := openBolt(path, opts)
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -135,35 +128,96 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// sniff reads the first meta page without bbolt, so that a file that is
-// not bbolt at all (SQLite, random bytes) is refused before bbolt opens it.
+// sniff checks the file without bbolt, so that a file that is not bbolt at
+// all (SQLite, random bytes) or a truncated one is refused before bbolt
+// opens it: bbolt itself faults reading pages past the end of a file. It
+// reads both meta pages, keeps the valid one with the newest transaction,
+// and requires the file to hold every page up to its high-water mark.
 func sniff(path string, size int64) (pageSize int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	var hdr [64]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+	var hdr [metaEnd]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return 0, fmt.Errorf("%s %w (only %d bytes)", path, ErrNotStore, size)
 	}
 	if binary.LittleEndian.Uint32(hdr[bboltMagicAt:]) != bboltMagic {
 		if bytes.HasPrefix(hdr[:], []byte("SQLite format 3\x00")) {
-			return 0, fmt.Errorf("%s %w: it is a SQLite database (did you mean the export?)", path, ErrNotStore)
+			return 0, fmt.Errorf("%s %w: it is a SQLite database (did you mean an export?)", path, ErrNotStore)
 		}
 		return 0, fmt.Errorf("%s %w", path, ErrNotStore)
 	}
-	pageSize = int(binary.LittleEndian.Uint32(hdr[bboltPageSizeAt:]))
-	if pageSize < 512 || pageSize > 1<<20 || size < int64(4*pageSize) {
-		return 0, fmt.Errorf("%s %w (%d bytes)", path, ErrTruncated, size)
+	best, ok := parseMeta(hdr[:])
+	candidates := []int{4096, 8192, 16384, 32768, 65536}
+	if ok {
+		candidates = append([]int{best.pageSize}, candidates...)
 	}
-	return pageSize, nil
+	for _, ps := range candidates {
+		var m1 [metaEnd]byte
+		if _, err := f.ReadAt(m1[:], int64(ps)); err != nil {
+			continue
+		}
+		if m, valid := parseMeta(m1[:]); valid && m.pageSize == ps && (!ok || m.txid > best.txid) {
+			best, ok = m, true
+			break
+		}
+	}
+	if !ok {
+		return 0, fmt.Errorf("%s %w: no valid meta page", path, ErrCorrupt)
+	}
+	if need := int64(best.hwm) * int64(best.pageSize); size < need {
+		return 0, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, need)
+	}
+	return best.pageSize, nil
+}
+
+// bbolt's meta page layout: a 16-byte page header, then magic, version,
+// page size, flags (4 bytes each), the root bucket (16), the freelist page
+// id, the high-water mark page id and the transaction id (8 each), and an
+// FNV-64a checksum of everything from magic to txid.
+const (
+	metaStart = 16
+	metaSum   = 72
+	metaEnd   = 80
+)
+
+type metaPage struct {
+	pageSize int
+	hwm      uint64
+	txid     uint64
+}
+
+func parseMeta(b []byte) (metaPage, bool) {
+	if len(b) < metaEnd || binary.LittleEndian.Uint32(b[bboltMagicAt:]) != bboltMagic {
+		return metaPage{}, false
+	}
+	h := fnv.New64a()
+	h.Write(b[metaStart:metaSum])
+	if h.Sum64() != binary.LittleEndian.Uint64(b[metaSum:]) {
+		return metaPage{}, false
+	}
+	m := metaPage{
+		pageSize: int(binary.LittleEndian.Uint32(b[bboltPageSizeAt:])),
+		hwm:      binary.LittleEndian.Uint64(b[56:]),
+		txid:     binary.LittleEndian.Uint64(b[64:]),
+	}
+	if m.pageSize < 512 || m.pageSize > 1<<20 || m.pageSize&(m.pageSize-1) != 0 || m.hwm < 4 {
+		return metaPage{}, false
+	}
+	return m, true
 }
 
 // validate checks, before any data page is touched, that the file holds
 // every page its meta page claims (a truncated file would otherwise fault
 // on access), then that it is a weaver store of a schema this build reads.
-func (s *Store) validate(size int64, pageSize int) error {
+func (s *Store) validate(size int64, pageSize int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s %w: %v", s.path, ErrCorrupt, r)
+		}
+	}()
 	return s.db.View(func(btx *bbolt.Tx) error {
 		if need := btx.Size(); size < need {
 			return fmt.Errorf("%s %w: %d bytes, its pages need %d", s.path, ErrTruncated, size, need)
@@ -186,6 +240,17 @@ func (s *Store) validate(size int64, pageSize int) error {
 		}
 		return nil
 	})
+}
+
+// openBolt opens the file with bbolt, turning a panic on damaged pages
+// into ErrCorrupt: a damaged file must give an error, not a crash.
+func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%s %w: %v", path, ErrCorrupt, r)
+		}
+	}()
+	return bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync})
 }
 
 // create writes a new, fully initialised store beside path and links it

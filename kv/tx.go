@@ -58,7 +58,7 @@ func (tx *Tx) Get(bucket, key []byte, v any) (bool, error) {
 	if data == nil {
 		return false, nil
 	}
-	if err := msgpack.Unmarshal(data, v); err != nil {
+	if err := Decode(data, v); err != nil {
 		return true, fmt.Errorf("kv: decode %s/%x: %w", bucket, key, err)
 	}
 	return true, nil
@@ -183,8 +183,16 @@ func (c *Cursor) Seek(seek []byte) (key, val []byte) { return c.c.Seek(seek) }
 // Delete removes the current key.
 func (c *Cursor) Delete() error { return c.c.Delete() }
 
-// Decode decodes a msgpack value read through a cursor.
-func Decode(data []byte, v any) error { return msgpack.Unmarshal(data, v) }
+// Decode decodes a msgpack value read through a cursor. A damaged value
+// gives an error, never a panic.
+func Decode(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("kv: damaged value: %v", r)
+		}
+	}()
+	return msgpack.Unmarshal(data, v)
+}
 
 // Encode encodes v with msgpack.
 func Encode(v any) ([]byte, error) { return msgpack.Marshal(v) }
