@@ -735,7 +735,9 @@ func (c *Crawler) claim(n int) <-chan claimResult {
 // dispatch keeps up to two leases per worker claimed ahead, hands them to
 // workers, and decides when the crawl ends.
 func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal <-chan error) (string, error) {
-	capacity := 2 * c.cfg.ConcurrentWorkers
+	// Leases claimed ahead: enough to cover a claim's round trip through
+	// the group writer (its linger and fsync) at full speed.
+	capacity := 4 * c.cfg.ConcurrentWorkers
 	var buf []frontier.Lease
 	inflight := 0 // handed to workers, commit not yet acknowledged
 	var claiming <-chan claimResult
@@ -745,6 +747,10 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 	// changes what a claim could find: a committed page (it may have
 	// queued hosts) or the politeness wait passing.
 	needClaim := true
+	// ackedWhileClaiming: a page committed while a claim was outstanding.
+	// The claim may have run before that page's writes (in the same group
+	// or an earlier one), so an empty claim proves nothing then.
+	ackedWhileClaiming := false
 	idle := time.NewTimer(0)
 	<-idle.C
 
@@ -770,7 +776,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 		return reason, err
 	}
 	for {
-		if claiming == nil && !claimedAll && len(buf) < c.cfg.ConcurrentWorkers {
+		if claiming == nil && !claimedAll && len(buf) < 2*c.cfg.ConcurrentWorkers {
 			want := capacity - len(buf) - inflight
 			if c.cfg.MaxPages > 0 {
 				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
@@ -781,6 +787,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 			}
 			if want > 0 && needClaim {
 				claiming = c.claim(want)
+				ackedWhileClaiming = false
 			}
 		}
 		if claiming == nil && len(buf) == 0 && inflight == 0 && (claimedAll || !needClaim) {
@@ -803,6 +810,9 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 		case <-acked:
 			inflight--
 			needClaim = true
+			if claiming != nil {
+				ackedWhileClaiming = true
+			}
 		case r := <-claiming:
 			claiming = nil
 			if r.err != nil {
@@ -811,7 +821,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 			buf = append(buf, r.leases...)
 			c.stats.claimed.Add(int64(len(r.leases)))
 			queued = r.queued
-			if len(r.leases) == 0 {
+			if len(r.leases) == 0 && !ackedWhileClaiming {
 				needClaim = false
 				if queued > 0 {
 					// Entries are queued but none is ready (politeness):
