@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,14 +119,4 @@ func WriteMetrics(path string, r Result) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// sortedKinds lists error kinds for stable log lines.
-func sortedKinds(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -314,7 +314,7 @@ func TestNormalizeHost_WHATWGToASCII(t *testing.T) {
 			t.Fatalf("case %s: %v", item, err)
 		}
 		total++
-		got, err, panicked := normalizeNoPanic(tc.Input, "https")
+		got, panicked, err := normalizeNoPanic(tc.Input, "https")
 		if panicked != nil {
 			t.Errorf("NormalizeHost(%q) panicked: %v", tc.Input, panicked)
 			continue
@@ -343,10 +343,10 @@ func TestNormalizeHost_WHATWGToASCII(t *testing.T) {
 	}
 }
 
-func normalizeNoPanic(in, scheme string) (got string, err error, panicked any) {
+func normalizeNoPanic(in, scheme string) (got string, panicked any, err error) {
 	defer func() { panicked = recover() }()
 	got, err = graph.NormalizeHost(in, scheme)
-	return got, err, nil
+	return got, nil, err
 }
 
 // hasForbidden reports whether s holds a space, a control character or an

@@ -25,7 +25,7 @@ type attrs struct {
 // newAttrs starts iterating over the attributes of z's current start tag.
 func newAttrs(z *html.Tokenizer) attrs {
 	raw := z.Raw()
-	if bytes.IndexAny(raw, "&\x00\r") >= 0 {
+	if bytes.ContainsAny(raw, "&\x00\r") {
 		return attrs{z: z}
 	}
 	return attrs{z: z, raw: raw, i: afterName(raw)}
