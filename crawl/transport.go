@@ -79,7 +79,7 @@ func (r ConnectTo) match(host, port string) bool {
 
 // ErrRefusedAddress is returned for a connection to a loopback, private,
 // link-local, multicast or unspecified address (unless allowed).
-var ErrRefusedAddress = errors.New("refused: private or local address")
+var ErrRefusedAddress = errors.New("private or local address")
 
 // forbidden reports whether ip is not a public unicast address.
 func forbidden(ip netip.Addr) bool {
@@ -152,6 +152,14 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		return nil, err
 	}
 	host = strings.ToLower(host)
+	d.mu.Lock()
+	isProxy := d.proxies[addr]
+	d.mu.Unlock()
+	if isProxy { // the user's own proxy, wherever it is
+		var plain net.Dialer
+		plain.Timeout = d.net.Timeout
+		return plain.DialContext(ctx, network, addr)
+	}
 	if !d.allowPrivate && forbiddenHost(host) {
 		return nil, fmt.Errorf("%w: %s", ErrRefusedAddress, host)
 	}
@@ -168,14 +176,6 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			plain.Timeout = d.net.Timeout
 			return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
 		}
-	}
-	d.mu.Lock()
-	isProxy := d.proxies[addr]
-	d.mu.Unlock()
-	if isProxy {
-		var plain net.Dialer
-		plain.Timeout = d.net.Timeout
-		return plain.DialContext(ctx, network, addr)
 	}
 	return d.net.DialContext(ctx, network, addr)
 }

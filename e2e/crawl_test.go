@@ -348,3 +348,21 @@ func TestCrawl_BadInput_Exit2(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawl_HTTPProxy: with HTTP_PROXY set and no --connect-to, every
+// request goes through the proxy (the fake internet answers proxy-style
+// absolute requests) and the crawl gives the same graph.
+func TestCrawl_HTTPProxy(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 13})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	cmd := exec.Command(weaverBin, "crawl", "--db", db, "--metrics", db+".metrics", "--delay", "0", "--quiet",
+		"--max-depth", "0", "--max-crawls-per-node", "1", w.Seed())
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "HTTP_PROXY=http://"+srv.Addr())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+}
