@@ -464,18 +464,18 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	depth := p.lease.Depth + 1
 	depthOK := c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth
 	for _, t := range p.targets {
-		dst, created, err := graph.Ensure(tx, t.host, t.scheme, now)
+		dst, created, err := graph.EnsureAt(tx, t.host, t.scheme, depth, now)
 		if err != nil {
 			return err
 		}
 		if err := graph.AddEdge(tx, id, dst.ID, 1, now); err != nil {
 			return err
 		}
+		// A known node is rewritten only when something a user sees
+		// changed; last-seen is kept to the minute.
 		changed := !created && now.Sub(dst.LastSeen) > time.Minute
 		dst.LastSeen = now
-		if created {
-			dst.Depth = depth
-		} else if depth < dst.Depth {
+		if !created && depth < dst.Depth {
 			dst.Depth, changed = depth, true
 		}
 		if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
@@ -496,7 +496,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 				dst.Status, changed = graph.StatusExcludedByLimit, true
 			}
 		}
-		if created || changed {
+		if changed {
 			if err := graph.Put(tx, &dst); err != nil {
 				return err
 			}

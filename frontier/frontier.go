@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"weaver/kv"
 )
 
@@ -17,11 +19,52 @@ type Entry struct {
 	Depth  int    `msgpack:"d"` // hops from a seed
 }
 
+// EncodeMsgpack stores an entry as [node, host, url, depth]: entries are
+// written and read on every claim, so they skip reflection.
+func (e *Entry) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeArrayLen(4); err != nil {
+		return err
+	}
+	if err := enc.EncodeUint(e.NodeID); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(e.Host); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(e.URL); err != nil {
+		return err
+	}
+	return enc.EncodeInt(int64(e.Depth))
+}
+
+// DecodeMsgpack reads what EncodeMsgpack wrote.
+func (e *Entry) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 4 {
+		return fmt.Errorf("frontier: entry record has %d fields, want 4", n)
+	}
+	if e.NodeID, err = dec.DecodeUint64(); err != nil {
+		return err
+	}
+	if e.Host, err = dec.DecodeString(); err != nil {
+		return err
+	}
+	if e.URL, err = dec.DecodeString(); err != nil {
+		return err
+	}
+	d, err := dec.DecodeInt()
+	e.Depth = d
+	return err
+}
+
 // Lease is an entry handed to a worker and not yet committed.
 type Lease struct {
-	Entry `msgpack:",inline"`
-	Key   []byte    `msgpack:"k"` // the entry's frontier key, to put it back where it was
-	Since time.Time `msgpack:"s"`
+	Entry `msgpack:"e"` // embedded: l.NodeID, l.Host...
+	Key   []byte        `msgpack:"k"` // the entry's frontier key, to put it back where it was
+	Since time.Time     `msgpack:"s"`
 }
 
 // Verdict is a Claim judge's decision on an entry.

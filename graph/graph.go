@@ -1,6 +1,11 @@
 package graph
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // Status says what weaver knows about a node: why it has, or has not, out-links.
 type Status string
@@ -21,33 +26,86 @@ const (
 // Node is one host of the graph. Its ID never changes once given.
 type Node struct {
 	ID          uint64    `msgpack:"id"`
-	Host        string    `msgpack:"h"`  // normalised host (see NormalizeHost), with a non-default port if any
-	Domain      string    `msgpack:"d"`  // registrable domain (eTLD+1) of Host, or Host itself
-	Scheme      string    `msgpack:"sc"` // scheme of the link or seed that first found it: "http" or "https"
-	Title       string    `msgpack:"t"`
-	Description string    `msgpack:"ds"` // meta description, or the title when there is none
-	CrawlCount  int       `msgpack:"cc"` // successful fetches (an HTTP answer was received)
-	FailCount   int       `msgpack:"fc"` // transport failures after all retries
-	Status      Status    `msgpack:"st"`
-	HTTPStatus  int       `msgpack:"hs"`
-	ContentType string    `msgpack:"ct"`
-	Server      string    `msgpack:"sv"`
-	Bytes       int64     `msgpack:"b"`  // body bytes read (capped by max_body_bytes)
-	FetchMS     int64     `msgpack:"ms"` // duration of the last fetch in milliseconds
-	ContentHash string    `msgpack:"ch"` // hex sha256 of the body read
-	Error       string    `msgpack:"e"`  // last error message, if any
-	Depth       int       `msgpack:"dp"` // smallest depth at which it was queued or seen
-	FirstSeen   time.Time `msgpack:"fs"`
-	LastSeen    time.Time `msgpack:"ls"`
-	LastCrawl   time.Time `msgpack:"lc"` // zero when never fetched
+	Host        string    `msgpack:"h"`            // normalised host (see NormalizeHost), with a non-default port if any
+	Domain      string    `msgpack:"d,omitempty"`  // registrable domain (eTLD+1) of Host, or Host itself
+	Scheme      string    `msgpack:"sc,omitempty"` // scheme of the link or seed that first found it: "http" or "https"
+	Title       string    `msgpack:"t,omitempty"`
+	Description string    `msgpack:"ds,omitempty"` // meta description, or the title when there is none
+	CrawlCount  int       `msgpack:"cc,omitempty"` // successful fetches (an HTTP answer was received)
+	FailCount   int       `msgpack:"fc,omitempty"` // transport failures after all retries
+	Status      Status    `msgpack:"st,omitempty"`
+	HTTPStatus  int       `msgpack:"hs,omitempty"`
+	ContentType string    `msgpack:"ct,omitempty"`
+	Server      string    `msgpack:"sv,omitempty"`
+	Bytes       int64     `msgpack:"b,omitempty"`  // body bytes read (capped by max_body_bytes)
+	FetchMS     int64     `msgpack:"ms,omitempty"` // duration of the last fetch in milliseconds
+	ContentHash string    `msgpack:"ch,omitempty"` // hex sha256 of the body read
+	Error       string    `msgpack:"e,omitempty"`  // last error message, if any
+	Depth       int       `msgpack:"dp,omitempty"` // smallest depth at which it was queued or seen
+	FirstSeen   time.Time `msgpack:"fs,omitempty"`
+	LastSeen    time.Time `msgpack:"ls,omitempty"`
+	LastCrawl   time.Time `msgpack:"lc,omitempty"` // zero when never fetched
 }
 
 // Edge is a directed host→host link; Weight counts how many times a crawled
 // page of From was seen linking to To.
 type Edge struct {
-	From      uint64    `msgpack:"-"`
-	To        uint64    `msgpack:"-"`
-	Weight    uint64    `msgpack:"w"`
-	FirstSeen time.Time `msgpack:"fs"`
-	LastSeen  time.Time `msgpack:"ls"`
+	From      uint64 // from the key, not stored in the value
+	To        uint64 // from the key, not stored in the value
+	Weight    uint64
+	FirstSeen time.Time
+	LastSeen  time.Time
+}
+
+// EncodeMsgpack stores an edge as [weight, first seen, last seen] with
+// the times in Unix nanoseconds: edges are the most numerous records, and
+// this is several times faster and smaller than the reflective form.
+func (e *Edge) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeArrayLen(3); err != nil {
+		return err
+	}
+	if err := enc.EncodeUint(e.Weight); err != nil {
+		return err
+	}
+	if err := enc.EncodeInt(unixNano(e.FirstSeen)); err != nil {
+		return err
+	}
+	return enc.EncodeInt(unixNano(e.LastSeen))
+}
+
+// DecodeMsgpack reads what EncodeMsgpack wrote.
+func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 3 {
+		return fmt.Errorf("graph: edge record has %d fields, want 3", n)
+	}
+	if e.Weight, err = dec.DecodeUint64(); err != nil {
+		return err
+	}
+	var first, last int64
+	if first, err = dec.DecodeInt64(); err != nil {
+		return err
+	}
+	if last, err = dec.DecodeInt64(); err != nil {
+		return err
+	}
+	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
+	return nil
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }

@@ -79,6 +79,12 @@ func Put(tx *kv.Tx, n *Node) error {
 // must be normalised; scheme is how it was found. It reports whether the
 // node was created.
 func Ensure(tx *kv.Tx, host, scheme string, now time.Time) (Node, bool, error) {
+	return EnsureAt(tx, host, scheme, 0, now)
+}
+
+// EnsureAt is Ensure for a host first seen at depth: a new node is written
+// once, already at its depth.
+func EnsureAt(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, bool, error) {
 	if id, ok := Lookup(tx, host); ok {
 		n, ok, err := Get(tx, id)
 		if err != nil {
@@ -98,7 +104,7 @@ func Ensure(tx *kv.Tx, host, scheme string, now time.Time) (Node, bool, error) {
 	}
 	n := Node{
 		ID: id, Host: host, Domain: RegistrableDomain(host), Scheme: scheme,
-		Status: StatusDiscovered, FirstSeen: now, LastSeen: now,
+		Status: StatusDiscovered, FirstSeen: now, LastSeen: now, Depth: depth,
 	}
 	if err := tx.PutRaw(kv.BucketHosts, []byte(host), kv.U64(id)); err != nil {
 		return Node{}, false, err
