@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"weaver/export"
+)
+
+func init() {
+	register(&command{
+		Name:    "export",
+		Summary: "write the graph as SQLite, GraphML, DOT or JSON",
+		Run:     runExport,
+	})
+}
+
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE]) [flags]
+
+Writes the store's host graph in one or more formats. A format flag without
+FILE, or with -, writes to stdout (at most one format may). Files are built
+under a temporary name and renamed into place when complete.`
+
+const exportExamples = `  weaver export --sqlite crawler.db
+  weaver export --dot | dot -Tsvg > map.svg
+  weaver export --graphml map.graphml --json map.json --crawled-only
+  weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot`
+
+// exportFlagsWithOptionalFile are the format flags whose FILE may be left
+// out; exportFlagsWithValue the other flags that take a value.
+var (
+	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true}
+	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true}
+)
+
+// exportTarget is one format to write, to a file or to stdout.
+type exportTarget struct {
+	format export.Format
+	path   string // "" for stdout
+}
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
+	db := fs.String("db", "weaver.bolt", "the weaver store to export (opened read-only)")
+	paths := map[export.Format]*string{
+		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (seed 000 §4.1 schema) to `FILE`"),
+		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
+		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
+		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
+	}
+	minWeight := fs.Uint64("min-weight", 0, "leave out edges of weight below `N`")
+	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
+	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
+	force := fs.Bool("force", false, "replace an existing file that is not a SQLite database (never the store)")
+	if err := parseFlags(fs, exportArgs(args)); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (a format flag takes at most one FILE)", fs.Arg(0))
+	}
+
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var targets []exportTarget
+	toStdout := 0
+	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON} {
+		if !set[string(f)] {
+			continue
+		}
+		path := *paths[f]
+		if path == "-" {
+			path = ""
+		}
+		if path == "" {
+			if f == export.FormatSQLite {
+				return usagef("--sqlite needs a FILE: a database cannot be written to stdout")
+			}
+			toStdout++
+		}
+		targets = append(targets, exportTarget{f, path})
+	}
+	switch {
+	case len(targets) == 0:
+		fs.Usage()
+		return usagef("no format given: use --sqlite FILE, --graphml, --dot or --json")
+	case toStdout > 1:
+		return usagef("only one format can be written to stdout; give the others a FILE")
+	}
+	seen := map[string]export.Format{}
+	for _, t := range targets {
+		if t.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(t.path)
+		if err != nil {
+			return usagef("%s: %v", t.path, err)
+		}
+		if other, ok := seen[abs]; ok {
+			return usagef("--%s and --%s both write %s", other, t.format, t.path)
+		}
+		seen[abs] = t.format
+	}
+
+	s, err := openStore(*db, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// Every target is checked before any is written, so that a refused
+	// one does not come after others were already replaced.
+	for _, t := range targets {
+		if t.path != "" {
+			if err := export.CheckTarget(s, t.path, t.format, *force); err != nil {
+				return exportError(err)
+			}
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if e.Signals != nil {
+		go func() {
+			select {
+			case <-e.Signals:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	opt := export.Options{
+		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
+		Force: *force, Version: Version,
+	}
+	for _, t := range targets {
+		var st export.Stats
+		var err error
+		name := t.path
+		if t.path == "" {
+			name = "stdout"
+			st, err = export.Write(ctx, e.Stdout, s, t.format, opt)
+		} else {
+			st, err = export.WriteFile(ctx, s, t.path, t.format, opt)
+		}
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: %s not written", name)
+		}
+		if err != nil {
+			return exportError(err)
+		}
+		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d nodes, %d edges, total weight %d\n",
+			name, t.format, st.Nodes, st.Edges, st.Weight)
+	}
+	return nil
+}
+
+// exportError turns the errors that say the command line named the wrong
+// file into usage errors (exit 2).
+func exportError(err error) error {
+	for _, bad := range []error{
+		export.ErrWouldOverwriteStore, export.ErrNotSQLite, export.ErrWouldOverwriteDatabase,
+		export.ErrIsDirectory, export.ErrNotRegular, fs.ErrNotExist, // a target in a missing directory
+	} {
+		if errors.Is(err, bad) {
+			return usageError{err}
+		}
+	}
+	return err
+}
+
+// exportArgs rewrites args so that package flag, which has no optional
+// values, can parse them: a format flag whose FILE is optional and that
+// is followed by nothing or by another flag gets "-" (stdout); one
+// followed by a word gets it as its value. --sqlite followed by nothing or
+// a flag gets an empty value, which runExport reports. The values of the
+// other flags are skipped over, so "--db --dot" means a store named
+// "--dot", as package flag reads it.
+func exportArgs(args []string) []string {
+	out := make([]string, 0, len(args)+2)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return append(out, args[i:]...) // flag parsing stops here
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if strings.Contains(name, "=") {
+			out = append(out, a)
+			continue
+		}
+		switch {
+		case exportFlagsWithOptionalFile[name]:
+			if i+1 < len(args) && (args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")) {
+				out = append(out, a+"="+args[i+1])
+				i++
+			} else {
+				out = append(out, a+"=-")
+			}
+		case name == "sqlite" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-") && args[i+1] != "-"):
+			out = append(out, a+"=") // no FILE: reported as such, not a file named "--dot"
+		case exportFlagsWithValue[name] && i+1 < len(args):
+			out = append(out, a, args[i+1])
+			i++
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}

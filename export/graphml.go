@@ -1,0 +1,115 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strconv"
+
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// graphmlKeys are the attribute declarations of a GraphML export. Gephi
+// takes a node's label from the "label" key.
+const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_version" attr.type="string"/>
+  <key id="exported_at" for="graph" attr.name="exported_at" attr.type="string"/>
+  <key id="filters" for="graph" attr.name="filters" attr.type="string"/>
+  <key id="label" for="node" attr.name="label" attr.type="string"/>
+  <key id="host" for="node" attr.name="host" attr.type="string"/>
+  <key id="domain" for="node" attr.name="domain" attr.type="string"/>
+  <key id="title" for="node" attr.name="title" attr.type="string"/>
+  <key id="description" for="node" attr.name="description" attr.type="string"/>
+  <key id="status" for="node" attr.name="status" attr.type="string"/>
+  <key id="crawl_count" for="node" attr.name="crawl_count" attr.type="int"/>
+  <key id="http_status" for="node" attr.name="http_status" attr.type="int"/>
+  <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
+`
+
+// GraphML writes s to w as a directed GraphML 1.0 graph, valid against the
+// GraphML schema: node ids are "n" and the store id, nodes carry host,
+// domain, title, description, status, crawl_count and http_status (empty
+// strings and a zero HTTP status are left out), edges their weight. Every
+// string is escaped for XML, and characters XML 1.0 cannot hold are
+// dropped, so any page title gives a well-formed file. It returns what was
+// written, or the writer's, the store's or the context's error.
+func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
+	opt = opt.withDefaults()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	st, err := walk(ctx, s, opt, func(v *view) error {
+		b := make([]byte, 0, 4096)
+		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
+`...)
+		b = append(b, graphmlKeys...)
+		b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
+		b = graphmlData(b, "    ", "weaver_version", opt.Version)
+		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
+		b = graphmlData(b, "    ", "filters", opt.filters())
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		err := v.nodes(func(n *graph.Node) error {
+			b = append(b[:0], `    <node id="n`...)
+			b = strconv.AppendUint(b, n.ID, 10)
+			b = append(b, `">`...)
+			b = graphmlData(b, "", "label", n.Host)
+			b = graphmlData(b, "", "host", n.Host)
+			b = graphmlData(b, "", "domain", n.Domain)
+			b = graphmlData(b, "", "title", n.Title)
+			b = graphmlData(b, "", "description", n.Description)
+			b = graphmlData(b, "", "status", string(n.Status))
+			b = append(b, `<data key="crawl_count">`...)
+			b = strconv.AppendInt(b, int64(n.CrawlCount), 10)
+			b = append(b, `</data>`...)
+			if n.HTTPStatus != 0 {
+				b = append(b, `<data key="http_status">`...)
+				b = strconv.AppendInt(b, int64(n.HTTPStatus), 10)
+				b = append(b, `</data>`...)
+			}
+			b = append(b, "</node>\n"...)
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		err = v.edges(func(e *graph.Edge) error {
+			b = append(b[:0], `    <edge source="n`...)
+			b = strconv.AppendUint(b, e.From, 10)
+			b = append(b, `" target="n`...)
+			b = strconv.AppendUint(b, e.To, 10)
+			b = append(b, `"><data key="weight">`...)
+			b = strconv.AppendUint(b, e.Weight, 10)
+			b = append(b, "</data></edge>\n"...)
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString("  </graph>\n</graphml>\n"); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	return st, wrap(FormatGraphML, "", err)
+}
+
+// graphmlData appends <data key="key">val</data>, or nothing when val is
+// empty; a line of its own when indent is set.
+func graphmlData(b []byte, indent, key, val string) []byte {
+	if val == "" {
+		return b
+	}
+	b = append(b, indent...)
+	b = append(b, `<data key="`...)
+	b = append(b, key...)
+	b = append(b, `">`...)
+	b = appendXMLText(b, val)
+	b = append(b, "</data>"...)
+	if indent != "" {
+		b = append(b, '\n')
+	}
+	return b
+}

@@ -1,0 +1,307 @@
+package export_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"weaver/export"
+	"weaver/graph"
+	"weaver/internal/storetest"
+	"weaver/kv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// t0 is the fixtures' clock: every time in a fixture is t0 plus minutes.
+var t0 = time.Date(2025, 1, 16, 10, 0, 0, 0, time.UTC)
+
+// fixedOptions makes an export reproducible byte for byte.
+func fixedOptions() export.Options {
+	return export.Options{Version: "0.1.0-test", Now: func() time.Time { return t0.Add(24 * time.Hour) }}
+}
+
+// fixtureNode is a node of a test graph: its host and what its crawl found.
+type fixtureNode struct {
+	host   string
+	status graph.Status
+	http   int
+	crawls int
+	title  string
+	desc   string
+}
+
+// fixtureEdge is an edge between two fixture nodes, by position.
+type fixtureEdge struct {
+	from, to int
+	weight   uint64
+}
+
+// small is the golden graph: two registrable domains with several hosts,
+// an error page, hosts never fetched, and a title that needs escaping.
+var (
+	smallNodes = []fixtureNode{
+		{"example.com", graph.StatusCrawled, 200, 2, "Example Domain", "This domain is for use in illustrative examples."},
+		{"www.example.com", graph.StatusCrawled, 200, 1, `Tom & Jerry's <"Blog">`, ""},
+		{"blog.example.com", graph.StatusDiscovered, 0, 0, "", ""},
+		{"iana.org", graph.StatusCrawled, 200, 1, "Internet Assigned Numbers Authority", "IANA\nnumbers"},
+		{"www.iana.org", graph.StatusHTTPError, 404, 1, "Not Found", ""},
+		{"github.com", graph.StatusDiscovered, 0, 0, "", ""},
+		{"localhost:8080", graph.StatusTimeout, 0, 0, "", ""},
+	}
+	smallEdges = []fixtureEdge{
+		{0, 3, 3}, {0, 1, 1}, {1, 0, 2}, {1, 3, 1}, {1, 2, 1},
+		{3, 4, 5}, {3, 0, 1}, {4, 5, 2}, {4, 3, 4}, {0, 6, 1},
+	}
+)
+
+// writeGraph writes nodes and edges into s in one transaction, with node
+// i first seen at t0+i minutes and fetched one hour later when it was.
+func writeGraph(tb testing.TB, s *kv.Store, nodes []fixtureNode, edges []fixtureEdge) {
+	tb.Helper()
+	err := s.Update(func(tx *kv.Tx) error {
+		ids := make([]uint64, len(nodes))
+		for i, f := range nodes {
+			seen := t0.Add(time.Duration(i) * time.Minute)
+			n, _, err := graph.Ensure(tx, f.host, "https", seen)
+			if err != nil {
+				return err
+			}
+			ids[i] = n.ID
+			n.Status, n.HTTPStatus, n.CrawlCount = f.status, f.http, f.crawls
+			n.Title, n.Description = f.title, f.desc
+			n.Depth = i % 3
+			if f.status == graph.StatusTimeout {
+				n.FailCount = 3
+				n.Error = "context deadline exceeded"
+			}
+			if f.crawls > 0 {
+				n.ContentType, n.Server = "text/html; charset=utf-8", "nginx"
+				n.Bytes, n.FetchMS = int64(1000+i), int64(100+i)
+				n.ContentHash = fmt.Sprintf("%064x", i+1)
+				n.LastCrawl = seen.Add(time.Hour)
+				n.LastSeen = n.LastCrawl
+			}
+			if err := graph.Put(tx, &n); err != nil {
+				return err
+			}
+		}
+		for i, e := range edges {
+			if err := graph.AddEdge(tx, ids[e.from], ids[e.to], e.weight, t0.Add(time.Duration(30+i)*time.Minute)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("write fixture: %v", err)
+	}
+}
+
+// newStore is storetest.MustOpen with the creation time fixed at t0, so
+// that exports record the same store_created_at every run.
+func newStore(tb testing.TB) *kv.Store {
+	tb.Helper()
+	return storetest.MustOpenPath(tb, filepath.Join(tb.TempDir(), "weaver.bolt"), kv.Options{Now: func() time.Time { return t0 }})
+}
+
+// smallStore is a store holding the golden graph.
+func smallStore(tb testing.TB) *kv.Store {
+	s := newStore(tb)
+	writeGraph(tb, s, smallNodes, smallEdges)
+	return s
+}
+
+// paGraph is a preferential-attachment graph of n hosts: each new host
+// links to up to m earlier ones chosen in proportion to their degree, as
+// links on the web gather on popular hosts. Hosts fall into n/20
+// registrable domains; two in three were fetched. It is deterministic.
+func paGraph(n, m int, seed uint64) ([]fixtureNode, []fixtureEdge) {
+	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	nodes := make([]fixtureNode, n)
+	domains := max(n/20, 1)
+	for i := range nodes {
+		f := fixtureNode{host: fmt.Sprintf("h%d.d%d.example", i, i%domains), status: graph.StatusDiscovered}
+		if i%3 != 2 {
+			f.status, f.http, f.crawls = graph.StatusCrawled, 200, 1+i%2
+			f.title = fmt.Sprintf("Site %d & friends <%d>", i, i%7)
+			f.desc = fmt.Sprintf("About site %d", i)
+		}
+		nodes[i] = f
+	}
+	var edges []fixtureEdge
+	var ends []int // every edge end, so a uniform pick is degree-proportional
+	for i := 1; i < n; i++ {
+		seen := map[int]bool{}
+		for range min(m, i) {
+			t := r.IntN(i)
+			if len(ends) > 0 && r.IntN(4) != 0 {
+				t = ends[r.IntN(len(ends))]
+			}
+			if t == i || seen[t] {
+				continue
+			}
+			seen[t] = true
+			w := uint64(1 + r.IntN(3))
+			if r.IntN(10) == 0 {
+				w += uint64(r.IntN(50))
+			}
+			edges = append(edges, fixtureEdge{i, t, w})
+			if r.IntN(3) == 0 { // some links back
+				edges = append(edges, fixtureEdge{t, i, 1})
+			}
+			ends = append(ends, i, t)
+		}
+	}
+	return nodes, edges
+}
+
+// paStore is a store holding paGraph(n, 3).
+func paStore(tb testing.TB, n int) *kv.Store {
+	s := newStore(tb)
+	nodes, edges := paGraph(n, 3, 1)
+	writeGraph(tb, s, nodes, edges)
+	return s
+}
+
+// missing reports a client tool that is not installed: a skip on a
+// developer's machine, a failure in CI, where .ci/run installs them all.
+func missing(tb testing.TB, format string, a ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, a...)
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s (CI=true: the client tools must be installed)", msg)
+	}
+	tb.Skipf("%s: skipped (CI fails instead)", msg)
+}
+
+// needTool returns the path of a client program, or skips (fails in CI).
+func needTool(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missing(tb, "%s is not installed", name)
+	}
+	return p
+}
+
+// needPython returns a Python 3 that imports networkx: the one on PATH, or
+// the system's (/usr/bin/python3, where Debian's python3-networkx goes,
+// when PATH leads to another Python).
+func needPython(tb testing.TB) string {
+	tb.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import networkx").Run() == nil {
+			return p
+		}
+	}
+	missing(tb, "no python3 with networkx (apt-get install python3-networkx)")
+	return ""
+}
+
+// graphmlXSD returns the GraphML schema shipped in shared/data, beside
+// the repository.
+func graphmlXSD(tb testing.TB) string {
+	tb.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "graphml-xsd", "graphml.xsd"))
+	if err == nil {
+		if _, err = os.Stat(p); err == nil {
+			return p
+		}
+	}
+	missing(tb, "GraphML schema not found: %v", err)
+	return ""
+}
+
+// runTool runs a client and fails the test with its output when it fails
+// or takes over five minutes.
+func runTool(tb testing.TB, stdin []byte, name string, args ...string) []byte {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("%s %s: %v\nstderr: %s", name, strings.Join(args, " "), err, limit(stderr.String(), 2000))
+	}
+	return stdout.Bytes()
+}
+
+func limit(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// exportFile writes s in format f to a file in a temporary directory.
+func exportFile(tb testing.TB, s *kv.Store, f export.Format, opt export.Options) (string, export.Stats) {
+	tb.Helper()
+	ext := map[export.Format]string{export.FormatSQLite: "db", export.FormatGraphML: "graphml", export.FormatDOT: "dot", export.FormatJSON: "json"}[f]
+	path := filepath.Join(tb.TempDir(), "out."+ext)
+	st, err := export.WriteFile(context.Background(), s, path, f, opt)
+	if err != nil {
+		tb.Fatalf("export %s: %v", f, err)
+	}
+	return path, st
+}
+
+// storeCounts reads the graph counters of s.
+func storeCounts(tb testing.TB, s *kv.Store) graph.Counts {
+	tb.Helper()
+	var c graph.Counts
+	if err := s.View(func(tx *kv.Tx) error { c = graph.GetCounts(tx); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// countdownCtx is a context whose Err turns to Canceled after a given
+// number of calls: it interrupts an export at a chosen point, the way a
+// Ctrl-C would, without timing.
+type countdownCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func newCountdown(calls int64) *countdownCtx {
+	c := &countdownCtx{Context: context.Background()}
+	c.left.Store(calls)
+	return c
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// listDir returns the names in dir, sorted.
+func listDir(tb testing.TB, dir string) []string {
+	tb.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,132 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// jsonNode is a node of the JSON export. Times are RFC 3339 in UTC; empty
+// strings and zero times are left out.
+type jsonNode struct {
+	ID          uint64 `json:"id"`
+	Host        string `json:"host"`
+	Domain      string `json:"domain"`
+	Scheme      string `json:"scheme,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status"`
+	CrawlCount  int    `json:"crawl_count"`
+	FailCount   int    `json:"fail_count"`
+	HTTPStatus  int    `json:"http_status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Server      string `json:"server,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	FetchMS     int64  `json:"fetch_ms"`
+	ContentHash string `json:"content_hash,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Depth       int    `json:"depth"`
+	FirstSeen   string `json:"first_seen,omitempty"`
+	LastSeen    string `json:"last_seen,omitempty"`
+	LastCrawl   string `json:"last_crawl,omitempty"`
+}
+
+// jsonEdge is an edge of the JSON export.
+type jsonEdge struct {
+	Source    uint64 `json:"source"`
+	Target    uint64 `json:"target"`
+	Weight    uint64 `json:"weight"`
+	FirstSeen string `json:"first_seen,omitempty"`
+	LastSeen  string `json:"last_seen,omitempty"`
+}
+
+// jsonGraph is the "graph" member: the export's metadata.
+type jsonGraph struct {
+	Name          string `json:"name"`
+	WeaverVersion string `json:"weaver_version"`
+	ExportedAt    string `json:"exported_at"`
+	MinWeight     uint64 `json:"min_weight"`
+	CrawledOnly   bool   `json:"crawled_only"`
+	Domains       bool   `json:"domains"`
+}
+
+// JSON writes s to w as one JSON object in networkx's node-link form:
+// {"directed": true, "multigraph": false, "graph": {...}, "nodes": [...],
+// "edges": [...]}, each node and edge on a line of its own, nodes keyed by
+// their store id ("id"), edges by "source" and "target". Python loads it
+// with networkx.node_link_graph(data, edges="edges"). Invalid UTF-8 in a
+// string becomes U+FFFD. It returns what was written, or the writer's, the
+// store's or the context's error.
+func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
+	opt = opt.withDefaults()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	st, err := walk(ctx, s, opt, func(v *view) error {
+		head, err := json.Marshal(jsonGraph{
+			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
+			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains,
+		})
+		if err != nil {
+			return err
+		}
+		b := append([]byte(`{"directed":true,"multigraph":false,"graph":`), head...)
+		b = append(b, ",\n\"nodes\":["...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		sep := "\n"
+		err = v.nodes(func(n *graph.Node) error {
+			line, err := json.Marshal(jsonNode{
+				ID: n.ID, Host: n.Host, Domain: n.Domain, Scheme: n.Scheme,
+				Title: n.Title, Description: n.Description, Status: string(n.Status),
+				CrawlCount: n.CrawlCount, FailCount: n.FailCount, HTTPStatus: n.HTTPStatus,
+				ContentType: n.ContentType, Server: n.Server, Bytes: n.Bytes, FetchMS: n.FetchMS,
+				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
+				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
+			})
+			if err != nil {
+				return err
+			}
+			return writeItem(bw, &sep, line)
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString("\n],\n\"edges\":["); err != nil {
+			return err
+		}
+		sep = "\n"
+		err = v.edges(func(e *graph.Edge) error {
+			line, err := json.Marshal(jsonEdge{
+				Source: e.From, Target: e.To, Weight: e.Weight,
+				FirstSeen: isoTime(e.FirstSeen), LastSeen: isoTime(e.LastSeen),
+			})
+			if err != nil {
+				return err
+			}
+			return writeItem(bw, &sep, line)
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString("\n]}\n"); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	return st, wrap(FormatJSON, "", err)
+}
+
+// writeItem writes one array element, preceded by *sep, which becomes a
+// comma after the first.
+func writeItem(w *bufio.Writer, sep *string, item []byte) error {
+	if _, err := w.WriteString(*sep); err != nil {
+		return err
+	}
+	*sep = ",\n"
+	_, err := w.Write(item)
+	return err
+}

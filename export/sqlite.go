@@ -1,0 +1,494 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// seedSchema is seed 000 §4.1, verbatim. Its tables are created first and
+// its indexes last (after the rows: an index built once is much faster
+// than one maintained per insert, and the schema is the same).
+const (
+	seedNodes = `CREATE TABLE nodes (
+    node_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    domain_name TEXT UNIQUE NOT NULL,
+    description TEXT,
+    crawl_count INTEGER DEFAULT 0,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+)`
+	seedEdges = `CREATE TABLE edges (
+    edge_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    from_node_id INTEGER NOT NULL,
+    to_node_id INTEGER NOT NULL,
+    weight INTEGER DEFAULT 1,
+    FOREIGN KEY (from_node_id) REFERENCES nodes(node_id),
+    FOREIGN KEY (to_node_id) REFERENCES nodes(node_id),
+    UNIQUE(from_node_id, to_node_id)
+)`
+	seedIndexes = `CREATE INDEX idx_nodes_domain ON nodes(domain_name);
+CREATE INDEX idx_edges_from ON edges(from_node_id);
+CREATE INDEX idx_edges_to ON edges(to_node_id);`
+)
+
+// nodeColumns are weaver's columns after the seed's, added with ALTER
+// TABLE so that the seed's columns keep their definitions and positions
+// (SQLite appends them to the stored CREATE TABLE text).
+var nodeColumns = []string{
+	"registrable_domain TEXT",
+	"title TEXT",
+	"status TEXT",
+	"http_status INTEGER",
+	"fail_count INTEGER DEFAULT 0",
+	"content_type TEXT",
+	"server TEXT",
+	"bytes INTEGER",
+	"fetch_ms INTEGER",
+	"content_hash TEXT",
+	"depth INTEGER",
+	"scheme TEXT",
+	"last_error TEXT",
+	"first_seen TIMESTAMP",
+	"last_seen TIMESTAMP",
+	"last_crawl TIMESTAMP",
+}
+
+var edgeColumns = []string{
+	"first_seen TIMESTAMP",
+	"last_seen TIMESTAMP",
+}
+
+// extraSchema is created after the seed's indexes.
+const extraSchema = `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIEW edge_hosts AS
+    SELECT e.edge_id, f.domain_name AS from_host, t.domain_name AS to_host, e.weight
+    FROM edges e JOIN nodes f ON f.node_id = e.from_node_id JOIN nodes t ON t.node_id = e.to_node_id;`
+
+// SQLite writes s to the SQLite database path, replacing any database
+// there: the tables, columns, constraints and indexes of seed 000 §4.1,
+// with the columns weaver adds (see nodeColumns), a meta table (weaver
+// version, export time, the store's creation time, the crawl's time range,
+// counts and filters) and an edge_hosts view. node_id is the store's id,
+// domain_name the host (the registrable domain with Domains), created_at
+// the time it was first seen; edge_id numbers edges in (from, to) order.
+//
+// The database is written in one transaction beside path, checked with
+// PRAGMA foreign_key_check and integrity_check, synced and renamed into
+// place: an interrupted or failed export leaves no file and any previous
+// one intact. It returns CheckTarget's errors, ErrCheckFailed, the
+// context's error, and store, SQLite or file system errors.
+func SQLite(ctx context.Context, s *kv.Store, path string, opt Options) (Stats, error) {
+	opt = opt.withDefaults()
+	target, _, err := checkTarget(s, path, FormatSQLite, opt.Force)
+	if err != nil {
+		return Stats{}, err
+	}
+	var st Stats
+	err = replaceFile(target, func(tmp *os.File) error {
+		// SQLite opens the file by name and closes it before tmp is synced
+		// and closed (closing a descriptor drops the process's POSIX locks
+		// on the file). With journal_mode=OFF it writes no side file, so
+		// removing tmp on failure removes everything.
+		var err error
+		if st, err = writeSQLite(ctx, s, tmp.Name(), opt); err != nil {
+			return err
+		}
+		err = checkSQLite(ctx, tmp.Name())
+		if cerr := ctx.Err(); cerr != nil { // interrupted during the checks
+			return cerr
+		}
+		return err
+	})
+	if err != nil {
+		return st, wrap(FormatSQLite, path, err)
+	}
+	return st, nil
+}
+
+// sqliteDSN is a URI naming file, so that no character of its name ('?',
+// '#', '%') is read as a parameter.
+func sqliteDSN(file string) (string, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
+	}
+	return "file:" + (&url.URL{Path: abs}).EscapedPath(), nil
+}
+
+// The pragmas of the export connection. The file is private until it is
+// renamed into place, and discarded on any failure, so it needs neither a
+// journal nor syncs before the one at the end.
+var exportPragmas = []string{
+	"PRAGMA journal_mode = OFF",
+	"PRAGMA synchronous = OFF",
+	"PRAGMA locking_mode = EXCLUSIVE",
+	"PRAGMA foreign_keys = OFF", // checked once at the end instead of per row
+	"PRAGMA cache_size = -32768",
+	"PRAGMA threads = 4", // sorter threads for building the indexes
+}
+
+// The columns the export fills, in the order rows give them.
+const (
+	nodeInsertColumns = `node_id, domain_name, description, crawl_count, created_at,
+		registrable_domain, title, status, http_status, fail_count, content_type, server, bytes, fetch_ms,
+		content_hash, depth, scheme, last_error, first_seen, last_seen, last_crawl`
+	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
+)
+
+// Rows go to SQLite several at a time, one multi-row INSERT per batch: a
+// statement execution has a fixed cost (for an AUTOINCREMENT table,
+// reading and writing sqlite_sequence) that one row per statement would
+// pay a million times.
+const (
+	nodesPerBatch = 32
+	edgesPerBatch = 128
+)
+
+// rowBatch is the values of up to a batch of rows of one table.
+type rowBatch struct {
+	edges bool
+	args  []any
+}
+
+// writeSQLite writes the database in file. Two goroutines share the work:
+// one walks the store (decoding, filtering, formatting values) and hands
+// batches of rows to the other, which owns the SQLite connection, so that
+// reading the store and inserting overlap.
+func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st Stats, err error) {
+	dsn, err := sqliteDSN(file)
+	if err != nil {
+		return Stats{}, err
+	}
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	db.SetMaxOpenConns(1) // pragmas hold per connection
+	// Statements get a context without Done: go-sqlite3 starts a goroutine
+	// per statement for one that has. ctx is checked every checkEvery rows
+	// instead.
+	bg := context.WithoutCancel(ctx)
+	conn, err := db.Conn(bg)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer conn.Close()
+	for _, p := range exportPragmas {
+		if _, err := conn.ExecContext(bg, p); err != nil {
+			return Stats{}, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	created := s.Created()
+	tx, err := conn.BeginTx(bg, nil)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer tx.Rollback()
+	ddl := []string{seedNodes, seedEdges}
+	for _, c := range nodeColumns {
+		ddl = append(ddl, "ALTER TABLE nodes ADD COLUMN "+c)
+	}
+	for _, c := range edgeColumns {
+		ddl = append(ddl, "ALTER TABLE edges ADD COLUMN "+c)
+	}
+	for _, q := range ddl {
+		if _, err := tx.ExecContext(bg, q); err != nil {
+			return Stats{}, fmt.Errorf("schema: %w", err)
+		}
+	}
+	nodes, err := newInserter(bg, tx, "nodes", nodeInsertColumns, nodesPerBatch)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer nodes.close()
+	edges, err := newInserter(bg, tx, "edges", edgeInsertColumns, edgesPerBatch)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer edges.close()
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	batches := make(chan rowBatch, 8)
+	free := make(chan []any, 10) // used batches, for the walker to refill
+	var first, last string
+	var walkErr error
+	go func() {
+		defer close(batches)
+		st, walkErr = walk(wctx, s, opt, func(v *view) error {
+			err := walkRows(wctx, v, batches, free)
+			if !v.first.IsZero() {
+				first = isoTime(v.first)
+			}
+			if !v.last.IsZero() {
+				last = isoTime(v.last)
+			}
+			return err
+		})
+	}()
+	var insErr error
+	for b := range batches {
+		if insErr == nil {
+			ins := nodes
+			if b.edges {
+				ins = edges
+			}
+			if insErr = ins.exec(b.args); insErr != nil {
+				stop() // the walker stops at its next row
+			}
+		}
+		clear(b.args)
+		select {
+		case free <- b.args[:0]:
+		default:
+		}
+	}
+	if insErr != nil {
+		return st, insErr
+	}
+	if walkErr != nil {
+		return st, walkErr
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if _, err := tx.ExecContext(bg, seedIndexes); err != nil {
+		return st, fmt.Errorf("indexes: %w", err)
+	}
+	if _, err := tx.ExecContext(bg, extraSchema); err != nil {
+		return st, fmt.Errorf("schema: %w", err)
+	}
+	meta := [][2]string{
+		{"weaver_version", opt.Version},
+		{"exported_at", isoTime(opt.Now())},
+		{"schema", "seed 000 §4.1 tables and indexes; weaver columns appended"},
+		{"store_created_at", isoTime(created)},
+		{"crawl_first_seen", first},
+		{"crawl_last_seen", last},
+		{"nodes", strconv.FormatUint(st.Nodes, 10)},
+		{"edges", strconv.FormatUint(st.Edges, 10)},
+		{"total_weight", strconv.FormatUint(st.Weight, 10)},
+		{"min_weight", strconv.FormatUint(opt.MinWeight, 10)},
+		{"crawled_only", strconv.FormatBool(opt.CrawledOnly)},
+		{"domains", strconv.FormatBool(opt.Domains)},
+	}
+	for _, kv := range meta {
+		if _, err := tx.ExecContext(bg, "INSERT INTO meta (key, value) VALUES (?, ?)", kv[0], nullText(kv[1])); err != nil {
+			return st, fmt.Errorf("meta: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	return st, tx.Commit()
+}
+
+// walkRows turns the view's nodes and edges into batches of row values
+// and sends them on batches, reusing the slices that come back on free.
+func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan []any) error {
+	var cur []any
+	send := func(edges bool) error {
+		if len(cur) == 0 {
+			return nil
+		}
+		select {
+		case batches <- rowBatch{edges: edges, args: cur}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case cur = <-free:
+		default:
+			cur = nil
+		}
+		return nil
+	}
+	var times [5]timeText // one per time column
+	err := v.nodes(func(n *graph.Node) error {
+		created := times[0].null(n.FirstSeen)
+		cur = append(cur,
+			int64(n.ID), n.Host, nullText(n.Description), int64(n.CrawlCount), created,
+			n.Domain, nullText(n.Title), string(n.Status), nullInt(int64(n.HTTPStatus)), int64(n.FailCount),
+			nullText(n.ContentType), nullText(n.Server), n.Bytes, n.FetchMS,
+			nullText(n.ContentHash), int64(n.Depth), nullText(n.Scheme), nullText(n.Error),
+			created, times[1].null(n.LastSeen), times[2].null(n.LastCrawl))
+		if len(cur) == 21*nodesPerBatch {
+			return send(false)
+		}
+		return nil
+	})
+	if err == nil {
+		err = send(false)
+	}
+	if err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	var edgeID int64
+	err = v.edges(func(e *graph.Edge) error {
+		edgeID++
+		cur = append(cur, edgeID, int64(e.From), int64(e.To), int64(e.Weight),
+			times[3].null(e.FirstSeen), times[4].null(e.LastSeen))
+		if len(cur) == 6*edgesPerBatch {
+			return send(true)
+		}
+		return nil
+	})
+	if err == nil {
+		err = send(true)
+	}
+	if err != nil {
+		return fmt.Errorf("edges: %w", err)
+	}
+	return nil
+}
+
+// inserter runs the multi-row INSERTs of one table.
+type inserter struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	head string    // INSERT INTO table (columns) VALUES
+	cols int       // columns per row
+	rows int       // rows per full batch
+	full *sql.Stmt // prepared for a full batch
+}
+
+func newInserter(ctx context.Context, tx *sql.Tx, table, columns string, rows int) (*inserter, error) {
+	in := &inserter{ctx: ctx, tx: tx, head: "INSERT INTO " + table + " (" + columns + ") VALUES ", cols: strings.Count(columns, ",") + 1, rows: rows}
+	var err error
+	in.full, err = tx.PrepareContext(ctx, in.query(rows))
+	return in, err
+}
+
+// query is the INSERT statement for n rows.
+func (in *inserter) query(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", in.cols), ", ") + ")"
+	return in.head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// exec inserts the rows whose values are args. It runs the INSERT as a
+// query: go-sqlite3 then binds every value and steps in one cgo call,
+// where Exec makes one call per value (a third of the insert's time for
+// a 768-value batch). The statement returns no rows; stepping the result
+// to its end surfaces any constraint error.
+func (in *inserter) exec(args []any) error {
+	if len(args)%in.cols != 0 {
+		return fmt.Errorf("%d values for rows of %d columns", len(args), in.cols)
+	}
+	var rows *sql.Rows
+	var err error
+	if n := len(args) / in.cols; n == in.rows {
+		rows, err = in.full.QueryContext(in.ctx, args...)
+	} else {
+		rows, err = in.tx.QueryContext(in.ctx, in.query(n), args...)
+	}
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+func (in *inserter) close() { in.full.Close() }
+
+// checkSQLite runs PRAGMA foreign_key_check and PRAGMA integrity_check
+// on the finished database, side by side on two read-only connections,
+// and returns ErrCheckFailed with what they found. Cancelling ctx
+// interrupts them.
+func checkSQLite(ctx context.Context, file string) (err error) {
+	dsn, err := sqliteDSN(file)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite3", dsn+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	db.SetMaxOpenConns(2)
+	check := func(pragma string, ok func(rows *sql.Rows) (bool, string, error)) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "PRAGMA cache_size = -32768"); err != nil {
+			return err
+		}
+		rows, err := conn.QueryContext(ctx, pragma)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pragma, err)
+		}
+		good, msg, err := ok(rows)
+		if err = errors.Join(err, rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("%s: %w", pragma, err)
+		}
+		if !good {
+			return fmt.Errorf("%w: %s: %s", ErrCheckFailed, pragma, msg)
+		}
+		return nil
+	}
+	fk := make(chan error, 1)
+	go func() {
+		fk <- check("PRAGMA foreign_key_check", func(rows *sql.Rows) (bool, string, error) {
+			var bad []string
+			for rows.Next() && len(bad) < 10 {
+				var table, parent string
+				var rowid sql.NullInt64
+				var fkid int64
+				if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+					return false, "", err
+				}
+				bad = append(bad, fmt.Sprintf("%s row %d → %s", table, rowid.Int64, parent))
+			}
+			return len(bad) == 0, strings.Join(bad, "; "), nil
+		})
+	}()
+	ierr := check("PRAGMA integrity_check", func(rows *sql.Rows) (bool, string, error) {
+		var msgs []string
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				return false, "", err
+			}
+			msgs = append(msgs, m)
+		}
+		return len(msgs) == 1 && msgs[0] == "ok", strings.Join(msgs, "; "), nil
+	})
+	return errors.Join(<-fk, ierr)
+}
+
+// nullText is NULL for an empty string, else s as valid UTF-8.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return validUTF8(s)
+}
+
+func nullInt(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}

@@ -1,0 +1,450 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// Options choose what an export contains. The zero value exports every
+// node and edge of the store.
+type Options struct {
+	// MinWeight drops edges whose weight is below it (with Domains, the
+	// summed weight of the domain pair). Nodes are kept: a node whose
+	// edges all fall below it stays as an isolated node.
+	MinWeight uint64
+	// CrawledOnly keeps only nodes weaver fetched (an HTTP answer came
+	// back: CrawlCount > 0) and the edges between two of them.
+	CrawledOnly bool
+	// Domains collapses hosts into their registrable domain (Node.Domain):
+	// weights of the host edges between two domains are summed, edges
+	// inside one domain are dropped.
+	Domains bool
+	// Force lets SQLite replace an existing file that is not a SQLite
+	// database, and the text formats replace a database. It never allows
+	// replacing the store being exported.
+	Force bool
+	// Version is the weaver version recorded in the export; "" means "dev".
+	Version string
+	// Now gives the export time recorded in the export; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// filters describes the filters in one line, for the metadata of every
+// format.
+func (o Options) filters() string {
+	return "min_weight=" + strconv.FormatUint(o.MinWeight, 10) +
+		" crawled_only=" + strconv.FormatBool(o.CrawledOnly) +
+		" domains=" + strconv.FormatBool(o.Domains)
+}
+
+// Stats count what an export wrote.
+type Stats struct {
+	Nodes  uint64 `json:"nodes"`
+	Edges  uint64 `json:"edges"`
+	Weight uint64 `json:"total_weight"` // sum of the written edges' weights
+}
+
+// checkEvery is how many rows a writer handles between two looks at its
+// context.
+const checkEvery = 10_000
+
+// crawled reports whether weaver fetched n: the meaning of CrawledOnly.
+func crawled(n *graph.Node) bool { return n.CrawlCount > 0 }
+
+// view is the store's graph seen through Options: the one place the
+// filters are applied. Call nodes, then edges, inside one read
+// transaction.
+type view struct {
+	ctx  context.Context
+	tx   *kv.Tx
+	opt  Options
+	rows int // rows handed out, for the periodic context check
+
+	kept    bitset // ids of the nodes kept, filled by nodes when CrawledOnly
+	walked  bool   // nodes has run to the end
+	domains *domainGraph
+
+	release *pageReleaser // nil: keep the store's pages mapped
+
+	stats Stats
+	// first and last are the earliest and latest times over every node of
+	// the store, filters aside: the crawl's time range.
+	first, last time.Time
+}
+
+func newView(ctx context.Context, tx *kv.Tx, opt Options, release *pageReleaser) (*view, error) {
+	v := &view{ctx: ctx, tx: tx, opt: opt, release: release}
+	if opt.Domains {
+		d, err := v.collapse()
+		if err != nil {
+			return nil, err
+		}
+		v.domains = d
+	}
+	return v, nil
+}
+
+// tick counts a row, lets the store's pages go every so often, and
+// returns the context's error every checkEvery rows.
+func (v *view) tick() error {
+	v.release.tick()
+	v.rows++
+	if v.rows%checkEvery == 0 {
+		return v.ctx.Err()
+	}
+	return nil
+}
+
+func (v *view) span(n *graph.Node) {
+	if !n.FirstSeen.IsZero() && (v.first.IsZero() || n.FirstSeen.Before(v.first)) {
+		v.first = n.FirstSeen
+	}
+	for _, t := range []time.Time{n.LastSeen, n.LastCrawl} {
+		if t.After(v.last) {
+			v.last = t
+		}
+	}
+}
+
+// nodes calls fn for every node kept, in id order. fn must not keep n.
+func (v *view) nodes(fn func(n *graph.Node) error) error {
+	if v.domains != nil {
+		for i := range v.domains.nodes {
+			if err := v.tick(); err != nil {
+				return err
+			}
+			v.stats.Nodes++
+			if err := fn(&v.domains.nodes[i].Node); err != nil {
+				return err
+			}
+		}
+		v.walked = true
+		return nil
+	}
+	err := graph.ForEachNode(v.tx, func(n *graph.Node) error {
+		if err := v.tick(); err != nil {
+			return err
+		}
+		v.span(n)
+		if v.opt.CrawledOnly {
+			if !crawled(n) {
+				return nil
+			}
+			v.kept.set(n.ID)
+		}
+		v.stats.Nodes++
+		return fn(n)
+	})
+	if err != nil {
+		return err
+	}
+	v.walked = true
+	return nil
+}
+
+// edges calls fn for every edge kept, in (from, to) order, after nodes has
+// run (CrawledOnly needs the set of kept nodes). fn must not keep e.
+func (v *view) edges(fn func(e *graph.Edge) error) error {
+	if !v.walked {
+		if err := v.nodes(func(*graph.Node) error { return nil }); err != nil {
+			return err
+		}
+		v.stats.Nodes = 0
+	}
+	emit := func(e *graph.Edge) error {
+		v.stats.Edges++
+		v.stats.Weight += e.Weight
+		return fn(e)
+	}
+	if v.domains != nil {
+		for i := range v.domains.edges {
+			if err := v.tick(); err != nil {
+				return err
+			}
+			if e := &v.domains.edges[i]; e.Weight >= v.opt.MinWeight {
+				if err := emit(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return graph.ForEachEdge(v.tx, func(e *graph.Edge) error {
+		if err := v.tick(); err != nil {
+			return err
+		}
+		if e.Weight < v.opt.MinWeight {
+			return nil
+		}
+		if v.opt.CrawledOnly && !(v.kept.has(e.From) && v.kept.has(e.To)) {
+			return nil
+		}
+		return emit(e)
+	})
+}
+
+// bitset is a set of node ids. Ids are dense (1, 2, 3... in creation
+// order), so it costs one bit per node of the store.
+type bitset []uint64
+
+func (b *bitset) set(id uint64) {
+	i := int(id / 64)
+	if i >= len(*b) {
+		*b = append(*b, make([]uint64, i+1-len(*b))...)
+	}
+	(*b)[i] |= 1 << (id % 64)
+}
+
+func (b bitset) has(id uint64) bool {
+	i := int(id / 64)
+	return i < len(b) && b[i]&(1<<(id%64)) != 0
+}
+
+// domainGraph is the store's graph with hosts collapsed into registrable
+// domains, held in memory: one record per domain and per domain pair.
+type domainGraph struct {
+	nodes []domainNode   // in id order
+	edges []graph.Edge   // in (From, To) order, self-loops dropped
+	index map[string]int // domain → position in nodes
+}
+
+// domainNode is one domain: Node holds the sums and extremes over its
+// hosts and, for the page fields (title, status, HTTP answer...), those
+// of its representative host.
+type domainNode struct {
+	graph.Node
+	rank int // of the representative host, see repRank
+}
+
+// repRank orders the hosts of a domain for the choice of the one whose
+// page describes the domain: a fetched host first, then the domain's own
+// name, then its www host; the walk in id order breaks ties by smallest id.
+func repRank(n *graph.Node) int {
+	r := 0
+	if crawled(n) {
+		r += 4
+	}
+	switch n.Host {
+	case n.Domain:
+		r += 2
+	case "www." + n.Domain:
+		r++
+	}
+	return r
+}
+
+// collapse builds the domain graph: one pass over the nodes, one over the
+// edges, both inside the view's transaction.
+func (v *view) collapse() (*domainGraph, error) {
+	d := &domainGraph{index: map[string]int{}}
+	// of[id] is 1 + the position in d.nodes of host id's domain, 0 when
+	// the host is filtered out.
+	var of []int32
+	err := graph.ForEachNode(v.tx, func(n *graph.Node) error {
+		if err := v.tick(); err != nil {
+			return err
+		}
+		v.span(n)
+		if v.opt.CrawledOnly && !crawled(n) {
+			return nil
+		}
+		dom := n.Domain
+		if dom == "" {
+			dom = graph.RegistrableDomain(n.Host)
+		}
+		i, ok := d.index[dom]
+		if !ok {
+			i = len(d.nodes)
+			d.index[dom] = i
+			d.nodes = append(d.nodes, domainNode{Node: graph.Node{
+				ID: n.ID, Host: dom, Domain: dom, Depth: n.Depth,
+				FirstSeen: n.FirstSeen, LastSeen: n.LastSeen, LastCrawl: n.LastCrawl,
+			}, rank: -1})
+		}
+		dn := &d.nodes[i]
+		if r := repRank(n); r > dn.rank {
+			dn.rank = r
+			dn.Scheme, dn.Title, dn.Description = n.Scheme, n.Title, n.Description
+			dn.Status, dn.HTTPStatus, dn.ContentType, dn.Server = n.Status, n.HTTPStatus, n.ContentType, n.Server
+			dn.FetchMS, dn.ContentHash, dn.Error = n.FetchMS, n.ContentHash, n.Error
+		}
+		dn.CrawlCount += n.CrawlCount
+		dn.FailCount += n.FailCount
+		dn.Bytes += n.Bytes
+		dn.Depth = min(dn.Depth, n.Depth)
+		if !n.FirstSeen.IsZero() && (dn.FirstSeen.IsZero() || n.FirstSeen.Before(dn.FirstSeen)) {
+			dn.FirstSeen = n.FirstSeen
+		}
+		if n.LastSeen.After(dn.LastSeen) {
+			dn.LastSeen = n.LastSeen
+		}
+		if n.LastCrawl.After(dn.LastCrawl) {
+			dn.LastCrawl = n.LastCrawl
+		}
+		for uint64(len(of)) <= n.ID {
+			of = append(of, 0)
+		}
+		of[n.ID] = int32(i + 1)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	pos := func(id uint64) int32 {
+		if id < uint64(len(of)) {
+			return of[id]
+		}
+		return 0
+	}
+	pairs := map[[2]int32]int{} // domain pair → position in d.edges
+	err = graph.ForEachEdge(v.tx, func(e *graph.Edge) error {
+		if err := v.tick(); err != nil {
+			return err
+		}
+		from, to := pos(e.From), pos(e.To)
+		if from == 0 || to == 0 || from == to {
+			return nil
+		}
+		k := [2]int32{from - 1, to - 1}
+		i, ok := pairs[k]
+		if !ok {
+			i = len(d.edges)
+			pairs[k] = i
+			d.edges = append(d.edges, graph.Edge{
+				From: d.nodes[k[0]].ID, To: d.nodes[k[1]].ID,
+				FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
+			})
+		}
+		de := &d.edges[i]
+		de.Weight += e.Weight
+		if !e.FirstSeen.IsZero() && (de.FirstSeen.IsZero() || e.FirstSeen.Before(de.FirstSeen)) {
+			de.FirstSeen = e.FirstSeen
+		}
+		if e.LastSeen.After(de.LastSeen) {
+			de.LastSeen = e.LastSeen
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Domains were appended in the order of their smallest host id, which
+	// is their id: d.nodes is already in id order.
+	slices.SortFunc(d.edges, func(a, b graph.Edge) int {
+		if a.From != b.From {
+			return cmpU64(a.From, b.From)
+		}
+		return cmpU64(a.To, b.To)
+	})
+	return d, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// walk runs fn with a view of s in one read transaction.
+func walk(ctx context.Context, s *kv.Store, opt Options, fn func(v *view) error) (Stats, error) {
+	var st Stats
+	release := newPageReleaser(s.Path())
+	err := s.View(func(tx *kv.Tx) error {
+		v, err := newView(ctx, tx, opt, release)
+		if err != nil {
+			return err
+		}
+		err = fn(v)
+		st = v.stats
+		return err
+	})
+	return st, err
+}
+
+// sqlTime formats t as SQLite's CURRENT_TIMESTAMP does, in UTC.
+func sqlTime(t time.Time) string { return t.UTC().Format(time.DateTime) }
+
+// timeText is sqlTime for a column of a million rows: it formats by hand
+// (time.Format is a third of an edge's cost) and remembers the last
+// second it formatted, since the edges one page adds share their times.
+type timeText struct {
+	sec int64
+	s   string
+}
+
+// null returns t as sqlTime formats it, or nil (NULL) for the zero time.
+func (c *timeText) null(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	sec := t.Unix()
+	if c.s != "" && sec == c.sec {
+		return c.s
+	}
+	u := t.UTC()
+	y, mo, d := u.Date()
+	h, mi, se := u.Clock()
+	if y < 0 || y > 9999 {
+		c.sec, c.s = sec, sqlTime(t)
+		return c.s
+	}
+	var b [19]byte
+	put := func(at, v, width int) {
+		for i := at + width - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, y, 4)
+	b[4] = '-'
+	put(5, int(mo), 2)
+	b[7] = '-'
+	put(8, d, 2)
+	b[10] = ' '
+	put(11, h, 2)
+	b[13] = ':'
+	put(14, mi, 2)
+	b[16] = ':'
+	put(17, se, 2)
+	c.sec, c.s = sec, string(b[:])
+	return c.s
+}
+
+// isoTime formats t in RFC 3339, UTC, for the text formats; "" when zero.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// wrap names the format, and the target when there is one, in an error.
+func wrap(f Format, target string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case target == "":
+		return fmt.Errorf("export: %s: %w", f, err)
+	}
+	return fmt.Errorf("export: %s %s: %w", f, target, err)
+}
