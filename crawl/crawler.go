@@ -672,19 +672,25 @@ func (c *Crawler) logPage(p *page) {
 	}
 }
 
-// progress logs "Queue: N | Nodes: N | Edges: N" every progress interval.
+// progress logs "Queue: N | Nodes: N | Edges: N" every progress interval,
+// and every 2 s lets go of the store pages the crawl has read, so that a
+// crawl's resident memory does not grow towards the store's size.
 func (c *Crawler) progress(stop <-chan struct{}) {
-	if c.cfg.ProgressIntervalMS <= 0 || c.log == nil {
-		<-stop
-		return
+	release := time.NewTicker(2 * time.Second)
+	defer release.Stop()
+	var logC <-chan time.Time
+	if c.cfg.ProgressIntervalMS > 0 && c.log != nil {
+		t := time.NewTicker(time.Duration(c.cfg.ProgressIntervalMS) * time.Millisecond)
+		defer t.Stop()
+		logC = t.C
 	}
-	t := time.NewTicker(time.Duration(c.cfg.ProgressIntervalMS) * time.Millisecond)
-	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-release.C:
+			_ = c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+		case <-logC:
 			_ = c.store.View(func(tx *kv.Tx) error {
 				g := graph.GetCounts(tx)
 				c.logf("INFO", "Queue: %d | Nodes: %d | Edges: %d", frontier.Len(tx), g.Nodes, g.Edges)

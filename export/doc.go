@@ -13,7 +13,7 @@
 // pair) in memory, since summing weights needs every pair at once. On
 // Linux the store's pages, which bbolt's memory map would otherwise keep
 // resident as the walk reads them, are handed back every 65,536 rows (see
-// pageReleaser), so the resident size stays flat too.
+// kv.Tx.ReleasePages), so the resident size stays flat too.
 //
 // The SQLite writer inserts in one transaction, many rows per prepared
 // statement, without journal or syncs (the file is private until renamed),

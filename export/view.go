@@ -80,7 +80,6 @@ type view struct {
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
 
-	release *pageReleaser // nil: keep the store's pages mapped
 
 	stats Stats
 	// first and last are the earliest and latest times over every node of
@@ -88,8 +87,8 @@ type view struct {
 	first, last time.Time
 }
 
-func newView(ctx context.Context, tx *kv.Tx, opt Options, release *pageReleaser) (*view, error) {
-	v := &view{ctx: ctx, tx: tx, opt: opt, release: release}
+func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
+	v := &view{ctx: ctx, tx: tx, opt: opt}
 	if opt.Domains {
 		d, err := v.collapse()
 		if err != nil {
@@ -100,11 +99,16 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options, release *pageReleaser)
 	return v, nil
 }
 
+// releaseEvery is how many rows pass between two page releases.
+const releaseEvery = 1 << 16
+
 // tick counts a row, lets the store's pages go every so often, and
 // returns the context's error every checkEvery rows.
 func (v *view) tick() error {
-	v.release.tick()
 	v.rows++
+	if v.rows%releaseEvery == 0 {
+		v.tx.ReleasePages() // keeps RSS flat: see kv.Tx.ReleasePages
+	}
 	if v.rows%checkEvery == 0 {
 		return v.ctx.Err()
 	}
@@ -368,9 +372,8 @@ func cmpU64(a, b uint64) int {
 // walk runs fn with a view of s in one read transaction.
 func walk(ctx context.Context, s *kv.Store, opt Options, fn func(v *view) error) (Stats, error) {
 	var st Stats
-	release := newPageReleaser(s.Path())
 	err := s.View(func(tx *kv.Tx) error {
-		v, err := newView(ctx, tx, opt, release)
+		v, err := newView(ctx, tx, opt)
 		if err != nil {
 			return err
 		}
