@@ -54,7 +54,12 @@ type Crawler struct {
 	started   atomic.Int64 // Run's start, unix nanoseconds
 	running   atomic.Bool
 	reason    atomic.Pointer[string]
+	wake      chan struct{} // AddSeeds queued work: the dispatcher should claim
 }
+
+// ErrSeed wraps every rejection of a seed URL (not http(s), no host,
+// excluded): the caller's input is at fault, not the store.
+var ErrSeed = errors.New("bad seed")
 
 // New checks cfg and prepares a crawler on store. It returns a
 // *ConfigError for a bad value.
@@ -62,7 +67,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, wake: make(chan struct{}, 1)}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -101,12 +106,12 @@ func (c *Crawler) logf(level, format string, a ...any) {
 // seedEntry normalises a seed URL into its node's host and the URL to fetch.
 func seedEntry(raw string) (host, scheme, fetch string, err error) {
 	if err := CheckSeed(raw); err != nil {
-		return "", "", "", err
+		return "", "", "", fmt.Errorf("%w: %w", ErrSeed, err)
 	}
 	u, _ := url.Parse(strings.TrimSpace(raw))
 	host, err = graph.HostOf(u)
 	if err != nil {
-		return "", "", "", fmt.Errorf("seed %q: %w", raw, err)
+		return "", "", "", fmt.Errorf("%w: seed %q: %w", ErrSeed, raw, err)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	if u.Path == "" {
@@ -135,7 +140,7 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 				return err
 			}
 			if c.exclude.excluded(host) {
-				return fmt.Errorf("seed %q: host %s is excluded by exclude_hosts", s, host)
+				return fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
 			}
 			n, created, err := graph.Ensure(tx, host, scheme, now)
 			if err != nil {
@@ -199,7 +204,7 @@ func (c *Crawler) AddSeeds(seeds []string) (int, error) {
 				return err
 			}
 			if c.exclude.excluded(host) {
-				return fmt.Errorf("seed %q: host %s is excluded by exclude_hosts", s, host)
+				return fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
 			}
 			n, _, err := graph.Ensure(tx, host, scheme, c.now())
 			if err != nil {
@@ -221,6 +226,12 @@ func (c *Crawler) AddSeeds(seeds []string) (int, error) {
 		}
 		return nil
 	})
+	if err == nil && queued > 0 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
 	return queued, err
 }
 
@@ -836,6 +847,8 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 				}
 			}
 		case <-idle.C:
+			needClaim = true
+		case <-c.wake:
 			needClaim = true
 		case err := <-fatal:
 			return giveBack(ReasonError, err)

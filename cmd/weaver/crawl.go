@@ -131,12 +131,31 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	// --listen is bound before the store is opened, so a bad or busy
+	// address fails before anything is written.
+	ln, err := listenIfSet(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
+
 	logger := newLogger(e.Stdout, cfg.JSONLogs)
+	logf, crawlLog := logger.log, logger.log
+	var live *liveLine
+	if !cfg.Quiet && !cfg.JSONLogs && isTerminal(e.Stdout) {
+		live = newLiveLine(e.Stdout, logger.log)
+		logf, crawlLog = live.Log, live.CrawlerLog
+	}
 	store, err := kv.Open(cfg.DBPath, kv.Options{})
 	if err != nil {
 		return storeError(err)
 	}
 	defer store.Close()
+	// This process holds the store's lock: an address file beside it was
+	// left by a crawl that did not exit cleanly.
+	os.Remove(listenFile(cfg.DBPath))
 
 	var proxy func(*url.URL) (*url.URL, error)
 	pc := &httpproxy.Config{
@@ -147,7 +166,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if pc.HTTPProxy != "" || pc.HTTPSProxy != "" {
 		proxy = pc.ProxyFunc()
 	}
-	c, err := crawl.New(cfg, store, crawl.Options{Proxy: proxy, Log: logger.log})
+	c, err := crawl.New(cfg, store, crawl.Options{Proxy: proxy, Log: crawlLog})
 	if err != nil {
 		return usageError{err}
 	}
@@ -160,19 +179,23 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(seeds) > 0 {
-		logger.log("INFO", "Starting crawl from "+strings.Join(seeds, ", "))
+		logf("INFO", "Starting crawl from "+strings.Join(seeds, ", "))
 	} else {
-		logger.log("INFO", "Resuming crawl in "+cfg.DBPath)
+		logf("INFO", "Resuming crawl in "+cfg.DBPath)
 	}
 	if recovered > 0 {
-		logger.log("INFO", fmt.Sprintf("Recovered %d in-flight entries left by a stopped crawl", recovered))
+		logf("INFO", fmt.Sprintf("Recovered %d in-flight entries left by a stopped crawl", recovered))
 	}
 	if queued > 0 {
-		logger.log("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
+		logf("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if ln != nil {
+		// POST /stop cancels runCtx: the same graceful stop as SIGTERM.
+		defer startStatusServer(ln, c, store, cancel, logf)()
+	}
 	go func() {
 		select {
 		case <-e.Signals:
@@ -182,13 +205,19 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		cancel()
 		select {
 		case <-e.Signals:
-			logger.log("WARN", "Second signal: exiting now (the store holds only whole pages)")
+			logf("WARN", "Second signal: exiting now (the store holds only whole pages)")
 			os.Exit(130)
 		case <-runCtx.Done():
 		}
 	}()
+	if live != nil {
+		live.Start(c.Status)
+	}
 	res, err := c.Run(runCtx)
-	logger.log("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d nodes, %d edges, %.1f pages/s",
+	if live != nil {
+		live.Stop()
+	}
+	logf("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d nodes, %d edges, %.1f pages/s",
 		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.TotalNodes, res.TotalEdges, res.PagesPerSecond))
 	if err != nil {
 		return err

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/net/http/httpproxy"
+
+	"weaver/crawl"
+	"weaver/kv"
+	"weaver/serve"
+)
+
+func init() {
+	register(&command{Name: "serve", Summary: "run crawl jobs through an HTTP API (POST /crawl)", Run: runServe})
+}
+
+// metaListenAddr is the store meta key where a crawl with --listen records
+// its status API's address while it runs.
+const metaListenAddr = "listen_addr"
+
+// listenFile is the sidecar file beside a store that holds the address of
+// the status API of the crawl running on it. bbolt locks the store itself
+// against every other process (a read-only open waits for a lock the
+// crawl never gives up), so `weaver status` reads the address here.
+func listenFile(db string) string { return db + ".listen" }
+
+// Timeouts of weaver's HTTP servers. There is no write timeout: streamed
+// answers push their own deadline forward as they go.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = time.Minute
+	idleTimeout       = 2 * time.Minute
+	shutdownTimeout   = 10 * time.Second
+)
+
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, IdleTimeout: idleTimeout}
+}
+
+// listen binds a --listen value (see serve.ListenAddr). A bad value is a
+// usage error.
+func listen(value string) (net.Listener, error) {
+	addr, err := serve.ListenAddr(value)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return ln, nil
+}
+
+// listenIfSet binds a crawl's --listen value, or returns nil when it is
+// empty.
+func listenIfSet(value string) (net.Listener, error) {
+	if value == "" {
+		return nil, nil
+	}
+	return listen(value)
+}
+
+// startStatusServer serves crawler c's status API on ln, records the
+// address in the store's meta and in the sidecar file, and returns the
+// function that undoes all three. stop is POST /stop's graceful stop.
+func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop func(), logf func(level, msg string)) (shutdown func()) {
+	addr := ln.Addr().String()
+	srv := newServer(serve.NewCrawlHandler(c, store, stop, Version))
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logf("ERROR", fmt.Sprintf("status API: %v", err))
+		}
+	}()
+	if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaListenAddr, addr) }); err != nil {
+		logf("WARN", fmt.Sprintf("recording the status API's address in the store: %v", err))
+	}
+	if err := writeFileAtomic(listenFile(store.Path()), []byte(addr+"\n")); err != nil {
+		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", listenFile(store.Path()), err))
+	}
+	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET /status /metrics /graph /snapshot, POST /seeds /stop)", addr))
+	if !serve.IsLoopback(addr) {
+		logf("WARN", fmt.Sprintf("The status API on %s is reachable from other machines and has no authentication: anyone there can stop the crawl", addr))
+	}
+	return func() {
+		os.Remove(listenFile(store.Path()))
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+		<-served
+		if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaListenAddr, "") }); err != nil {
+			logf("WARN", fmt.Sprintf("clearing the status API's address in the store: %v", err))
+		}
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so a reader sees the old content or the new, never half.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// proxyFunc is the standard HTTP_PROXY/HTTPS_PROXY/NO_PROXY rule from e,
+// or nil when no proxy is set.
+func proxyFunc(e *env) func(*url.URL) (*url.URL, error) {
+	pc := &httpproxy.Config{
+		HTTPProxy:  firstNonEmpty(e.Getenv("HTTP_PROXY"), e.Getenv("http_proxy")),
+		HTTPSProxy: firstNonEmpty(e.Getenv("HTTPS_PROXY"), e.Getenv("https_proxy")),
+		NoProxy:    firstNonEmpty(e.Getenv("NO_PROXY"), e.Getenv("no_proxy")),
+	}
+	if pc.HTTPProxy == "" && pc.HTTPSProxy == "" {
+		return nil
+	}
+	return pc.ProxyFunc()
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "serve", "weaver serve [--listen ADDR] [--dir DIR] [flags]", `  weaver serve                                   # http://127.0.0.1:8088, jobs in ./weaver-jobs
+  weaver serve --listen 127.0.0.1:9000 --dir /var/lib/weaver
+  curl -d '{"url": "https://example.com/", "max_pages": 100}' http://127.0.0.1:8088/crawl
+  curl http://127.0.0.1:8088/crawl/crawl_4f1c2a9b0d3e
+  curl -X DELETE http://127.0.0.1:8088/crawl/crawl_4f1c2a9b0d3e`)
+	listenAddr := fs.String("listen", "127.0.0.1:8088", "serve the job API on `ADDR`; a bare port binds to loopback, other interfaces must be named")
+	dir := fs.String("dir", "weaver-jobs", "keep each job in `DIR`/<job_id>.bolt (created if missing)")
+	maxJobs := fs.Int("max-jobs", 4, "jobs crawling at once `N`; the others wait, queued")
+	allowPrivate := fs.Bool("allow-private-networks", false, "let jobs connect to loopback and private addresses")
+	jsonLogs := fs.Bool("json-logs", false, "log lines as JSON objects")
+	var connectTo []string
+	fs.Func("connect-to", "`HOST1:PORT1:HOST2:PORT2` as curl's --connect-to, for every job; repeatable", func(v string) error {
+		connectTo = append(connectTo, v)
+		return nil
+	})
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve takes no arguments (got %q): jobs come through POST /crawl", fs.Args())
+	}
+	if *maxJobs < 1 {
+		return usagef("--max-jobs must be at least 1, got %d", *maxJobs)
+	}
+	base := crawl.Defaults()
+	base.ConnectTo = connectTo
+	base.AllowPrivateNetworks = *allowPrivate
+	base.Quiet = true // per-page lines of many jobs would drown the log; a job may ask for them
+	if err := base.Validate(); err != nil {
+		return usageError{err}
+	}
+	ln, err := listen(*listenAddr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+
+	logger := newLogger(e.Stdout, *jsonLogs)
+	m, err := serve.NewJobManager(serve.JobOptions{
+		Dir: *dir, Base: base, MaxRunning: *maxJobs, Proxy: proxyFunc(e), Log: logger.log,
+	})
+	if err != nil {
+		return err
+	}
+	srv := newServer(serve.NewJobHandler(m, Version))
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	logger.log("INFO", fmt.Sprintf("Serving the job API on http://%s (jobs in %s)", addr, *dir))
+	if !serve.IsLoopback(addr) {
+		logger.log("WARN", fmt.Sprintf("The job API on %s is reachable from other machines and has no authentication", addr))
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case <-e.Signals:
+		go func() {
+			if _, ok := <-e.Signals; ok {
+				logger.log("WARN", "Second signal: exiting now (unfinished jobs resume on restart)")
+				os.Exit(130)
+			}
+		}()
+	case err := <-serveErr:
+		runErr = fmt.Errorf("serving: %w", err)
+	}
+	logger.log("INFO", "Shutting down: stopping the jobs (unfinished ones resume on restart)")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	jctx, jcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer jcancel()
+	if err := m.Close(jctx); err != nil && runErr == nil {
+		runErr = err
+	}
+	logger.log("INFO", "Stopped")
+	return runErr
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"weaver/crawl"
+	"weaver/kv"
+	"weaver/serve"
+)
+
+func init() {
+	register(&command{Name: "status", Summary: "show what a store holds, or a running crawl's live status", Run: runStatus})
+}
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "status", "weaver status [--db FILE] [--json]", `  weaver status                      # weaver.bolt
+  weaver status --db crawl.bolt --json | jq .store.top_hosts
+  weaver crawl --listen 127.0.0.1:8088 https://example.com &
+  weaver status                      # asks the running crawl`)
+	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
+	asJSON := fs.Bool("json", false, "print the report as JSON, for scripts")
+	timeout := fs.Duration("timeout", 10*time.Second, "wait at most `DURATION` for a running crawl's status API")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("status takes no arguments (got %q): name the store with --db", fs.Args())
+	}
+	path := firstNonEmpty(*db, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
+
+	var rep serve.Status
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	switch {
+	case errors.Is(err, kv.ErrInUse):
+		if rep, err = remoteStatus(ctx, path, *timeout); err != nil {
+			return err
+		}
+	case err != nil:
+		return storeError(err)
+	default:
+		sum, err := serve.ReadSummary(s, time.Now())
+		s.Close()
+		if err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(path)
+		rep = serve.Status{Version: Version, DBPath: abs, Store: sum}
+	}
+	if *asJSON {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = e.Stdout.Write(append(data, '\n'))
+		return err
+	}
+	return printStatus(e.Stdout, rep, time.Now())
+}
+
+// statusClient reaches a crawl's status API directly: the address is one
+// the crawl bound on this machine, never one to reach through a proxy.
+var statusClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
+
+// remoteStatus asks the crawl that holds the store at path for its status,
+// at the address it left in the sidecar file.
+func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serve.Status, error) {
+	data, err := os.ReadFile(listenFile(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return serve.Status{}, usagef("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", path)
+	}
+	if err != nil {
+		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
+	}
+	addr := dialAddr(strings.TrimSpace(string(data)))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := "http://" + addr + "/status"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return serve.Status{}, fmt.Errorf("%s: bad address %q in %s: %w", path, addr, listenFile(path), err)
+	}
+	resp, err := statusClient.Do(req)
+	if err != nil {
+		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, and its status API %s (from %s) does not answer: %w", path, url, listenFile(path), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return serve.Status{}, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return serve.Status{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var rep serve.Status
+	if err := json.Unmarshal(body, &rep); err != nil {
+		return serve.Status{}, fmt.Errorf("GET %s: not a weaver status: %w", url, err)
+	}
+	// A stale sidecar may point at another crawl's API: make sure this one
+	// serves our store.
+	if !sameFile(rep.DBPath, path) {
+		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, but the status API at %s (from %s) serves %s", path, url, listenFile(path), rep.DBPath)
+	}
+	return rep, nil
+}
+
+// dialAddr is where to reach a listen address from this machine: a
+// wildcard address (0.0.0.0:8088, [::]:8088) is reached on loopback.
+func dialAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// printStatus writes rep as aligned "key  value" lines and short tables.
+func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	st := rep.Store
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
+	row("Store", rep.DBPath)
+	if !st.Created.IsZero() {
+		row("Created", st.Created.UTC().Format(time.RFC3339))
+	}
+	row("Nodes", st.Nodes)
+	row("Crawled nodes", st.CrawledNodes)
+	row("Edges", st.Edges)
+	row("Total weight", st.TotalWeight)
+	row("Frontier", st.FrontierSize)
+	row("Leases", st.Leases)
+	row("Robots cached", st.RobotsCached)
+	if st.LastCrawl != nil {
+		row("Last crawl", fmt.Sprintf("%s (%s ago)", st.LastCrawl.UTC().Format(time.RFC3339), now.Sub(*st.LastCrawl).Round(time.Second)))
+	} else {
+		row("Last crawl", "never")
+	}
+	if len(st.NodesByStatus) > 0 {
+		fmt.Fprintln(tw, "\nNodes by status")
+		keys := make([]string, 0, len(st.NodesByStatus))
+		for k := range st.NodesByStatus {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(tw, "  %s\t%d\n", k, st.NodesByStatus[k])
+		}
+	}
+	fmt.Fprintln(tw, "\nFrontier by depth")
+	if len(st.FrontierByDepth) == 0 {
+		fmt.Fprintln(tw, "  (empty)")
+	}
+	for _, d := range st.FrontierByDepth {
+		fmt.Fprintf(tw, "  depth %d\t%d\n", d.Depth, d.Entries)
+	}
+	fmt.Fprintf(tw, "\nTop %d hosts by in-weight\n", serve.TopHosts)
+	if len(st.TopHosts) == 0 {
+		fmt.Fprintln(tw, "  (no edges)")
+	}
+	for i, h := range st.TopHosts {
+		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %d hosts\t%s\n", i+1, h.Host, h.InWeight, h.InHosts, h.Status)
+	}
+	if c := rep.Crawl; c != nil {
+		where := ""
+		if rep.Listen != "" {
+			where = " (http://" + rep.Listen + ")"
+		}
+		fmt.Fprintf(tw, "\nLive crawl%s\n", where)
+		state := "running"
+		if !c.Running {
+			state = "ended " + c.TerminationReason
+		}
+		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
+		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
+		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
+		fmt.Fprintf(tw, "  Pages fetched:\t%d\n", c.PagesFetched)
+		fmt.Fprintf(tw, "  Pages failed:\t%d\n", c.PagesFailed)
+		fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
+		workers := map[string]int64{}
+		for _, wk := range c.Workers {
+			workers[wk.State]++
+		}
+		fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
+		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
+		fmt.Fprintf(tw, "  Robots fetched:\t%d (%d pages disallowed)\n", c.RobotsFetched, c.RobotsDisallowed)
+		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
+	}
+	return tw.Flush()
+}
+
+// countList writes counts as "a 3, b 1", largest first; "none" if empty.
+func countList[N int | int64](m map[string]N) string {
+	keys := make([]string, 0, len(m))
+	for k, n := range m {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

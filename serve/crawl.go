@@ -1,0 +1,214 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"weaver/crawl"
+	"weaver/export"
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// summaryCache shares one Summary between the /status requests of a
+// short while: ten times as long as it took to compute, so a small store
+// is summed up afresh for every request while one whose edge scan takes
+// seconds is not rescanned on every poll (Summary.ComputedAt says when).
+type summaryCache struct {
+	mu   sync.Mutex // guards the fields below; held while computing, so concurrent requests wait for one scan
+	sum  Summary
+	at   time.Time
+	cost time.Duration
+	ok   bool
+}
+
+func (sc *summaryCache) get(s *kv.Store) (Summary, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	now := time.Now()
+	if sc.ok && now.Sub(sc.at) < 10*sc.cost {
+		return sc.sum, nil
+	}
+	sum, err := ReadSummary(s, now)
+	if err != nil {
+		return Summary{}, err
+	}
+	sc.sum, sc.at, sc.cost, sc.ok = sum, now, time.Since(now), true
+	return sum, nil
+}
+
+// crawlHandler serves one running crawl.
+type crawlHandler struct {
+	c       *crawl.Crawler
+	s       *kv.Store
+	stop    func()
+	version string
+	dbPath  string // absolute
+	sums    summaryCache
+}
+
+// NewCrawlHandler returns the status API of crawler c running on store s:
+// GET /status, /metrics, /graph and /snapshot, POST /seeds and /stop. stop
+// is called by POST /stop and must stop the crawl gracefully (cancel Run's
+// context); version is recorded in /status and graph exports.
+func NewCrawlHandler(c *crawl.Crawler, s *kv.Store, stop func(), version string) http.Handler {
+	abs, err := filepath.Abs(s.Path())
+	if err != nil {
+		abs = s.Path()
+	}
+	h := &crawlHandler{c: c, s: s, stop: stop, version: version, dbPath: abs}
+	reg := newRegistry(c.Status)
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	mx := newMux()
+	mx.handle("/status", route{http.MethodGet: h.status})
+	mx.handle("/metrics", route{http.MethodGet: metrics.ServeHTTP})
+	mx.handle("/graph", route{http.MethodGet: h.graph})
+	mx.handle("/snapshot", route{http.MethodGet: h.snapshot})
+	mx.handle("/seeds", route{http.MethodPost: h.seeds})
+	mx.handle("/stop", route{http.MethodPost: h.stopCrawl})
+	return mx
+}
+
+// localAddr is the address a request came in on, when the server says.
+func localAddr(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return a.String()
+	}
+	return ""
+}
+
+func (h *crawlHandler) status(w http.ResponseWriter, r *http.Request) {
+	sum, err := h.sums.get(h.s)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the store: %v", err)
+		return
+	}
+	live := h.c.Status()
+	writeJSON(w, http.StatusOK, Status{Version: h.version, DBPath: h.dbPath, Listen: localAddr(r), Store: sum, Crawl: &live})
+}
+
+func (h *crawlHandler) graph(w http.ResponseWriter, r *http.Request) {
+	f, opt, err := graphOptions(r, h.version)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	serveGraph(w, r, h.s, f, opt)
+}
+
+// serveGraph streams s's graph in f from one read transaction.
+func serveGraph(w http.ResponseWriter, r *http.Request, s *kv.Store, f export.Format, opt export.Options) {
+	w.Header().Set("Content-Type", contentType[f])
+	sw := newStreamWriter(w)
+	if _, err := export.Write(r.Context(), sw, s, f, opt); err != nil {
+		failStream(w, sw, err)
+	}
+}
+
+func (h *crawlHandler) snapshot(w http.ResponseWriter, r *http.Request) {
+	sw := newStreamWriter(w)
+	err := h.s.View(func(tx *kv.Tx) error {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(tx.Size(), 10))
+		w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(h.dbPath)+`"`)
+		_, err := tx.WriteTo(sw)
+		return err
+	})
+	if err != nil {
+		failStream(w, sw, err)
+	}
+}
+
+// seedsRequest is POST /seeds's body.
+type seedsRequest struct {
+	URLs []string `json:"urls"`
+	URL  string   `json:"url"`
+}
+
+// SeedsAnswer is POST /seeds's answer.
+type SeedsAnswer struct {
+	// Queued counts the seeds queued; a seed whose host is already queued
+	// at depth 0 or was crawled max_crawls_per_node times is not.
+	Queued int `json:"queued"`
+}
+
+func (h *crawlHandler) seeds(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req seedsRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	urls := req.URLs
+	if req.URL != "" {
+		urls = append([]string{req.URL}, urls...)
+	}
+	if len(urls) == 0 {
+		writeError(w, http.StatusBadRequest, `no seed: want {"urls": ["https://..."]} or {"url": "https://..."}`)
+		return
+	}
+	for _, u := range urls {
+		if err := crawl.CheckSeed(u); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		if err := checkSeedHost(u); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+	}
+	n, err := h.c.AddSeeds(urls)
+	if err != nil {
+		writeError(w, seedErrorCode(err), "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, SeedsAnswer{Queued: n})
+}
+
+// checkSeedHost refuses a seed whose host weaver cannot normalise, before
+// the crawler is asked.
+func checkSeedHost(raw string) error {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return fmt.Errorf("seed %q is not a URL: %v", raw, err)
+	}
+	if _, err := graph.HostOf(u); err != nil {
+		return fmt.Errorf("seed %q: %v", raw, err)
+	}
+	return nil
+}
+
+// seedErrorCode tells the client's fault from the store's in an AddSeeds
+// error: crawl wraps every seed rejection in crawl.ErrSeed.
+func seedErrorCode(err error) int {
+	switch {
+	case errors.Is(err, kv.ErrClosed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, crawl.ErrSeed):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// StopAnswer is POST /stop's answer.
+type StopAnswer struct {
+	Stopping bool `json:"stopping"`
+}
+
+func (h *crawlHandler) stopCrawl(w http.ResponseWriter, r *http.Request) {
+	h.stop()
+	writeJSON(w, http.StatusAccepted, StopAnswer{Stopping: true})
+}

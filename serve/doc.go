@@ -1,0 +1,33 @@
+// Package serve is weaver's HTTP face: the status API of a running crawl
+// and the job API of `weaver serve`.
+//
+// A crawl that runs for days must be watchable without stopping it, and
+// bbolt locks the store against every other process, so the running crawl
+// itself answers. NewCrawlHandler serves, for one crawler and its store:
+//
+//	GET  /status    the store summary (ReadSummary) and the live crawl.Status, as JSON
+//	GET  /metrics   Prometheus text format, read from crawl.Status at scrape time
+//	GET  /graph     ?format=json|graphml|dot: the graph so far, one read transaction, streamed
+//	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
+//	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl
+//	POST /stop      a graceful stop, the same as SIGTERM
+//
+// JobManager runs crawl jobs, each in its own store DIR/<id>.bolt whose
+// meta bucket records the job (the client's request and the job's state),
+// so a restarted `weaver serve` finds every job again and resumes the
+// unfinished ones. NewJobHandler serves seed 004's job API on it:
+//
+//	POST   /crawl       {"url": ..., "max_pages": ..., any crawl config key}: start a job
+//	GET    /crawl       list the jobs
+//	GET    /crawl/{id}  a job's status; once it ended, its nodes and edges too
+//	DELETE /crawl/{id}  stop a job
+//	GET    /crawl/{id}/graph  ?format=json|graphml|dot: the job's graph
+//
+// Both handlers answer errors as {"error": "..."} with a status code that
+// says whose fault it is: 400 for bad JSON or a bad value (naming it), 404
+// for an unknown path or job id, 405 (with Allow) for a wrong method, 413 for
+// a request body over MaxBodyBytes, 503 while shutting down.
+//
+// The handlers carry no authentication: cmd/weaver binds them to loopback
+// unless told otherwise (see ListenAddr).
+package serve

@@ -1,0 +1,16 @@
+package serve
+
+import "errors"
+
+// Errors of the job API. They are wrapped with the job id or the offending
+// value; test them with errors.Is.
+var (
+	// ErrNoJob means no job has the given id.
+	ErrNoJob = errors.New("no such job")
+	// ErrBadJob means a job request is not valid: bad JSON, a missing or
+	// bad URL, an unknown or forbidden config key, or a bad value.
+	ErrBadJob = errors.New("bad job request")
+	// ErrClosing means the job manager is shutting down and takes no new
+	// jobs.
+	ErrClosing = errors.New("shutting down")
+)

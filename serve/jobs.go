@@ -1,0 +1,733 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"weaver/crawl"
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// JobStatus is where a job is in its life.
+type JobStatus string
+
+// The statuses of a job. Queued and running jobs are resumed when weaver
+// serve restarts; the other three are final.
+const (
+	JobQueued    JobStatus = "queued"    // waiting for a free slot, or for a restart after a shutdown
+	JobRunning   JobStatus = "running"   // crawling
+	JobCompleted JobStatus = "completed" // the frontier ran dry or max_pages was reached
+	JobStopped   JobStatus = "stopped"   // stopped by DELETE /crawl/{id}
+	JobFailed    JobStatus = "failed"    // the store or the configuration failed
+)
+
+func (s JobStatus) final() bool { return s == JobCompleted || s == JobStopped || s == JobFailed }
+
+// Meta keys of a job's store.
+const (
+	metaJobConfig = "job_config" // jobConfig as JSON, written once at creation
+	metaJobStatus = "job_status" // jobState as JSON, rewritten at each start and end
+)
+
+// forbiddenKeys are the crawl config keys a client may not set: where the
+// files go and what the operator decides about the network
+// (`weaver serve --connect-to`, `--allow-private-networks`).
+var forbiddenKeys = map[string]bool{
+	"db_path": true, "metrics_path": true, "listen": true,
+	"connect_to": true, "allow_private_networks": true,
+}
+
+// JobOptions configure a JobManager.
+type JobOptions struct {
+	// Dir holds one store per job, Dir/<id>.bolt, and its metrics file,
+	// Dir/<id>.metrics.json. It is created if missing.
+	Dir string
+	// Base is every job's configuration before the client's keys apply:
+	// typically crawl.Defaults() with the operator's connect_to and
+	// allow_private_networks. DBPath, MetricsPath and Listen are replaced.
+	Base crawl.Config
+	// MaxRunning is how many jobs crawl at once; the others wait, queued.
+	// Zero means 4.
+	MaxRunning int
+	// Proxy, Now and Grace are passed to every crawler (crawl.Options).
+	Proxy func(*url.URL) (*url.URL, error)
+	Now   func() time.Time
+	Grace time.Duration
+	// Log receives the manager's lines and the jobs' (prefixed with the
+	// job id). Nil: silent.
+	Log func(level, msg string)
+}
+
+// Job is a job as the API shows it.
+type Job struct {
+	ID        string          `json:"id"`
+	Status    JobStatus       `json:"status"`
+	SeedURL   string          `json:"seed_url"`
+	MaxPages  int             `json:"max_pages"` // 0: no limit
+	Config    json.RawMessage `json:"config"`    // the crawl config keys the client gave
+	CreatedAt time.Time       `json:"created_at"`
+	StartedAt *time.Time      `json:"started_at"` // first start; null until then
+	EndedAt   *time.Time      `json:"ended_at"`   // null until final
+	Runs      int             `json:"runs"`       // crawl runs so far: 1, plus one per resume
+	Error     string          `json:"error,omitempty"`
+	// Progress is the running crawl's live status.
+	Progress *crawl.Status `json:"progress,omitempty"`
+	// Metrics are the job's counters once it is final: every run's summed
+	// (see MergeResults).
+	Metrics *crawl.Result `json:"metrics,omitempty"`
+}
+
+// jobConfig is what the client asked for, stored once.
+type jobConfig struct {
+	ID        string          `json:"id"`
+	Config    json.RawMessage `json:"config"` // crawl config keys; the seed is in seed_url
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// jobState is what happened to the job so far.
+type jobState struct {
+	Status    JobStatus      `json:"status"`
+	StartedAt *time.Time     `json:"started_at"`
+	EndedAt   *time.Time     `json:"ended_at"`
+	Error     string         `json:"error,omitempty"`
+	Runs      []crawl.Result `json:"runs"`
+}
+
+// job is one job in memory.
+type job struct {
+	id   string
+	conf jobConfig
+	cfg  crawl.Config // conf applied to the base, as of load or creation
+	path string
+	done chan struct{} // closed when its goroutine has returned
+
+	// use is held for reading while a request reads the job's store, and
+	// for writing while the job opens or closes it: a reader either sees
+	// the job's open store or opens the file itself without racing the
+	// job's exclusive open.
+	use sync.RWMutex
+
+	// guarded by JobManager.mu
+	state   jobState
+	store   *kv.Store      // while running
+	crawler *crawl.Crawler // while running
+	cancel  context.CancelFunc
+	stopBy  string // "", "client" or "shutdown"
+}
+
+// JobManager runs crawl jobs, each in its own store, and resumes the
+// unfinished ones of a previous process.
+type JobManager struct {
+	opt   JobOptions
+	slots chan struct{} // one token per running job
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex // guards jobs, closing and every job's guarded fields
+	jobs    map[string]*job
+	closing bool
+}
+
+// NewJobManager loads the jobs found in opt.Dir and resumes those that
+// were queued or running. It returns an error when the directory cannot
+// be created or read; a store it cannot read is logged and left out.
+func NewJobManager(opt JobOptions) (*JobManager, error) {
+	if opt.MaxRunning <= 0 {
+		opt.MaxRunning = 4
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("serve: jobs: %w", err)
+	}
+	m := &JobManager{opt: opt, slots: make(chan struct{}, opt.MaxRunning), jobs: map[string]*job{}}
+	paths, err := filepath.Glob(filepath.Join(opt.Dir, "*.bolt"))
+	if err != nil {
+		return nil, fmt.Errorf("serve: jobs: %w", err)
+	}
+	var resume []*job
+	for _, p := range paths {
+		j, err := m.load(p)
+		if err != nil {
+			m.logf("WARN", "Skipping %s: %v", p, err)
+			continue
+		}
+		m.jobs[j.id] = j
+		if !j.state.Status.final() {
+			resume = append(resume, j)
+		}
+	}
+	slices.SortFunc(resume, func(a, b *job) int { return a.conf.CreatedAt.Compare(b.conf.CreatedAt) })
+	for _, j := range resume {
+		m.logf("INFO", "Resuming job %s (%s)", j.id, j.cfg.SeedURL)
+		m.mu.Lock()
+		m.startLocked(j)
+		m.mu.Unlock()
+	}
+	return m, nil
+}
+
+func (m *JobManager) logf(level, format string, a ...any) {
+	if m.opt.Log != nil {
+		m.opt.Log(level, fmt.Sprintf(format, a...))
+	}
+}
+
+// load reads a job from its store.
+func (m *JobManager) load(path string) (*job, error) {
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var confJSON, stateJSON string
+	s.View(func(tx *kv.Tx) error {
+		confJSON, stateJSON = tx.MetaString(metaJobConfig), tx.MetaString(metaJobStatus)
+		return nil
+	})
+	if confJSON == "" {
+		return nil, errors.New("not a job's store (no job_config in its meta)")
+	}
+	j := &job{path: path, done: make(chan struct{})}
+	close(j.done) // nothing runs until start
+	if err := json.Unmarshal([]byte(confJSON), &j.conf); err != nil {
+		return nil, fmt.Errorf("job_config: %w", err)
+	}
+	if err := json.Unmarshal([]byte(stateJSON), &j.state); err != nil {
+		return nil, fmt.Errorf("job_status: %w", err)
+	}
+	if want := strings.TrimSuffix(filepath.Base(path), ".bolt"); j.conf.ID != want {
+		return nil, fmt.Errorf("job id %q does not match the file name", j.conf.ID)
+	}
+	j.id = j.conf.ID
+	if j.cfg, err = m.config(j.conf.Config, j.id); err != nil {
+		// The operator's settings may have changed since: the job stays
+		// listed, and failed.
+		j.cfg = m.opt.Base
+		j.state.Status, j.state.Error = JobFailed, err.Error()
+	}
+	return j, nil
+}
+
+// config applies a job's keys to the base configuration.
+func (m *JobManager) config(keys json.RawMessage, id string) (crawl.Config, error) {
+	cfg := m.opt.Base
+	cfg.SeedURLs = slices.Clone(cfg.SeedURLs)
+	cfg.ExcludeHosts = slices.Clone(cfg.ExcludeHosts)
+	cfg.ConnectTo = slices.Clone(cfg.ConnectTo)
+	if err := cfg.LoadJSON(keys, "request"); err != nil {
+		return crawl.Config{}, err
+	}
+	cfg.DBPath = filepath.Join(m.opt.Dir, id+".bolt")
+	cfg.MetricsPath = filepath.Join(m.opt.Dir, id+".metrics.json")
+	cfg.Listen = ""
+	if err := cfg.Validate(); err != nil {
+		return crawl.Config{}, err
+	}
+	if len(cfg.Seeds()) == 0 {
+		return crawl.Config{}, errors.New(`no seed: "url" is required`)
+	}
+	return cfg, nil
+}
+
+// parseRequest turns POST /crawl's body into the crawl config keys to
+// store: "url" becomes seed_url; every other key must be a crawl config
+// key a client may set. Errors wrap ErrBadJob and name the key.
+func parseRequest(body []byte) (json.RawMessage, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadJob, fmt.Sprintf(format, a...))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil {
+		return nil, bad("not JSON: %v", err)
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, bad(`want a JSON object such as {"url": "https://example.com/", "max_pages": 100}`)
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	seen := map[string]bool{}
+	seedKey := "" // "url" or "seed_url", whichever gave the seed
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad("not JSON: %v", err)
+		}
+		key := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, bad("key %q: not JSON: %v", key, err)
+		}
+		if seen[key] {
+			return nil, bad("key %q given twice", key)
+		}
+		seen[key] = true
+		if key == "url" || key == "seed_url" {
+			if seedKey != "" {
+				return nil, bad(`give "url" or "seed_url", not both`)
+			}
+			seedKey, key = key, "seed_url"
+		}
+		if forbiddenKeys[key] {
+			return nil, bad("key %q cannot be set through the API", key)
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(raw)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, bad("not JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, bad("trailing data after the JSON object")
+	}
+	if seedKey == "" {
+		return nil, bad(`"url" is required`)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// newID returns a job id: "crawl_" and 12 random hex digits.
+func newID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "crawl_" + hex.EncodeToString(b[:])
+}
+
+// Create checks a POST /crawl body, creates the job's store with the job
+// recorded in it, and starts the job. It returns an error wrapping
+// ErrBadJob (naming the bad key) for a bad request, ErrClosing during
+// shutdown, or the store's error.
+func (m *JobManager) Create(body []byte) (Job, error) {
+	keys, err := parseRequest(body)
+	if err != nil {
+		return Job{}, err
+	}
+	var id, path string
+	for {
+		id = newID()
+		path = filepath.Join(m.opt.Dir, id+".bolt")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	cfg, err := m.config(keys, id)
+	if err != nil {
+		return Job{}, fmt.Errorf("%w: %v", ErrBadJob, err)
+	}
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return Job{}, ErrClosing
+	}
+	j := &job{
+		id: id, path: path, cfg: cfg, done: make(chan struct{}),
+		conf:  jobConfig{ID: id, Config: keys, CreatedAt: m.opt.Now().UTC()},
+		state: jobState{Status: JobQueued, Runs: []crawl.Result{}},
+	}
+	close(j.done)
+	s, err := kv.Open(path, kv.Options{})
+	if err != nil {
+		return Job{}, fmt.Errorf("serve: create job: %w", err)
+	}
+	err = s.Update(func(tx *kv.Tx) error {
+		conf, err := json.Marshal(j.conf)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetMetaString(metaJobConfig, string(conf)); err != nil {
+			return err
+		}
+		return putState(tx, &j.state)
+	})
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return Job{}, fmt.Errorf("serve: create job: %w", err)
+	}
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		os.Remove(path)
+		return Job{}, ErrClosing
+	}
+	m.jobs[id] = j
+	m.startLocked(j) // under mu, so that Close either sees it started or refuses it
+	m.mu.Unlock()
+	m.logf("INFO", "Job %s created (%s)", id, cfg.SeedURL)
+	return m.view(j, false), nil
+}
+
+func putState(tx *kv.Tx, st *jobState) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return tx.SetMetaString(metaJobStatus, string(data))
+}
+
+// startLocked runs j in a goroutine of its own. m.mu must be held.
+func (m *JobManager) startLocked(j *job) {
+	ctx, cancel := context.WithCancel(context.Background())
+	j.cancel, j.stopBy = cancel, ""
+	j.state.Status = JobQueued
+	j.done = make(chan struct{})
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer close(j.done)
+		defer cancel()
+		m.run(ctx, j)
+	}()
+}
+
+// run waits for a slot, crawls, and records the outcome in the job's
+// store.
+func (m *JobManager) run(ctx context.Context, j *job) {
+	select {
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		m.end(j, nil, m.stoppedStatus(j), "")
+		return
+	}
+	if ctx.Err() != nil {
+		m.end(j, nil, m.stoppedStatus(j), "")
+		return
+	}
+	cfg := j.cfg
+	if cfg.MaxPages > 0 {
+		left := cfg.MaxPages - pagesUsed(j.state.Runs)
+		if left <= 0 {
+			m.end(j, nil, JobCompleted, "")
+			return
+		}
+		cfg.MaxPages = left
+	}
+
+	j.use.Lock()
+	s, err := kv.Open(j.path, kv.Options{})
+	if err != nil {
+		j.use.Unlock()
+		m.end(j, nil, JobFailed, err.Error())
+		return
+	}
+	log := func(level, msg string) { m.logf(level, "[%s] %s", j.id, msg) }
+	c, err := crawl.New(cfg, s, crawl.Options{Proxy: m.opt.Proxy, Log: log, Now: m.opt.Now, Grace: m.opt.Grace})
+	if err != nil {
+		s.Close()
+		j.use.Unlock()
+		m.end(j, nil, JobFailed, err.Error())
+		return
+	}
+	now := m.opt.Now().UTC()
+	m.mu.Lock()
+	j.store, j.crawler = s, c
+	j.state.Status = JobRunning
+	if j.state.StartedAt == nil {
+		j.state.StartedAt = &now
+	}
+	st := j.state
+	m.mu.Unlock()
+	j.use.Unlock()
+
+	err = s.Update(func(tx *kv.Tx) error { return putState(tx, &st) })
+	var res crawl.Result
+	if err == nil {
+		var fresh bool
+		s.View(func(tx *kv.Tx) error { fresh = graph.GetCounts(tx).Nodes == 0; return nil })
+		var seeds []string // a resumed job continues where it was: no seeds, no re-queueing
+		if fresh {
+			seeds = cfg.Seeds()
+		}
+		if _, _, err = c.Prepare(seeds); err == nil {
+			res, err = c.Run(ctx)
+		}
+	}
+	status, msg := JobCompleted, ""
+	switch {
+	case err != nil:
+		status, msg = JobFailed, err.Error()
+	case res.TerminationReason == crawl.ReasonSignal:
+		status = m.stoppedStatus(j)
+	}
+	var ran *crawl.Result
+	if res.TerminationReason != "" {
+		ran = &res
+	}
+	m.endOpen(j, s, ran, status, msg)
+}
+
+// pagesUsed is how many pages earlier runs took from max_pages.
+func pagesUsed(runs []crawl.Result) int {
+	n := int64(0)
+	for _, r := range runs {
+		n += r.PagesFetched + r.PagesFailed + r.RobotsDisallowed
+	}
+	return int(n)
+}
+
+// stoppedStatus is the status of a job whose run was cancelled: stopped
+// for a client's DELETE, queued (to resume) for a shutdown.
+func (m *JobManager) stoppedStatus(j *job) JobStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if j.stopBy == "client" {
+		return JobStopped
+	}
+	return JobQueued
+}
+
+// end records a job's outcome when its store is not open.
+func (m *JobManager) end(j *job, res *crawl.Result, status JobStatus, msg string) {
+	j.use.Lock()
+	s, err := kv.Open(j.path, kv.Options{})
+	j.use.Unlock()
+	if err != nil {
+		m.mu.Lock()
+		j.state.Status, j.state.Error = JobFailed, err.Error()
+		m.mu.Unlock()
+		m.logf("ERROR", "Job %s: recording its end: %v", j.id, err)
+		return
+	}
+	m.endOpen(j, s, res, status, msg)
+}
+
+// endOpen records a job's outcome in its open store s, then closes it.
+func (m *JobManager) endOpen(j *job, s *kv.Store, res *crawl.Result, status JobStatus, msg string) {
+	now := m.opt.Now().UTC()
+	m.mu.Lock()
+	if res != nil {
+		j.state.Runs = append(j.state.Runs, *res)
+	}
+	j.state.Status, j.state.Error = status, msg
+	if status.final() {
+		j.state.EndedAt = &now
+	}
+	st := j.state
+	st.Runs = slices.Clone(st.Runs)
+	m.mu.Unlock()
+	err := s.Update(func(tx *kv.Tx) error { return putState(tx, &st) })
+	j.use.Lock()
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	m.mu.Lock()
+	j.store, j.crawler = nil, nil
+	m.mu.Unlock()
+	j.use.Unlock()
+	if err != nil {
+		m.logf("ERROR", "Job %s: recording its end: %v", j.id, err)
+	}
+	switch {
+	case status == JobQueued:
+		m.logf("INFO", "Job %s interrupted; it resumes when weaver serve restarts", j.id)
+	case res != nil:
+		m.logf("INFO", "Job %s %s (%s): %d pages fetched, %d nodes, %d edges", j.id, status, res.TerminationReason, res.PagesFetched, res.TotalNodes, res.TotalEdges)
+	default:
+		m.logf("INFO", "Job %s %s %s", j.id, status, msg)
+	}
+}
+
+// view is the API's picture of j. live adds the running crawl's status.
+func (m *JobManager) view(j *job, live bool) Job {
+	if live {
+		// Held while the crawler's status reads its store, which the job
+		// then cannot close under it.
+		j.use.RLock()
+		defer j.use.RUnlock()
+	}
+	m.mu.Lock()
+	st := j.state
+	c := j.crawler
+	m.mu.Unlock()
+	out := Job{
+		ID: j.id, Status: st.Status, SeedURL: j.cfg.SeedURL, MaxPages: j.cfg.MaxPages,
+		Config: j.conf.Config, CreatedAt: j.conf.CreatedAt, StartedAt: st.StartedAt, EndedAt: st.EndedAt,
+		Runs: len(st.Runs), Error: st.Error,
+	}
+	if st.Status == JobRunning {
+		out.Runs++
+		if live && c != nil {
+			p := c.Status()
+			out.Progress = &p
+		}
+	}
+	if st.Status.final() && len(st.Runs) > 0 {
+		r := MergeResults(st.Runs)
+		out.Metrics = &r
+	}
+	return out
+}
+
+// withStore runs fn on j's store: the job's own while it runs, else the
+// file opened read-only for the call. It returns fn's error or Open's.
+func (m *JobManager) withStore(j *job, fn func(s *kv.Store) error) error {
+	j.use.RLock()
+	defer j.use.RUnlock()
+	m.mu.Lock()
+	s := j.store
+	m.mu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = kv.Open(j.path, kv.Options{ReadOnly: true}); err != nil {
+			return err
+		}
+		defer s.Close()
+	}
+	return fn(s)
+}
+
+// Get returns the job with id, or an error wrapping ErrNoJob.
+func (m *JobManager) Get(id string) (Job, error) {
+	j, err := m.job(id)
+	if err != nil {
+		return Job{}, err
+	}
+	return m.view(j, true), nil
+}
+
+func (m *JobManager) job(id string) (*job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("job %q: %w", id, ErrNoJob)
+	}
+	return j, nil
+}
+
+// List returns every job, oldest first.
+func (m *JobManager) List() []Job {
+	m.mu.Lock()
+	js := make([]*job, 0, len(m.jobs))
+	for _, j := range m.jobs {
+		js = append(js, j)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(js, func(a, b *job) int {
+		if c := a.conf.CreatedAt.Compare(b.conf.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	out := make([]Job, 0, len(js))
+	for _, j := range js {
+		out = append(out, m.view(j, true))
+	}
+	return out
+}
+
+// Stop stops the job with id and waits, until ctx ends, for it to record
+// its stop. A job already final is left as it is. It returns an error
+// wrapping ErrNoJob, or ctx's error.
+func (m *JobManager) Stop(ctx context.Context, id string) (Job, error) {
+	j, err := m.job(id)
+	if err != nil {
+		return Job{}, err
+	}
+	m.mu.Lock()
+	cancel, done := j.cancel, j.done
+	if !j.state.Status.final() && cancel != nil {
+		j.stopBy = "client"
+	} else {
+		cancel = nil
+	}
+	m.mu.Unlock()
+	if cancel != nil {
+		m.logf("INFO", "Stopping job %s", id)
+		cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Job{}, ctx.Err()
+		}
+	}
+	return m.view(j, false), nil
+}
+
+// Close stops taking jobs, stops every running job so that it resumes
+// with the next JobManager on the directory, and waits for them until ctx
+// ends. It returns ctx's error if they did not all finish.
+func (m *JobManager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closing = true
+	for _, j := range m.jobs {
+		if j.cancel != nil && !j.state.Status.final() {
+			if j.stopBy == "" {
+				j.stopBy = "shutdown"
+			}
+			j.cancel()
+		}
+	}
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("serve: jobs still stopping: %w", ctx.Err())
+	}
+}
+
+// MergeResults sums the runs of one job into one Result: counters added,
+// the first start and the last end, the store totals and the termination
+// reason of the last run, pages per second over the time spent running,
+// and the fetch-time average weighted by pages.
+func MergeResults(runs []crawl.Result) crawl.Result {
+	if len(runs) == 0 {
+		return crawl.Result{}
+	}
+	last := runs[len(runs)-1]
+	out := crawl.Result{
+		StartTime: runs[0].StartTime, EndTime: last.EndTime, TerminationReason: last.TerminationReason,
+		TotalNodes: last.TotalNodes, TotalEdges: last.TotalEdges, TotalWeight: last.TotalWeight,
+		FrontierSize: last.FrontierSize, Error: last.Error, ErrorsByType: map[string]int64{},
+	}
+	var seconds, fetchMS float64
+	for _, r := range runs {
+		out.NodesDiscovered += r.NodesDiscovered
+		out.NodesCrawled += r.NodesCrawled
+		out.EdgesRecorded += r.EdgesRecorded
+		out.PagesFetched += r.PagesFetched
+		out.PagesFailed += r.PagesFailed
+		out.LinksRecorded += r.LinksRecorded
+		out.RobotsFetched += r.RobotsFetched
+		out.RobotsDisallowed += r.RobotsDisallowed
+		out.Retries += r.Retries
+		for k, v := range r.ErrorsByType {
+			out.ErrorsByType[k] += v
+		}
+		seconds += r.EndTime.Sub(r.StartTime).Seconds()
+		fetchMS += float64(r.AvgFetchTimeMS) * float64(r.PagesFetched+r.PagesFailed)
+	}
+	if n := out.PagesFetched + out.PagesFailed; n > 0 {
+		out.AvgFetchTimeMS = int64(fetchMS / float64(n))
+	}
+	if seconds > 0 {
+		out.PagesPerSecond = float64(out.PagesFetched) / seconds
+	}
+	return out
+}

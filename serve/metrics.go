@@ -1,0 +1,142 @@
+package serve
+
+import (
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"weaver/crawl"
+)
+
+// The error kinds and worker states always exported, so that a kind that
+// has not happened yet reads 0 instead of being absent (rate() and alerts
+// then see it start).
+var (
+	errorKinds = []crawl.ErrorKind{
+		crawl.KindDNS, crawl.KindTimeout, crawl.KindRefused, crawl.KindConnect, crawl.KindReset,
+		crawl.KindTLS, crawl.KindRedirects, crawl.KindHTTP, crawl.KindOther,
+	}
+	workerStates = []string{crawl.WorkerIdle, crawl.WorkerRobots, crawl.WorkerFetching, crawl.WorkerStopped}
+)
+
+// crawlCollector exports one crawl.Status per scrape: every metric of a
+// scrape comes from the same snapshot (one read transaction for the store
+// figures), which separate CounterFuncs calling Status each could not give.
+type crawlCollector struct {
+	status func() crawl.Status
+
+	pagesFetched, pagesFailed, errors, robotsFetched, robotsDisallowed, retries *prometheus.Desc
+	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
+	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
+}
+
+func newCrawlCollector(status func() crawl.Status) *crawlCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &crawlCollector{
+		status:           status,
+		pagesFetched:     d("weaver_pages_fetched_total", "Home pages fetched with an HTTP answer by this process."),
+		pagesFailed:      d("weaver_pages_failed_total", "Fetches that ended in an error or a 4xx/5xx answer."),
+		errors:           d("weaver_errors_total", "Failed fetches by error type.", "type"),
+		robotsFetched:    d("weaver_robots_fetched_total", "robots.txt files fetched."),
+		robotsDisallowed: d("weaver_robots_disallowed_total", "Home pages skipped because robots.txt disallows them."),
+		retries:          d("weaver_retries_total", "Requests retried after a timeout, reset, 429 or 5xx."),
+		nodesCrawled:     d("weaver_nodes_crawled_total", "Nodes whose page was fetched by this process."),
+		nodesDiscovered:  d("weaver_nodes_discovered_total", "Nodes created by this process."),
+		edgesRecorded:    d("weaver_edges_recorded_total", "Edges created by this process."),
+		frontier:         d("weaver_frontier_size", "Frontier entries waiting to be fetched."),
+		leases:           d("weaver_leases", "Frontier entries being fetched."),
+		nodes:            d("weaver_nodes", "Nodes (hosts) in the store."),
+		edges:            d("weaver_edges", "Edges (host pairs) in the store."),
+		weight:           d("weaver_edge_weight_total", "Sum of the store's edge weights: links recorded."),
+		workers:          d("weaver_workers", "Workers by state.", "state"),
+		fetch:            d("weaver_fetch_seconds", "Time to fetch a page, retries included."),
+		running:          d("weaver_crawl_running", "1 while the crawl runs."),
+		rate:             d("weaver_pages_per_second", "Pages fetched per second over the last 10 seconds."),
+	}
+}
+
+func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.pagesFetched, c.pagesFailed, c.errors, c.robotsFetched, c.robotsDisallowed, c.retries,
+		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded,
+		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
+	} {
+		ch <- d
+	}
+}
+
+func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.status()
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(c.pagesFetched, float64(st.PagesFetched))
+	counter(c.pagesFailed, float64(st.PagesFailed))
+	counter(c.robotsFetched, float64(st.RobotsFetched))
+	counter(c.robotsDisallowed, float64(st.RobotsDisallowed))
+	counter(c.retries, float64(st.Retries))
+	counter(c.nodesCrawled, float64(st.NodesCrawled))
+	counter(c.nodesDiscovered, float64(st.NodesDiscovered))
+	counter(c.edgesRecorded, float64(st.EdgesRecorded))
+	kinds := map[string]bool{}
+	for _, k := range errorKinds {
+		kinds[string(k)] = true
+	}
+	for k := range st.ErrorsByType {
+		kinds[k] = true
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		counter(c.errors, float64(st.ErrorsByType[k]), k)
+	}
+
+	gauge(c.frontier, float64(st.FrontierSize))
+	gauge(c.leases, float64(st.Leases))
+	gauge(c.nodes, float64(st.Nodes))
+	gauge(c.edges, float64(st.Edges))
+	counter(c.weight, float64(st.TotalWeight))
+	byState := map[string]int{}
+	for _, w := range st.Workers {
+		byState[w.State]++
+	}
+	for _, s := range workerStates {
+		gauge(c.workers, float64(byState[s]), s)
+	}
+	running := 0.0
+	if st.Running {
+		running = 1
+	}
+	gauge(c.running, running)
+	gauge(c.rate, st.PagesPerSecond)
+
+	buckets := make(map[float64]uint64, len(crawl.FetchBuckets))
+	for i, b := range crawl.FetchBuckets {
+		if i < len(st.Fetch.Cumulative) {
+			buckets[b] = st.Fetch.Cumulative[i]
+		}
+	}
+	ch <- prometheus.MustNewConstHistogram(c.fetch, st.Fetch.Count, st.Fetch.Sum, buckets)
+}
+
+// newRegistry is a registry of one handler's own (not the global one, so
+// two handlers in one process, as in tests, do not collide): the crawl's
+// metrics plus the Go runtime's and the process's.
+func newRegistry(status func() crawl.Status) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		newCrawlCollector(status),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
