@@ -32,12 +32,21 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./crawl
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) ./internal/storetest
 
+# weaver against the ideal and against Colly on fakeweb, one table, also
+# written to bench/RESULTS.md. bench/ is its own module (it needs Colly; the
+# product does not). BENCHFLAGS shortens it, e.g. BENCHFLAGS='--cpu-pairs 1'.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/storetest ./crawl/extract ./crawl/robots
+	$(MAKE) build
+	cd bench && $(GO) run ./cmd/benchrun --root .. $(BENCHFLAGS)
 
 # A real crawl, offline, of the bundled fake internet; then the exports.
 demo: build
 	./scripts/demo.sh
+
+# Raspberry Pi / ARM Linux binaries with cgo (SQLite): bin/weaver-linux-arm64 and
+# bin/weaver-linux-armv7. Needs gcc-aarch64-linux-gnu and gcc-arm-linux-gnueabihf.
+cross:
+	GO=$(GO) BIN=$(BIN) ./scripts/cross.sh
 
 golden:
 	$(GO) test ./export -update

@@ -1,0 +1,148 @@
+package archive_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"weaver/archive"
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// bigStore builds a store of nodes hosts (named from first on) with
+// perNode out-edges each, quickly: no fsync, large transactions.
+func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
+	tb.Helper()
+	s, err := kv.Open(path, kv.Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	host := func(i int) string { return fmt.Sprintf("h%07d.example.com", i) }
+	const batch = 20_000 // nodes per transaction
+	for lo := 0; lo < nodes; lo += batch {
+		err := s.Update(func(tx *kv.Tx) error {
+			for i := lo; i < min(lo+batch, nodes); i++ {
+				from, _, err := graph.Ensure(tx, host(first+i), "https", t0)
+				if err != nil {
+					return err
+				}
+				from.CrawlCount, from.Status, from.Title, from.LastCrawl = 1, graph.StatusCrawled, "Host "+strconv.Itoa(i), t0
+				if err := graph.Put(tx, &from); err != nil {
+					return err
+				}
+				for j := 1; j <= perNode; j++ {
+					to, _, err := graph.Ensure(tx, host(first+(i+j*j*7919)%nodes), "https", t0)
+					if err != nil {
+						return err
+					}
+					if to.ID != from.ID {
+						if err := graph.AddEdge(tx, from.ID, to.ID, uint64(1+j%3), t0); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// resetPeakRSS makes the kernel start VmHWM afresh (Linux's clear_refs),
+// after returning freed heap to it, so that peakRSS measures what follows.
+func resetPeakRSS(tb testing.TB) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		tb.Logf("cannot reset the peak RSS (%v): the figure includes the set-up", err)
+	}
+}
+
+// peakRSS returns the process's peak resident set (VmHWM) in bytes, or 0
+// where /proc is not Linux's.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// BenchmarkSnapshot_1MEdges copies a store of 100,000 hosts and 1,000,000
+// edges, without and with the verification weaver snapshot runs by
+// default, and reports the file size and the process's peak RSS during the
+// copies (the set-up excluded).
+func BenchmarkSnapshot_1MEdges(b *testing.B) {
+	dir := b.TempDir()
+	src := filepath.Join(dir, "big.bolt")
+	bigStore(b, src, 0, 100_000, 10)
+	for _, verify := range []bool{false, true} {
+		b.Run("verify="+strconv.FormatBool(verify), func(b *testing.B) {
+			s, err := kv.Open(src, kv.Options{ReadOnly: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var info archive.Info
+			resetPeakRSS(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				info, err = archive.Snapshot(context.Background(), s, filepath.Join(dir, "copy.bolt"), archive.Options{Force: true, Verify: verify})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(info.Edges), "edges")
+			b.ReportMetric(float64(info.Bytes)/(1<<20), "file-MiB")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+		})
+	}
+}
+
+// BenchmarkMerge_2x500kEdges merges two stores of 50,000 hosts and 500,000
+// edges each, sharing half of their hosts.
+func BenchmarkMerge_2x500kEdges(b *testing.B) {
+	dir := b.TempDir()
+	a, c := filepath.Join(dir, "a.bolt"), filepath.Join(dir, "b.bolt")
+	bigStore(b, a, 0, 50_000, 10)
+	bigStore(b, c, 25_000, 50_000, 10)
+	for _, verify := range []bool{false, true} {
+		b.Run("verify="+strconv.FormatBool(verify), func(b *testing.B) {
+			var res archive.MergeResult
+			resetPeakRSS(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var err error
+				res, err = archive.Merge(context.Background(), filepath.Join(dir, "out.bolt"), []string{a, c}, archive.MergeOptions{Force: true, Verify: verify})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(res.Out.Edges), "edges")
+			b.ReportMetric(float64(res.Out.Bytes)/(1<<20), "file-MiB")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+		})
+	}
+}

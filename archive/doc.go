@@ -1,0 +1,34 @@
+// Package archive moves weaver stores between machines and compares them:
+// hot snapshots of a store (from the file, or streamed by the process that
+// holds it), merges of several stores into one, and diffs of two.
+//
+// A store file carries nothing bound to the machine that wrote it: no
+// absolute paths, process ids or host names, only relative facts (hosts
+// of the crawled web, times, counters). Any weaver opens it, whatever the
+// page size it was created with, and reclaims the leases a process on
+// another machine left in it (frontier.Recover, run by every crawl).
+//
+// Every file archive writes is built beside its target under a temporary
+// name, checked, synced and renamed into place, so a reader never sees a
+// half-written store and a failure leaves any previous file untouched. A
+// target that is one of the inputs is always refused.
+//
+// Snapshot copies a store with bbolt's Tx.WriteTo inside one read
+// transaction: the copy is the store as of that transaction, whatever the
+// writers do meanwhile. When the store is locked by a running crawl, its
+// status API streams the same copy (GET /snapshot) and Download fetches it;
+// ListenAddr finds the API's address in the sidecar file the crawl writes
+// next to the store.
+//
+// Merge joins stores by host: node ids are renumbered in order of first
+// appearance (the first input's nodes keep their ids), counts are summed,
+// times widened, edge weights summed, frontiers joined without duplicates
+// and robots.txt caches kept by freshness. The same inputs in the same
+// order always give the same records under the same ids, hence
+// byte-identical exports. (Not a byte-identical .bolt file: bbolt writes
+// the buckets a transaction touched in map order, so page numbers vary.)
+//
+// Diff compares two stores by host (or registrable domain): hosts and
+// edges that appeared or vanished, edges whose weight changed, and nodes
+// whose title or status changed.
+package archive

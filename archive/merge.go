@@ -1,0 +1,591 @@
+package archive
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"weaver/frontier"
+	"weaver/graph"
+	"weaver/kv"
+)
+
+// MergeOptions control Merge.
+type MergeOptions struct {
+	// Force replaces an existing output file (never an input).
+	Force bool
+	// Verify runs Verify on the output before it is renamed into place.
+	Verify bool
+	// PageSize is the bbolt page size of the output; zero means 4096, so
+	// that the output is the same bytes on every machine.
+	PageSize int
+	// Batch is how many records one write transaction takes; zero means
+	// 50,000. It changes the file's layout, not its content.
+	Batch int
+}
+
+// MergeResult describes a merge: the output and each input.
+type MergeResult struct {
+	Out    Info   `json:"out"`
+	Inputs []Info `json:"inputs"`
+}
+
+// Merge writes to out the union of the stores at inputs, joined by host:
+//
+//   - nodes are renumbered in order of first appearance (the first input's
+//     nodes in id order, then the new hosts of the second input in its id
+//     order, ...), so the first input keeps its ids; crawl and fail counts
+//     are summed, first/last-seen and last-crawl widened, depth is the
+//     smallest; status, title, description and the other fetch fields come
+//     from the most recently crawled record (a record with an HTTP answer
+//     beats a failed attempt, which beats a mere discovery);
+//   - edge weights are summed, their first/last-seen widened;
+//   - frontiers are joined with one entry per host, at its smallest depth,
+//     in (depth, arrival, input) order; leases become queued entries (the
+//     process that held them is not the output's); visited marks and the
+//     subdomain limiter's hosts are unions;
+//   - robots.txt caches are kept per host by the freshest fetch.
+//
+// Entries of hosts whose summed crawl count already reached a crawl's
+// max_crawls_per_node stay queued: the crawler drops them when it claims
+// them. The output's creation time is the earliest input's. The same inputs
+// in the same order give the same records under the same ids, so their
+// exports are byte-identical.
+//
+// Inputs are opened read-only: a store locked by a running crawl is
+// refused with kv.ErrInUse (snapshot it first). Merge returns ErrNoInputs,
+// checkTarget's errors (ErrSameFile when out is an input or an input is
+// given twice, ErrExists, ErrIsDir), kv.Open's errors for an input, a
+// decoding error for a damaged input, Verify's errors, and file system
+// errors. On any error out is left as it was.
+func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (MergeResult, error) {
+	if len(inputs) == 0 {
+		return MergeResult{}, ErrNoInputs
+	}
+	for i, a := range inputs {
+		for _, b := range inputs[:i] {
+			if sameFile(a, b) {
+				return MergeResult{}, fmt.Errorf("%s %w twice", a, ErrSameFile)
+			}
+		}
+	}
+	if err := checkTarget(out, opt.Force, inputs...); err != nil {
+		return MergeResult{}, err
+	}
+	if opt.PageSize == 0 {
+		opt.PageSize = 4096
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 50_000
+	}
+	var res MergeResult
+	srcs := make([]*kv.Store, 0, len(inputs))
+	defer func() {
+		for _, s := range srcs {
+			s.Close()
+		}
+	}()
+	var created time.Time
+	for _, in := range inputs {
+		s, err := kv.Open(in, kv.Options{ReadOnly: true})
+		if err != nil {
+			return MergeResult{}, err
+		}
+		srcs = append(srcs, s)
+		var info Info
+		_ = s.View(func(tx *kv.Tx) error {
+			info = countsOf(tx)
+			info.Bytes = tx.Size()
+			return nil
+		})
+		info.Path = in
+		res.Inputs = append(res.Inputs, info)
+		if c := s.Created(); !c.IsZero() && (created.IsZero() || c.Before(created)) {
+			created = c
+		}
+	}
+	if created.IsZero() {
+		created = time.Unix(0, 0)
+	}
+
+	tmp, err := tempName(out)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	defer os.Remove(tmp)
+	dst, err := kv.Open(tmp, kv.Options{NoSync: true, PageSize: opt.PageSize, Now: func() time.Time { return created }})
+	if err != nil {
+		return MergeResult{}, fmt.Errorf("%s: %w", out, err)
+	}
+	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs))}
+	err = m.run(srcs)
+	if err == nil {
+		err = dst.View(func(tx *kv.Tx) error {
+			res.Out = countsOf(tx)
+			return nil
+		})
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return MergeResult{}, fmt.Errorf("%s: merge: %w", out, err)
+	}
+	if opt.Verify {
+		if _, err := VerifyFile(tmp); err != nil {
+			return MergeResult{}, fmt.Errorf("%s: merge produced an unsound store: %w", out, err)
+		}
+	}
+	if err := install(tmp, out); err != nil {
+		return MergeResult{}, err
+	}
+	if fi, err := os.Stat(out); err == nil {
+		res.Out.Bytes = fi.Size()
+	}
+	res.Out.Path = out
+	return res, nil
+}
+
+// merger writes the merged store. Each pass reads one input in key order
+// and applies its records to dst in write transactions of batch records.
+type merger struct {
+	ctx   context.Context
+	dst   *kv.Store
+	batch int
+	ids   []idMap // per input: old node id → output node id
+}
+
+func (m *merger) run(srcs []*kv.Store) error {
+	for i, s := range srcs {
+		if err := m.nodes(i, s); err != nil {
+			return err
+		}
+	}
+	for i, s := range srcs {
+		if err := m.edges(i, s); err != nil {
+			return err
+		}
+	}
+	if err := m.frontier(srcs); err != nil {
+		return err
+	}
+	for i, s := range srcs {
+		if err := m.visited(i, s); err != nil {
+			return err
+		}
+		if err := m.roots(s); err != nil {
+			return err
+		}
+		if err := m.robots(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scan walks bucket of src in key order, calling each for every record and
+// flush after every n records and at the end. each must copy what it keeps.
+func (m *merger) scan(src *kv.Store, bucket []byte, each func(k, v []byte) error, flush func() error) error {
+	return src.View(func(tx *kv.Tx) error {
+		c := tx.Cursor(bucket)
+		count := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if err := each(k, v); err != nil {
+				return err
+			}
+			if count++; count == m.batch {
+				if err := m.ctx.Err(); err != nil {
+					return err
+				}
+				if err := flush(); err != nil {
+					return err
+				}
+				count = 0
+			}
+		}
+		if count == 0 {
+			return nil
+		}
+		return flush()
+	})
+}
+
+// nodes merges input i's nodes into dst by host and records their new ids.
+func (m *merger) nodes(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	_ = src.View(func(tx *kv.Tx) error {
+		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
+		return nil
+	})
+	var batch []graph.Node
+	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
+		var n graph.Node
+		if err := kv.Decode(v, &n); err != nil {
+			return fmt.Errorf("%s: node %x: %w", src.Path(), k, err)
+		}
+		batch = append(batch, n)
+		return nil
+	}, func() error {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for j := range batch {
+				id, err := putNode(tx, &batch[j])
+				if err != nil {
+					return fmt.Errorf("%s: %w", src.Path(), err)
+				}
+				ids.set(batch[j].ID, id)
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// putNode merges n into the node of its host in tx, creating it with the
+// next id when new, and returns the node's id.
+func putNode(tx *kv.Tx, n *graph.Node) (uint64, error) {
+	cur, ok, err := graph.GetByHost(tx, n.Host)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		created, _, err := graph.Ensure(tx, n.Host, n.Scheme, n.FirstSeen)
+		if err != nil {
+			return 0, fmt.Errorf("node %d: %w", n.ID, err)
+		}
+		cur = *n
+		cur.ID = created.ID
+	} else {
+		mergeNode(&cur, n)
+	}
+	return cur.ID, graph.Put(tx, &cur)
+}
+
+// fetchRank orders what records know of a host: an HTTP answer (3), a
+// failed fetch attempt (2), a queued discovery (1), a discovery the
+// limits kept out of the queue (0).
+func fetchRank(n *graph.Node) int {
+	switch {
+	case n.CrawlCount > 0 || !n.LastCrawl.IsZero():
+		return 3
+	case n.Status == graph.StatusDiscovered:
+		return 1
+	case n.Status == graph.StatusExcludedByLimit || n.Status == "":
+		return 0
+	}
+	return 2
+}
+
+// fresher reports whether n's fetch fields should replace acc's: it is of
+// a higher rank, or of the same rank and more recent. Ties keep acc, the
+// earlier input's.
+func fresher(n, acc *graph.Node) bool {
+	rn, ra := fetchRank(n), fetchRank(acc)
+	switch {
+	case rn != ra:
+		return rn > ra
+	case rn == 3:
+		return n.LastCrawl.After(acc.LastCrawl)
+	case rn == 2:
+		return n.LastSeen.After(acc.LastSeen)
+	}
+	return false
+}
+
+// mergeNode merges n, a later input's record of acc's host, into acc.
+func mergeNode(acc, n *graph.Node) {
+	if fresher(n, acc) {
+		if n.Scheme != "" {
+			acc.Scheme = n.Scheme
+		}
+		acc.Status, acc.Title, acc.Description = n.Status, n.Title, n.Description
+		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
+		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
+	}
+	if acc.Domain == "" {
+		acc.Domain = n.Domain
+	}
+	acc.CrawlCount += n.CrawlCount
+	acc.FailCount += n.FailCount
+	acc.Depth = min(acc.Depth, n.Depth)
+	acc.FirstSeen = earliest(acc.FirstSeen, n.FirstSeen)
+	acc.LastSeen = latest(acc.LastSeen, n.LastSeen)
+	acc.LastCrawl = latest(acc.LastCrawl, n.LastCrawl)
+}
+
+// earliest returns the earlier of two times, ignoring zero ones.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// edges adds input i's edges to dst, renumbered. Each batch is sorted by
+// its new key so that it is written in key order.
+func (m *merger) edges(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	var batch []graph.Edge
+	return m.scan(src, kv.BucketEdges, func(k, v []byte) error {
+		if len(k) != 16 {
+			return fmt.Errorf("%s: edge key %x: %w", src.Path(), k, graph.ErrInconsistent)
+		}
+		var e graph.Edge
+		if err := kv.Decode(v, &e); err != nil {
+			return fmt.Errorf("%s: edge %x: %w", src.Path(), k, err)
+		}
+		from, to := binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
+		e.From, e.To = ids.get(from), ids.get(to)
+		if e.From == 0 || e.To == 0 {
+			return fmt.Errorf("%s: edge %d→%d names a missing node: %w", src.Path(), from, to, graph.ErrInconsistent)
+		}
+		batch = append(batch, e)
+		return nil
+	}, func() error {
+		slices.SortFunc(batch, func(a, b graph.Edge) int {
+			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+		})
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for j := range batch {
+				if err := addEdge(tx, &batch[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// addEdge adds e's weight to the edge e.From→e.To in tx and widens its
+// first/last-seen to e's. graph.AddEdge keeps the counters; the record is
+// then rewritten with the merged times, which AddEdge sets to its now.
+func addEdge(tx *kv.Tx, e *graph.Edge) error {
+	old, ok, err := graph.GetEdge(tx, e.From, e.To)
+	if err != nil {
+		return err
+	}
+	if err := graph.AddEdge(tx, e.From, e.To, e.Weight, e.LastSeen); err != nil {
+		return err
+	}
+	merged := graph.Edge{Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen}
+	if ok {
+		merged.Weight += old.Weight
+		merged.FirstSeen = earliest(old.FirstSeen, e.FirstSeen)
+		merged.LastSeen = latest(old.LastSeen, e.LastSeen)
+	}
+	return tx.Put(kv.BucketEdges, edgeKey(e.From, e.To), &merged)
+}
+
+// edgeKey is the edges bucket's key (kv/schema.go): from | to, big-endian.
+func edgeKey(from, to uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, from)
+	binary.BigEndian.PutUint64(k[8:], to)
+	return k
+}
+
+// queued is a frontier entry or lease of an input, renumbered.
+type queued struct {
+	depth int
+	seq   uint64 // arrival in its input
+	input int
+	e     frontier.Entry
+}
+
+// frontier queues every input's entries and leases in dst, one per host at
+// its smallest depth. frontier.Push, called in (depth, arrival, input)
+// order, keeps the first entry of each host and numbers the arrivals anew.
+func (m *merger) frontier(srcs []*kv.Store) error {
+	var all []queued
+	for i, src := range srcs {
+		ids := &m.ids[i]
+		err := src.View(func(tx *kv.Tx) error {
+			c := tx.Cursor(kv.BucketFrontier)
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				var e frontier.Entry
+				if err := kv.Decode(v, &e); err != nil {
+					return fmt.Errorf("%s: frontier entry %x: %w", src.Path(), k, err)
+				}
+				q := queued{depth: e.Depth, seq: ^uint64(0), input: i, e: e}
+				if len(k) == 12 {
+					q.seq = binary.BigEndian.Uint64(k[4:])
+				}
+				all = append(all, q)
+			}
+			return frontier.ForEachLease(tx, func(l *frontier.Lease) error {
+				q := queued{depth: l.Depth, seq: ^uint64(0), input: i, e: l.Entry}
+				if len(l.Key) == 12 {
+					q.seq = binary.BigEndian.Uint64(l.Key[4:])
+				}
+				all = append(all, q)
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+		for j := len(all) - 1; j >= 0 && all[j].input == i; j-- {
+			old := all[j].e.NodeID
+			if all[j].e.NodeID = ids.get(old); all[j].e.NodeID == 0 {
+				return fmt.Errorf("%s: frontier entry of %s names missing node %d: %w", src.Path(), all[j].e.Host, old, frontier.ErrInconsistent)
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b queued) int {
+		return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.seq, b.seq), cmp.Compare(a.input, b.input))
+	})
+	for start := 0; start < len(all); start += m.batch {
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
+		chunk := all[start:min(start+m.batch, len(all))]
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, q := range chunk {
+				if _, err := frontier.Push(tx, q.e); err != nil {
+					return fmt.Errorf("frontier entry of %s: %w", q.e.Host, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// visited copies input i's visited marks (node | depth, kv/schema.go),
+// renumbered.
+func (m *merger) visited(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	var batch [][]byte
+	return m.scan(src, kv.BucketVisited, func(k, _ []byte) error {
+		if len(k) != 12 {
+			return nil // not a mark this weaver writes; the crawler never reads it
+		}
+		id := ids.get(binary.BigEndian.Uint64(k))
+		if id == 0 {
+			return nil // a mark of a node the input lacks: meaningless, dropped
+		}
+		nk := make([]byte, 12)
+		binary.BigEndian.PutUint64(nk, id)
+		copy(nk[8:], k[8:])
+		batch = append(batch, nk)
+		return nil
+	}, func() error {
+		slices.SortFunc(batch, bytes.Compare)
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, k := range batch {
+				if err := tx.PutRaw(kv.BucketVisited, k, []byte{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// roots copies the subdomain limiter's admitted hosts: the union.
+func (m *merger) roots(src *kv.Store) error {
+	var batch [][]byte
+	return m.scan(src, kv.BucketRoots, func(k, _ []byte) error {
+		batch = append(batch, bytes.Clone(k))
+		return nil
+	}, func() error {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, k := range batch {
+				if err := tx.PutRaw(kv.BucketRoots, k, []byte{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// robotsFetched is the part of a robots cache record (crawl's robotsRecord)
+// a merge reads: when it was fetched. The record is copied as is.
+type robotsFetched struct {
+	Fetched time.Time `msgpack:"t"`
+}
+
+func fetchedAt(v []byte) time.Time {
+	var r robotsFetched
+	if kv.Decode(v, &r) != nil {
+		return time.Time{}
+	}
+	return r.Fetched
+}
+
+// robots keeps, per host, the freshest robots.txt record of all inputs (the
+// earlier input's on a tie).
+func (m *merger) robots(src *kv.Store) error {
+	type rec struct{ k, v []byte }
+	var batch []rec
+	return m.scan(src, kv.BucketRobots, func(k, v []byte) error {
+		batch = append(batch, rec{bytes.Clone(k), bytes.Clone(v)})
+		return nil
+	}, func() error {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, r := range batch {
+				if cur := tx.GetRaw(kv.BucketRobots, r.k); cur != nil && !fetchedAt(r.v).After(fetchedAt(cur)) {
+					continue
+				}
+				if err := tx.PutRaw(kv.BucketRobots, r.k, r.v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// idMap maps an input's node ids to the output's. Ids are dense (graph
+// gives them from a counter), so a slice serves; ids beyond limit, which
+// only a damaged store could hold, go to a map.
+type idMap struct {
+	dense  []uint64
+	sparse map[uint64]uint64
+	limit  uint64
+}
+
+func (m *idMap) set(old, id uint64) {
+	if old < m.limit {
+		for uint64(len(m.dense)) <= old {
+			m.dense = append(m.dense, 0)
+		}
+		m.dense[old] = id
+		return
+	}
+	if m.sparse == nil {
+		m.sparse = map[uint64]uint64{}
+	}
+	m.sparse[old] = id
+}
+
+func (m *idMap) get(old uint64) uint64 {
+	if old < uint64(len(m.dense)) {
+		return m.dense[old]
+	}
+	return m.sparse[old]
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"weaver/archive"
+)
+
+func init() {
+	register(&command{Name: "merge", Summary: "join stores by host into a new one (weights summed, frontiers joined)", Run: runMerge})
+}
+
+func runMerge(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "merge", "weaver merge -o OUT.bolt [--force] A.bolt B.bolt ...", `  weaver merge -o all.bolt pi.bolt laptop.bolt
+  weaver merge -o all.bolt --force part-*.bolt && weaver crawl --db all.bolt
+  weaver snapshot --db live.bolt now.bolt && weaver merge -o all.bolt now.bolt other.bolt`)
+	var out string
+	fs.StringVar(&out, "o", "", "the merged store `FILE` to write (required)")
+	fs.StringVar(&out, "out", "", "same as -o `FILE`")
+	force := fs.Bool("force", false, "replace the output if it exists (never an input)")
+	verify := fs.Bool("verify", true, "check the output (as weaver check does) before it is renamed into place")
+	inputs, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		fs.Usage()
+		return usagef("give the output file with -o")
+	}
+	if len(inputs) == 0 {
+		fs.Usage()
+		return usagef("give the stores to merge")
+	}
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+	start := time.Now()
+	res, err := archive.Merge(ctx, out, inputs, archive.MergeOptions{Force: *force, Verify: *verify})
+	if err != nil {
+		return archiveError(err)
+	}
+	for _, in := range res.Inputs {
+		fmt.Fprintf(e.Stdout, "  %s: %d nodes, %d edges, %d queued, %d leases\n", in.Path, in.Nodes, in.Edges, in.Queued, in.Leases)
+	}
+	fmt.Fprintf(e.Stdout, "merged %d stores into %s: %d nodes, %d edges (total weight %d), %d queued, %s in %s\n",
+		len(res.Inputs), out, res.Out.Nodes, res.Out.Edges, res.Out.Weight, res.Out.Queued, humanBytes(res.Out.Bytes),
+		time.Since(start).Round(time.Millisecond))
+	return nil
+}

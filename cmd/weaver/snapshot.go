@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"weaver/archive"
+	"weaver/kv"
+)
+
+func init() {
+	register(&command{Name: "snapshot", Summary: "write a consistent copy of the store, even while a crawl runs", Run: runSnapshot})
+}
+
+// snapshotClient fetches a hot snapshot from a crawl's status API on this
+// machine: no proxy, and no overall deadline (a store may be gigabytes), only
+// one for the answer to start.
+var snapshotClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 nil,
+	ResponseHeaderTimeout: 60 * time.Second,
+}}
+
+func runSnapshot(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "snapshot", "weaver snapshot [--db FILE] [--force] OUT.bolt", `  weaver snapshot backup.bolt                      # weaver.bolt, idle or crawling
+  weaver snapshot --db live.bolt /mnt/usb/live.bolt
+  weaver snapshot --db live.bolt --force nightly.bolt
+  weaver crawl --db backup.bolt                    # resume the copy, on any machine`)
+	db := fs.String("db", "weaver.bolt", "the store `FILE` to copy")
+	force := fs.Bool("force", false, "replace OUT if it exists")
+	verify := fs.Bool("verify", true, "check the copy (as weaver check does) before it replaces OUT")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usagef("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
+	}
+	out := pos[0]
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+	// The copy must not carry the address of this machine's crawl API.
+	opt := archive.Options{Force: *force, Verify: *verify, DropMeta: []string{metaListenAddr}}
+	start := time.Now()
+	info, how, err := snapshot(ctx, *db, out, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "snapshot of %s written to %s (%s): %d nodes, %d edges, %d queued, %d leases, %s in %s\n",
+		*db, out, how, info.Nodes, info.Edges, info.Queued, info.Leases, humanBytes(info.Bytes), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// snapshot copies db to out from the file when no other process holds it,
+// else asks the crawl holding it to stream the copy through its API.
+func snapshot(ctx context.Context, db, out string, opt archive.Options) (archive.Info, string, error) {
+	for attempt := 0; ; attempt++ {
+		// A crawl holds the lock for its whole run: when one says it serves
+		// an API, there is no point waiting long for the lock.
+		wait := time.Second
+		if _, err := os.Stat(archive.ListenPath(db)); err == nil {
+			wait = 200 * time.Millisecond
+		}
+		s, err := kv.Open(db, kv.Options{ReadOnly: true, Timeout: wait})
+		if err == nil {
+			info, err := archive.Snapshot(ctx, s, out, opt)
+			if cerr := s.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			return info, "copied from the file", archiveError(err)
+		}
+		if !errors.Is(err, kv.ErrInUse) {
+			return archive.Info{}, "", storeError(err)
+		}
+		base, lerr := archive.ListenAddr(db)
+		if errors.Is(lerr, archive.ErrNoListen) && attempt == 0 {
+			continue // the crawl may have ended between the two looks
+		}
+		if lerr != nil {
+			return archive.Info{}, "", usageError{lerr}
+		}
+		info, err := archive.Download(ctx, snapshotClient, base, out, opt, db)
+		return info, "streamed by the running crawl at " + base, archiveError(err)
+	}
+}
+
+// archiveError makes the archive errors that describe a bad command line
+// (a target that exists or is an input) usage errors: exit code 2.
+func archiveError(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, bad := range []error{archive.ErrExists, archive.ErrSameFile, archive.ErrIsDir, archive.ErrNoInputs} {
+		if errors.Is(err, bad) {
+			return usageError{err}
+		}
+	}
+	return storeError(err)
+}
+
+// parseInterleaved parses args like parseFlags but also takes flags after
+// positional arguments (weaver diff OLD NEW --json), as users type them.
+// Everything after "--" is positional. It returns the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// withSignals returns a context cancelled by SIGINT/SIGTERM, so that a long
+// command stops and removes its temporary file.
+func withSignals(ctx context.Context, e *env) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-e.Signals:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// humanBytes writes n with a binary unit: 1.5 MiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
