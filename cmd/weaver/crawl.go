@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
+	"weaver/archive"
 	"weaver/crawl"
 	"weaver/kv"
 )
@@ -153,9 +154,17 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return storeError(err)
 	}
 	defer store.Close()
-	// This process holds the store's lock: an address file beside it was
-	// left by a crawl that did not exit cleanly.
-	os.Remove(listenFile(cfg.DBPath))
+	// This process holds the store's lock: an address beside it, or in its
+	// meta, was left by a crawl that did not exit cleanly.
+	os.Remove(archive.ListenPath(cfg.DBPath))
+	if err := store.Update(func(tx *kv.Tx) error {
+		if tx.MetaString(metaListenAddr) == "" {
+			return nil
+		}
+		return tx.SetMetaString(metaListenAddr, "")
+	}); err != nil {
+		return err
+	}
 
 	var proxy func(*url.URL) (*url.URL, error)
 	pc := &httpproxy.Config{

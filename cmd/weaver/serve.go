@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
+	"weaver/archive"
 	"weaver/crawl"
 	"weaver/kv"
 	"weaver/serve"
@@ -26,11 +27,9 @@ func init() {
 // its status API's address while it runs.
 const metaListenAddr = "listen_addr"
 
-// listenFile is the sidecar file beside a store that holds the address of
-// the status API of the crawl running on it. bbolt locks the store itself
-// against every other process (a read-only open waits for a lock the
-// crawl never gives up), so `weaver status` reads the address here.
-func listenFile(db string) string { return db + ".listen" }
+// The address is also written to a sidecar file beside the store
+// (archive.ListenPath): bbolt locks the store itself against every other
+// process, so `weaver status` and `weaver snapshot` read it there.
 
 // Timeouts of weaver's HTTP servers. There is no write timeout: streamed
 // answers push their own deadline forward as they go.
@@ -84,15 +83,15 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaListenAddr, addr) }); err != nil {
 		logf("WARN", fmt.Sprintf("recording the status API's address in the store: %v", err))
 	}
-	if err := writeFileAtomic(listenFile(store.Path()), []byte(addr+"\n")); err != nil {
-		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", listenFile(store.Path()), err))
+	if err := writeFileAtomic(archive.ListenPath(store.Path()), []byte(addr+"\n")); err != nil {
+		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", archive.ListenPath(store.Path()), err))
 	}
 	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET /status /metrics /graph /snapshot, POST /seeds /stop)", addr))
 	if !serve.IsLoopback(addr) {
 		logf("WARN", fmt.Sprintf("The status API on %s is reachable from other machines and has no authentication: anyone there can stop the crawl", addr))
 	}
 	return func() {
-		os.Remove(listenFile(store.Path()))
+		os.Remove(archive.ListenPath(store.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {

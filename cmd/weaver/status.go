@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"weaver/archive"
 	"weaver/crawl"
 	"weaver/kv"
 	"weaver/serve"
@@ -76,7 +77,7 @@ var statusClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
 // remoteStatus asks the crawl that holds the store at path for its status,
 // at the address it left in the sidecar file.
 func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serve.Status, error) {
-	data, err := os.ReadFile(listenFile(path))
+	data, err := os.ReadFile(archive.ListenPath(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return serve.Status{}, usagef("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", path)
 	}
@@ -89,11 +90,11 @@ func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serv
 	url := "http://" + addr + "/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return serve.Status{}, fmt.Errorf("%s: bad address %q in %s: %w", path, addr, listenFile(path), err)
+		return serve.Status{}, fmt.Errorf("%s: bad address %q in %s: %w", path, addr, archive.ListenPath(path), err)
 	}
 	resp, err := statusClient.Do(req)
 	if err != nil {
-		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, and its status API %s (from %s) does not answer: %w", path, url, listenFile(path), err)
+		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, and its status API %s (from %s) does not answer: %w", path, url, archive.ListenPath(path), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -110,7 +111,7 @@ func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serv
 	// A stale sidecar may point at another crawl's API: make sure this one
 	// serves our store.
 	if !sameFile(rep.DBPath, path) {
-		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, but the status API at %s (from %s) serves %s", path, url, listenFile(path), rep.DBPath)
+		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, but the status API at %s (from %s) serves %s", path, url, archive.ListenPath(path), rep.DBPath)
 	}
 	return rep, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"weaver/archive"
 	"weaver/crawl"
 	"weaver/frontier"
 	"weaver/graph"
@@ -169,7 +170,7 @@ func TestStatus_InUse_AsksTheCrawl(t *testing.T) {
 	srv := httptest.NewServer(serve.NewCrawlHandler(c, s, func() {}, "test"))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	if err := os.WriteFile(listenFile(db), []byte(addr+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(archive.ListenPath(db), []byte(addr+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runWeaverCmd(t, nil, "status", "--db", db)
@@ -193,13 +194,13 @@ func TestStatus_InUse_AsksTheCrawl(t *testing.T) {
 	c2, _ := crawl.New(crawl.Defaults(), os2, crawl.Options{})
 	srv2 := httptest.NewServer(serve.NewCrawlHandler(c2, os2, func() {}, "test"))
 	defer srv2.Close()
-	os.WriteFile(listenFile(db), []byte(strings.TrimPrefix(srv2.URL, "http://")+"\n"), 0o600)
+	os.WriteFile(archive.ListenPath(db), []byte(strings.TrimPrefix(srv2.URL, "http://")+"\n"), 0o600)
 	if code, _, errs := runWeaverCmd(t, nil, "status", "--db", db); code != 1 || !strings.Contains(errs, "serves "+other) {
 		t.Errorf("API of another store: exit %d\n%s", code, errs)
 	}
 
 	// A stale sidecar (nobody listening) is an error naming the address.
-	os.WriteFile(listenFile(db), []byte("127.0.0.1:1\n"), 0o600)
+	os.WriteFile(archive.ListenPath(db), []byte("127.0.0.1:1\n"), 0o600)
 	if code, _, errs := runWeaverCmd(t, nil, "status", "--db", db, "--timeout", "5s"); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
 		t.Errorf("stale sidecar: exit %d\n%s", code, errs)
 	}
