@@ -80,7 +80,6 @@ type view struct {
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
 
-
 	stats Stats
 	// first and last are the earliest and latest times over every node of
 	// the store, filters aside: the crawl's time range.
