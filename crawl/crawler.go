@@ -632,6 +632,17 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}()
 
 	reason, runErr := c.dispatch(ctx, jobs, acked, fatal)
+	// Nobody reads acked any more: drain it so the acker never blocks
+	// whatever is still in flight.
+	go func() {
+		for {
+			select {
+			case <-acked:
+			case <-ackerDone:
+				return
+			}
+		}
+	}()
 	close(jobs)
 	wg.Wait()
 	close(pend)
@@ -718,11 +729,16 @@ type claimResult struct {
 	err    error
 }
 
-// claim leases up to n ready entries in a group transaction.
-func (c *Crawler) claim(n int) <-chan claimResult {
+// claim leases up to n ready entries in a group transaction; urgent when
+// workers are waiting for work (the group then starts without lingering).
+func (c *Crawler) claim(n int, urgent bool) <-chan claimResult {
 	out := make(chan claimResult, 1)
 	var res claimResult
-	done := c.store.Commit(func(tx *kv.Tx) error {
+	commit := c.store.Commit
+	if urgent {
+		commit = c.store.CommitUrgent
+	}
+	done := commit(func(tx *kv.Tx) error {
 		res = claimResult{}
 		now := c.now()
 		var err error
@@ -753,8 +769,9 @@ func (c *Crawler) claim(n int) <-chan claimResult {
 // workers, and decides when the crawl ends.
 func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal <-chan error) (string, error) {
 	// Leases claimed ahead: enough to cover a claim's round trip through
-	// the group writer (its linger and fsync) at full speed.
-	capacity := 4 * c.cfg.ConcurrentWorkers
+	// the group writer (its linger and fsync) at full speed, so that claims
+	// ride in the same groups as page commits instead of forcing their own.
+	capacity := 16 * c.cfg.ConcurrentWorkers
 	var buf []frontier.Lease
 	inflight := 0 // handed to workers, commit not yet acknowledged
 	var claiming <-chan claimResult
@@ -793,7 +810,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 		return reason, err
 	}
 	for {
-		if claiming == nil && !claimedAll && len(buf) < 2*c.cfg.ConcurrentWorkers {
+		if claiming == nil && !claimedAll && len(buf) < capacity/2 {
 			want := capacity - len(buf) - inflight
 			if c.cfg.MaxPages > 0 {
 				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
@@ -803,7 +820,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 				want = int(min(int64(want), left))
 			}
 			if want > 0 && needClaim {
-				claiming = c.claim(want)
+				claiming = c.claim(want, len(buf) == 0)
 				ackedWhileClaiming = false
 			}
 		}

@@ -59,8 +59,9 @@ type Store struct {
 }
 
 type request struct {
-	fn   func(*Tx) error
-	done chan error
+	fn     func(*Tx) error
+	done   chan error
+	urgent bool // someone waits on it: the group starts without lingering
 }
 
 // bbolt's meta page: a 16-byte page header, then the magic number.
@@ -261,13 +262,14 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 	return bbolt.Open(path, 0o600, boltOptions(opts))
 }
 
-// boltOptions: the hashmap freelist allocates in constant time, and the
-// freelist is not written on every commit (bbolt rebuilds it on open),
-// which saves a page write per group.
+// boltOptions: the hashmap freelist allocates in constant time. The
+// freelist is written on every commit: without it bbolt rebuilds the
+// freelist on open by reading every page of the file, which costs seconds
+// and a resident size equal to the file on a large store.
 func boltOptions(opts Options) *bbolt.Options {
 	return &bbolt.Options{
 		Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync, PageSize: opts.PageSize,
-		NoFreelistSync: true, FreelistType: bbolt.FreelistMapType,
+		FreelistType: bbolt.FreelistMapType,
 	}
 }
 
@@ -367,6 +369,17 @@ func runTx(btx *bbolt.Tx, fn func(*Tx) error) error {
 // and rerun without it, and fn is run once more on its own to report its
 // error. The caller need not wait on the channel before doing other work.
 func (s *Store) Commit(fn func(*Tx) error) <-chan error {
+	return s.commit(fn, false)
+}
+
+// CommitUrgent is Commit for a function whose caller waits for it (a
+// crawl's claim of its next entries): the group it joins starts at once
+// instead of lingering for more members.
+func (s *Store) CommitUrgent(fn func(*Tx) error) <-chan error {
+	return s.commit(fn, true)
+}
+
+func (s *Store) commit(fn func(*Tx) error, urgent bool) <-chan error {
 	done := make(chan error, 1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -374,7 +387,7 @@ func (s *Store) Commit(fn func(*Tx) error) <-chan error {
 		done <- ErrClosed
 		return done
 	}
-	s.reqs <- request{fn: fn, done: done}
+	s.reqs <- request{fn: fn, done: done, urgent: urgent}
 	return done
 }
 
@@ -396,7 +409,7 @@ func (s *Store) writer() {
 	small := max(s.opts.MaxBatch/16, 1)
 	for first := range s.reqs {
 		batch = append(batch[:0], first)
-		lingering := false
+		lingering, urgent := false, first.urgent
 	drain:
 		for len(batch) < s.opts.MaxBatch {
 			select {
@@ -405,10 +418,11 @@ func (s *Store) writer() {
 					break drain
 				}
 				batch = append(batch, r)
+				urgent = urgent || r.urgent
 				continue
 			default:
 			}
-			if lingering || s.opts.Linger < 0 || len(batch) >= small {
+			if lingering || urgent || s.opts.Linger < 0 || len(batch) >= small {
 				break
 			}
 			// A small group: give concurrent producers a moment to join.
@@ -421,7 +435,7 @@ func (s *Store) writer() {
 					break drain
 				}
 				batch = append(batch, r)
-				lingering = false
+				lingering, urgent = false, urgent || r.urgent
 			case <-linger.C:
 			}
 		}
