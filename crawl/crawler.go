@@ -587,8 +587,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 
 	workers := c.cfg.ConcurrentWorkers
 	jobs := make(chan frontier.Lease)
-	pend := make(chan pending, 4*workers+16)
-	acked := make(chan struct{}, 4*workers+16)
+	// Room for every lease claimed ahead, so that no worker waits to hand
+	// over a finished page while the acker waits for an fsync.
+	pend := make(chan pending, c.claimAhead())
+	acked := make(chan struct{}, c.claimAhead())
 	fatal := make(chan error, 1)
 
 	var wg sync.WaitGroup
@@ -765,13 +767,17 @@ func (c *Crawler) claim(n int, urgent bool) <-chan claimResult {
 	return out
 }
 
-// dispatch keeps up to two leases per worker claimed ahead, hands them to
+// claimAhead is the most leases claimed and not yet committed: buffered
+// for the workers, being fetched, and waiting for their commit.
+func (c *Crawler) claimAhead() int { return 16 * c.cfg.ConcurrentWorkers }
+
+// dispatch keeps up to 16 leases per worker claimed ahead, hands them to
 // workers, and decides when the crawl ends.
 func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal <-chan error) (string, error) {
 	// Leases claimed ahead: enough to cover a claim's round trip through
 	// the group writer (its linger and fsync) at full speed, so that claims
 	// ride in the same groups as page commits instead of forcing their own.
-	capacity := 16 * c.cfg.ConcurrentWorkers
+	capacity := c.claimAhead()
 	var buf []frontier.Lease
 	inflight := 0 // handed to workers, commit not yet acknowledged
 	var claiming <-chan claimResult

@@ -1,0 +1,11 @@
+package crawl
+
+// Excluder exposes exclude_hosts matching to the external tests: it
+// compiles patterns as New does and returns the host check.
+func Excluder(patterns []string) (func(host string) bool, error) {
+	x, err := newExcluder(patterns)
+	if err != nil {
+		return nil, err
+	}
+	return x.excluded, nil
+}
