@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseBench(t *testing.T) {
+	out := []byte(`goos: linux
+BenchmarkPage/extract-2         	    1578	   1082281 ns/op	  27.76 MB/s	   43320 B/op	    1192 allocs/op
+BenchmarkCommitPages/producers=3-2         	   20000	    195138 ns/op	       952.4 pages/group	      5125 pages/s
+BenchmarkFrontierMemory
+    bench_test.go:54: a log line
+BenchmarkFrontierMemory-2   	       1	12345 ns/op	 43.7 heap-MiB	 879 file-B/entry
+PASS
+`)
+	lines := parseBench(out)
+	if got, want := len(lines), 3; got != want {
+		t.Fatalf("got %d lines, want %d: %+v", got, want, lines)
+	}
+	for _, c := range []struct {
+		name, unit string
+		want       float64
+	}{
+		{"BenchmarkPage/extract", "MB/s", 27.76},
+		{"BenchmarkPage/extract", "allocs/op", 1192},
+		{"BenchmarkCommitPages/producers=3", "pages/s", 5125},
+		{"BenchmarkCommitPages/producers=3", "pages/group", 952.4},
+		{"BenchmarkFrontierMemory", "heap-MiB", 43.7},
+	} {
+		l, ok := find(lines, c.name)
+		if !ok {
+			t.Errorf("%s: not found", c.name)
+			continue
+		}
+		if got := l.Metrics[c.unit]; got != c.want {
+			t.Errorf("%s %s: got %v, want %v", c.name, c.unit, got, c.want)
+		}
+	}
+}
+
+func TestMedianOf(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := medianOf(c.in); got != c.want {
+			t.Errorf("medianOf(%v): got %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for in, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 20000: "20,000", 1000000: "1,000,000"} {
+		if got := count(in); got != want {
+			t.Errorf("count(%d): got %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestChosen(t *testing.T) {
+	got, err := chosen("cpu,scale", "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sections {
+		if want := s == "cpu"; got[s] != want {
+			t.Errorf("section %s: got %v, want %v", s, got[s], want)
+		}
+	}
+	if _, err := chosen("bogus", ""); !errors.Is(err, errUsage) {
+		t.Errorf("unknown section: got %v, want errUsage", err)
+	}
+}
