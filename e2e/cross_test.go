@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,23 +80,11 @@ func buildNative(t *testing.T, dir string) string {
 // runBin runs a weaver binary, under qemu when c is not nil, in dir.
 func runBin(t *testing.T, c *crossTarget, bin, dir string, args ...string) run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	name, argv := bin, args
 	if c != nil {
 		name, argv = c.qemu, append([]string{"-L", c.sysroot, bin}, args...)
 	}
-	cmd := exec.CommandContext(ctx, name, argv...)
-	cmd.Dir, cmd.Env = dir, cleanEnv()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := run{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
-	}
+	r, _ := execute(t, 5*time.Minute, dir, name, argv...)
 	if r.code != 0 {
 		t.Fatalf("%s %s: exit %d\n%s%s", filepath.Base(bin), strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	}

@@ -56,9 +56,17 @@ type run struct {
 // weaver runs the binary with args in dir and waits for it.
 func weaver(t *testing.T, dir string, args ...string) run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	r, _ := execute(t, 3*time.Minute, dir, weaverBin, args...)
+	return r
+}
+
+// execute runs name with args in dir, in the tests' clean environment,
+// waits at most timeout, and returns its outcome and process state.
+func execute(t *testing.T, timeout time.Duration, dir, name string, args ...string) (run, *os.ProcessState) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, weaverBin, args...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
 	var out, errb bytes.Buffer
@@ -68,9 +76,9 @@ func weaver(t *testing.T, dir string, args ...string) run {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("weaver %v: %v", args, err)
+		t.Fatalf("%s %v: %v", name, args, err)
 	}
-	return r
+	return r, cmd.ProcessState
 }
 
 // cleanEnv is the environment without WEAVER_* or proxy variables, so a

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -38,20 +37,8 @@ func hostileWeb(hosts int, keep func(fakeweb.Fault) bool) (*fakeweb.Web, map[str
 // runMeasured runs weaver and returns its exit code, output and peak RSS.
 func runMeasured(t *testing.T, dir string, args ...string) (run, int64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, weaverBin, args...)
-	cmd.Dir, cmd.Env = dir, cleanEnv()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := run{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("weaver: %v", err)
-	}
-	return r, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	r, ps := execute(t, 4*time.Minute, dir, weaverBin, args...)
+	return r, ps.SysUsage().(*syscall.Rusage).Maxrss * 1024
 }
 
 // TestHostile_EveryFault crawls a web where one host shows each fault and
