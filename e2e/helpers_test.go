@@ -24,7 +24,10 @@ import (
 	"weaver/kv"
 )
 
-var weaverBin string
+// weaverBin is the binary the tests run: built with -race when the tests
+// are. plainBin is always built without it, for the measurements of
+// memory (the race detector's shadow memory multiplies RSS several times).
+var weaverBin, plainBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "weaver-e2e-")
@@ -32,19 +35,28 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	weaverBin = filepath.Join(dir, "weaver")
-	args := []string{"build", "-o", weaverBin}
+	plainBin = weaverBin
 	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "../cmd/weaver")...)
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building weaver:", err)
-		os.Exit(1)
+		plainBin = filepath.Join(dir, "weaver-plain")
+		build(plainBin)
+		build(weaverBin, "-race")
+	} else {
+		build(weaverBin)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// build compiles cmd/weaver to out, or exits the test binary.
+func build(out string, flags ...string) {
+	args := append(append([]string{"build", "-o", out}, flags...), "../cmd/weaver")
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building weaver:", err)
+		os.Exit(1)
+	}
 }
 
 // run is one weaver invocation's outcome.

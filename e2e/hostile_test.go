@@ -34,10 +34,11 @@ func hostileWeb(hosts int, keep func(fakeweb.Fault) bool) (*fakeweb.Web, map[str
 	return fakeweb.New(fakeweb.Config{Hosts: hosts, Seed: 4, Faults: faults, FaultRepeat: 2}), faults
 }
 
-// runMeasured runs weaver and returns its exit code, output and peak RSS.
+// runMeasured runs weaver, built without the race detector, and returns
+// its exit code, output and peak RSS.
 func runMeasured(t *testing.T, dir string, args ...string) (run, int64) {
 	t.Helper()
-	r, ps := execute(t, 4*time.Minute, dir, weaverBin, args...)
+	r, ps := execute(t, 4*time.Minute, dir, plainBin, args...)
 	return r, ps.SysUsage().(*syscall.Rusage).Maxrss * 1024
 }
 
