@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -35,11 +36,54 @@ func hostileWeb(hosts int, keep func(fakeweb.Fault) bool) (*fakeweb.Web, map[str
 }
 
 // runMeasured runs weaver, built without the race detector, and returns
-// its exit code, output and peak RSS.
+// its exit code, output and peak RSS. The peak is the child's own VmHWM,
+// sampled from /proc while it runs: its rusage ru_maxrss cannot be used,
+// because Go starts children with vfork and Linux folds the parent's peak
+// (a race-instrumented test binary's hundreds of MiB) into the child's.
 func runMeasured(t *testing.T, dir string, args ...string) (run, int64) {
 	t.Helper()
-	r, ps := execute(t, 4*time.Minute, dir, plainBin, args...)
-	return r, ps.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, plainBin, args...)
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if data, err := os.ReadFile(status); err == nil {
+				for _, line := range strings.Split(string(data), "\n") {
+					var kb int64
+					if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil && kb*1024 > hwm {
+						hwm = kb * 1024
+					}
+				}
+			}
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	r := run{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("weaver: %v", err)
+	}
+	return r, <-peak
 }
 
 // TestHostile_EveryFault crawls a web where one host shows each fault and
