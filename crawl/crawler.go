@@ -270,7 +270,7 @@ type page struct {
 // robotsRecord is a cached robots.txt outcome in the robots bucket.
 type robotsRecord struct {
 	Fetched time.Time `msgpack:"t"`
-	Rules   []byte    `msgpack:"r"` // robots.Rules.MarshalBinary
+	Rules   kv.Bytes  `msgpack:"r"` // robots.Rules.MarshalBinary
 }
 
 // worker state reused from page to page.

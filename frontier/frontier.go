@@ -63,7 +63,7 @@ func (e *Entry) DecodeMsgpack(dec *msgpack.Decoder) error {
 // Lease is an entry handed to a worker and not yet committed.
 type Lease struct {
 	Entry `msgpack:"e"` // embedded: l.NodeID, l.Host...
-	Key   []byte        `msgpack:"k"` // the entry's frontier key, to put it back where it was
+	Key   kv.Bytes      `msgpack:"k"` // the entry's frontier key, to put it back where it was
 	Since time.Time     `msgpack:"s"`
 }
 

@@ -210,3 +210,22 @@ func U32(n uint32) []byte {
 	binary.BigEndian.PutUint32(b, n)
 	return b
 }
+
+// Bytes is a []byte field of a stored record. msgpack decodes a plain
+// []byte by allocating the length its header claims before reading, so a
+// damaged 10-byte value claiming 3 GB allocated 3 GB; Bytes decodes
+// through the string path, which grows only as data actually arrives.
+type Bytes []byte
+
+// EncodeMsgpack writes b as msgpack bin.
+func (b Bytes) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeBytes(b) }
+
+// DecodeMsgpack reads a bin or str value without trusting its length.
+func (b *Bytes) DecodeMsgpack(dec *msgpack.Decoder) error {
+	s, err := dec.DecodeString()
+	if err != nil {
+		return err
+	}
+	*b = Bytes(s)
+	return nil
+}
