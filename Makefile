@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/robots
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./crawl
+	$(GO) test -run '^$$' -fuzz '^FuzzWellFormed$$' -fuzztime $(FUZZTIME) ./kv
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/storetest
 
 # weaver against the ideal and against Colly on fakeweb, one table, also

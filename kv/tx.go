@@ -184,8 +184,12 @@ func (c *Cursor) Seek(seek []byte) (key, val []byte) { return c.c.Seek(seek) }
 func (c *Cursor) Delete() error { return c.c.Delete() }
 
 // Decode decodes a msgpack value read through a cursor. A damaged value
-// gives an error, never a panic.
+// gives an error, never a panic, and never an allocation larger than data
+// (see wellFormed).
 func Decode(data []byte, v any) (err error) {
+	if err := wellFormed(data); err != nil {
+		return fmt.Errorf("kv: damaged value: %w", err)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("kv: damaged value: %v", r)
