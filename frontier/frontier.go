@@ -339,7 +339,10 @@ func Check(tx *kv.Tx, exists func(node uint64) bool) error {
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		size++
 		var e Entry
-		if err := kv.Decode(v, &e); err != nil {
+		if err := kv.Decode(v, &e); err != nil || len(k) != 12 {
+			if err == nil {
+				err = fmt.Errorf("key of %d bytes, want 12", len(k))
+			}
 			add("entry %x: %v", k, err)
 			continue
 		}
@@ -364,21 +367,19 @@ func Check(tx *kv.Tx, exists func(node uint64) bool) error {
 		}
 	}
 	var leases uint64
-	err := ForEachLease(tx, func(l *Lease) error {
-		leases++
-		if exists != nil && !exists(l.NodeID) {
-			add("lease of node %d (%s) names no existing node", l.NodeID, l.Host)
-		}
-		return nil
-	})
-	if err != nil {
-		add("%v", err)
-	}
 	lc := tx.Cursor(kv.BucketLeases)
 	for k, v := lc.First(); k != nil; k, v = lc.Next() {
+		leases++
 		var l Lease
-		if kv.Decode(v, &l) == nil && binary.BigEndian.Uint64(k) != l.NodeID {
+		if err := kv.Decode(v, &l); err != nil {
+			add("lease %x: %v", k, err)
+			continue
+		}
+		if len(k) != 8 || binary.BigEndian.Uint64(k) != l.NodeID {
 			add("lease key %x holds node %d", k, l.NodeID)
+		}
+		if exists != nil && !exists(l.NodeID) {
+			add("lease of node %d (%s) names no existing node", l.NodeID, l.Host)
 		}
 	}
 	if got := Len(tx); got != size {

@@ -259,17 +259,20 @@ func Check(tx *kv.Tx) error {
 			problems = append(problems, fmt.Errorf(format, a...))
 		}
 	}
+	// Damaged records are problems too: the walks report them and go on.
 	var nodes, maxID uint64
-	err := ForEachNode(tx, func(n *Node) error {
+	nc := tx.Cursor(kv.BucketNodes)
+	for k, v := nc.First(); k != nil; k, v = nc.Next() {
 		nodes++
+		var n Node
+		if err := kv.Decode(v, &n); err != nil {
+			add("node %x: %v", k, err)
+			continue
+		}
 		maxID = max(maxID, n.ID)
 		if id, ok := Lookup(tx, n.Host); !ok || id != n.ID {
 			add("node %d (%q) is not indexed by its host", n.ID, n.Host)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	hc := tx.Cursor(kv.BucketHosts)
 	for k, v := hc.First(); k != nil; k, v = hc.Next() {
@@ -279,8 +282,18 @@ func Check(tx *kv.Tx) error {
 		}
 	}
 	var edges, weight uint64
-	err = ForEachEdge(tx, func(e *Edge) error {
+	ec := tx.Cursor(kv.BucketEdges)
+	for k, v := ec.First(); k != nil; k, v = ec.Next() {
 		edges++
+		var e Edge
+		if err := kv.Decode(v, &e); err != nil || len(k) != 16 {
+			if err == nil {
+				err = fmt.Errorf("key of %d bytes, want 16", len(k))
+			}
+			add("edge %x: %v", k, err)
+			continue
+		}
+		e.From, e.To = binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
 		weight += e.Weight
 		if e.Weight == 0 {
 			add("edge %d→%d has weight 0", e.From, e.To)
@@ -293,10 +306,6 @@ func Check(tx *kv.Tx) error {
 				add("edge %d→%d: node %d does not exist", e.From, e.To, id)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	c := GetCounts(tx)
 	if c.Nodes != nodes {

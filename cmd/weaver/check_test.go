@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,60 @@ func TestParseInterleaved(t *testing.T) {
 		if err != nil || strings.Join(pos, "|") != strings.Join(tc.pos, "|") || *js != tc.json || *db != tc.db {
 			t.Errorf("%q: got %q json=%v db=%q err=%v", tc.args, pos, *js, *db, err)
 		}
+	}
+}
+
+// TestCheck_DamagedValues: records whose msgpack lies about its lengths (a
+// flipped bit in a length header) are reported by check and make export
+// fail with one line; nothing panics or allocates the claimed gigabytes.
+func TestCheck_DamagedValues(t *testing.T) {
+	lie := []byte{0x81, 0xa1, 'h', 0xdb, 0x7f, 0xff, 0xff, 0xff, 'a'} // {"h": <2 GiB string>}
+	db := archiveStore(t, filepath.Join(t.TempDir(), "w.bolt"), 6, func(tx *kv.Tx) error {
+		if err := tx.PutRaw(kv.BucketNodes, kv.U64(2), lie); err != nil {
+			return err
+		}
+		for _, b := range []struct {
+			bucket, value []byte
+		}{
+			{kv.BucketEdges, []byte{0xc9, 0x7f, 0xff, 0xff, 0xff, 0xff}},    // ext32 claiming 2 GiB
+			{kv.BucketFrontier, []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0}}, // array of 4 G elements
+			{kv.BucketLeases, lie},
+		} {
+			k, _ := tx.Cursor(b.bucket).First()
+			if err := tx.PutRaw(b.bucket, append([]byte(nil), k...), b.value); err != nil {
+				return err
+			}
+		}
+		return tx.PutRaw(kv.BucketLeases, []byte{1}, lie[:2]) // a short key, a cut value
+	})
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, out, errs := runArchiveCmd(t, "check", "--db", db)
+	if code != 1 {
+		t.Fatalf("check: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"graph: node 0000000000000002: kv: damaged value: length 2147483647",
+		"graph: edge 0000000000000001",
+		"frontier: entry 00000001",
+		"frontier: lease 00000000000000",
+		"frontier: lease 01: kv: damaged value: 2 elements",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	target := filepath.Join(t.TempDir(), "crawler.db")
+	code, out, errs = runArchiveCmd(t, "export", "--db", db, "--sqlite", target)
+	if code == 0 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "damaged value") {
+		t.Errorf("export: exit %d, want a one-line error naming the damage\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("export of a damaged store left %s behind (%v)", target, err)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
+		t.Errorf("check and export allocated %d MiB", got>>20)
 	}
 }
