@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,74 +121,133 @@ func seedEntry(raw string) (host, scheme, fetch string, err error) {
 	return host, u.Scheme, u.String(), nil
 }
 
+// prepareBatch bounds what one Prepare transaction writes (seeds queued,
+// or nodes re-queued): bbolt keeps a transaction's dirty pages in memory
+// until it commits, about 3 KB a seed, so 100,000 seeds in one transaction
+// peaked near 300 MiB.
+const prepareBatch = 5000
+
+// metaRequeueNext, while Prepare's re-queue pass is under way, holds the
+// next node id it will consider, so a pass stopped between transactions
+// is finished by the next Prepare whatever the frontier holds by then.
+const metaRequeueNext = "prepare.requeue_next"
+
 // Prepare readies the store for Run: leases left by a stopped process go
 // back to the frontier; new seeds are queued at depth 0; and when the
 // frontier is empty and a seed is already known, every node with
 // crawl_count < max_crawls_per_node is re-queued at depth 0 (seed 000 §7).
 // It reports how many leases were recovered and entries queued.
+//
+// Every seed is checked before anything is written, so a bad one changes
+// nothing. Seeds are then queued prepareBatch to a transaction, in order:
+// a process stopped part-way has queued a prefix of them, and running it
+// again with the same seeds queues the rest.
 func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
+	type seed struct{ host, scheme, fetch string }
+	checked := make([]seed, 0, len(seeds))
+	for _, s := range seeds {
+		host, scheme, fetch, err := seedEntry(s)
+		if err != nil {
+			return 0, 0, err
+		}
+		if c.exclude.excluded(host) {
+			return 0, 0, fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
+		}
+		checked = append(checked, seed{host, scheme, fetch})
+	}
 	err = c.store.Update(func(tx *kv.Tx) error {
-		recovered, queued = 0, 0
 		var err error
-		if recovered, err = frontier.Recover(tx); err != nil {
-			return err
-		}
-		known := false
-		now := c.now()
-		for _, s := range seeds {
-			host, scheme, fetch, err := seedEntry(s)
-			if err != nil {
-				return err
-			}
-			if c.exclude.excluded(host) {
-				return fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
-			}
-			n, created, err := graph.Ensure(tx, host, scheme, now)
-			if err != nil {
-				return err
-			}
-			if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
-				return err
-			}
-			if !created {
-				known = true
-				continue
-			}
-			ok, err := frontier.Push(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: fetch, Depth: 0})
-			if err != nil {
-				return err
-			}
-			if ok {
-				queued++
-			}
-		}
-		if known && frontier.Len(tx) == 0 {
-			seedURL := map[string]string{}
-			for _, s := range seeds {
-				if h, _, f, err := seedEntry(s); err == nil {
-					seedURL[h] = f
+		recovered, err = frontier.Recover(tx)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	known := false
+	now := c.now()
+	for rest := checked; len(rest) > 0; {
+		batch := rest[:min(prepareBatch, len(rest))]
+		rest = rest[len(batch):]
+		n, k := 0, false
+		err = c.store.Update(func(tx *kv.Tx) error {
+			n, k = 0, false
+			for _, s := range batch {
+				node, created, err := graph.Ensure(tx, s.host, s.scheme, now)
+				if err != nil {
+					return err
 				}
-			}
-			err := graph.ForEachNode(tx, func(n *graph.Node) error {
-				if n.CrawlCount >= c.cfg.MaxCrawlsPerNode || c.exclude.excluded(n.Host) {
-					return nil
+				if _, err := graph.AdmitSubdomain(tx, s.host, 0); err != nil {
+					return err
 				}
-				fetch := seedURL[n.Host]
-				if fetch == "" {
-					fetch = homeURL(n.Scheme, n.Host)
+				if !created {
+					k = true
+					continue
 				}
-				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: n.ID, Host: n.Host, URL: fetch, Depth: 0})
+				ok, err := frontier.Push(tx, frontier.Entry{NodeID: node.ID, Host: s.host, URL: s.fetch, Depth: 0})
+				if err != nil {
+					return err
+				}
 				if ok {
-					queued++
+					n++
 				}
-				return err
-			})
-			if err != nil {
-				return err
 			}
+			return nil
+		})
+		if err != nil {
+			return recovered, queued, err
+		}
+		queued, known = queued+n, known || k
+	}
+
+	// The re-queue pass, prepareBatch nodes a transaction.
+	seedURL := make(map[string]string, len(checked))
+	for _, s := range checked {
+		seedURL[s.host] = s.fetch
+	}
+	next, pass := uint64(0), false
+	err = c.store.View(func(tx *kv.Tx) error {
+		if v := tx.MetaString(metaRequeueNext); v != "" {
+			var err error
+			next, err = strconv.ParseUint(v, 10, 64)
+			pass = err == nil
+		} else {
+			pass = known && frontier.Len(tx) == 0
 		}
 		return nil
 	})
+	for pass && err == nil {
+		n := 0
+		err = c.store.Update(func(tx *kv.Tx) error {
+			n, pass = 0, false
+			seen := 0
+			return graph.ForEachNodeFrom(tx, next, func(node *graph.Node) error {
+				if seen == prepareBatch {
+					next, pass = node.ID, true
+					if err := tx.SetMetaString(metaRequeueNext, strconv.FormatUint(next, 10)); err != nil {
+						return err
+					}
+					return graph.ErrStop
+				}
+				seen++
+				if node.CrawlCount >= c.cfg.MaxCrawlsPerNode || c.exclude.excluded(node.Host) {
+					return nil
+				}
+				fetch := seedURL[node.Host]
+				if fetch == "" {
+					fetch = homeURL(node.Scheme, node.Host)
+				}
+				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: fetch, Depth: 0})
+				if ok {
+					n++
+				}
+				return err
+			})
+		})
+		if err == nil && !pass {
+			err = c.store.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketMeta, []byte(metaRequeueNext)) })
+		}
+		queued += n
+	}
 	return recovered, queued, err
 }
 

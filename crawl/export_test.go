@@ -9,3 +9,10 @@ func Excluder(patterns []string) (func(host string) bool, error) {
 	}
 	return x.excluded, nil
 }
+
+// PrepareBatch and MetaRequeueNext expose Prepare's transaction size and
+// its re-queue marker to the external tests.
+const (
+	PrepareBatch    = prepareBatch
+	MetaRequeueNext = metaRequeueNext
+)

@@ -162,10 +162,14 @@ var ErrStop = errors.New("graph: stop")
 
 // ForEachNode calls fn for every node in id order. It returns fn's first
 // error (other than ErrStop) or a decoding error.
-func ForEachNode(tx *kv.Tx, fn func(*Node) error) error {
+func ForEachNode(tx *kv.Tx, fn func(*Node) error) error { return ForEachNodeFrom(tx, 0, fn) }
+
+// ForEachNodeFrom is ForEachNode starting at the first node whose id is
+// at least first.
+func ForEachNodeFrom(tx *kv.Tx, first uint64, fn func(*Node) error) error {
 	c := tx.Cursor(kv.BucketNodes)
 	var n Node
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(kv.U64(first)); k != nil; k, v = c.Next() {
 		n = Node{}
 		if err := kv.Decode(v, &n); err != nil {
 			return fmt.Errorf("graph: node %x: %w", k, err)

@@ -139,7 +139,7 @@ func (h *harness) scale(ctx context.Context) ([]row, error) {
 			Target: "< 150 MB", Met: verdict(crawl.MaxRSSMiB()*1.048576 < 150),
 		},
 		row{
-			Metric: fmt.Sprintf("4. Peak RSS, weaver queueing %s seed hosts, %s per process (one Prepare transaction each)", count(n), count(min(n, h.opt.seedChunk))),
+			Metric: fmt.Sprintf("4. Peak RSS, weaver queueing %s seed hosts, %s per process (Prepare commits 5,000 a transaction)", count(n), count(min(n, h.opt.seedChunk))),
 			Weaver: seed.rss(),
 		})
 
