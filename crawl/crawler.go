@@ -143,7 +143,6 @@ const metaRequeueNext = "prepare.requeue_next"
 // a process stopped part-way has queued a prefix of them, and running it
 // again with the same seeds queues the rest.
 func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
-	type seed struct{ host, scheme, fetch string }
 	checked := make([]seed, 0, len(seeds))
 	for _, s := range seeds {
 		host, scheme, fetch, err := seedEntry(s)
@@ -163,11 +162,25 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	known := false
+	queued, known, err := c.queueSeeds(checked)
+	if err != nil {
+		return recovered, queued, err
+	}
+	requeued, err := c.requeuePass(checked, known)
+	return recovered, queued + requeued, err
+}
+
+// seed is a checked seed URL: its node's host and the URL to fetch.
+type seed struct{ host, scheme, fetch string }
+
+// queueSeeds queues the seeds not yet in the store at depth 0, in order,
+// prepareBatch to a transaction. known reports whether any was in the
+// store already.
+func (c *Crawler) queueSeeds(seeds []seed) (queued int, known bool, err error) {
 	now := c.now()
-	for rest := checked; len(rest) > 0; {
-		batch := rest[:min(prepareBatch, len(rest))]
-		rest = rest[len(batch):]
+	for len(seeds) > 0 {
+		batch := seeds[:min(prepareBatch, len(seeds))]
+		seeds = seeds[len(batch):]
 		n, k := 0, false
 		err = c.store.Update(func(tx *kv.Tx) error {
 			n, k = 0, false
@@ -194,38 +207,44 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 			return nil
 		})
 		if err != nil {
-			return recovered, queued, err
+			return queued, known, err
 		}
 		queued, known = queued+n, known || k
 	}
+	return queued, known, nil
+}
 
-	// The re-queue pass, prepareBatch nodes a transaction.
-	seedURL := make(map[string]string, len(checked))
-	for _, s := range checked {
-		seedURL[s.host] = s.fetch
-	}
+// requeuePass re-queues at depth 0 every node crawled fewer than
+// max_crawls_per_node times (seed 000 §7), prepareBatch nodes to a
+// transaction, when a seed was known and the frontier is empty, or when
+// metaRequeueNext says a pass was stopped part-way. A seed's own URL is
+// fetched for its host, the home page for the others.
+func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) {
 	next, pass := uint64(0), false
 	err = c.store.View(func(tx *kv.Tx) error {
 		if v := tx.MetaString(metaRequeueNext); v != "" {
-			var err error
-			next, err = strconv.ParseUint(v, 10, 64)
-			pass = err == nil
+			next, _ = strconv.ParseUint(v, 10, 64) // damaged: the pass starts again, harmlessly
+			pass = true
 		} else {
 			pass = known && frontier.Len(tx) == 0
 		}
 		return nil
 	})
-	for pass && err == nil {
+	if err != nil || !pass {
+		return 0, err
+	}
+	seedURL := make(map[string]string, len(seeds))
+	for _, s := range seeds {
+		seedURL[s.host] = s.fetch
+	}
+	for pass {
 		n := 0
 		err = c.store.Update(func(tx *kv.Tx) error {
 			n, pass = 0, false
 			seen := 0
-			return graph.ForEachNodeFrom(tx, next, func(node *graph.Node) error {
+			err := graph.ForEachNodeFrom(tx, next, func(node *graph.Node) error {
 				if seen == prepareBatch {
 					next, pass = node.ID, true
-					if err := tx.SetMetaString(metaRequeueNext, strconv.FormatUint(next, 10)); err != nil {
-						return err
-					}
 					return graph.ErrStop
 				}
 				seen++
@@ -242,13 +261,21 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 				}
 				return err
 			})
+			switch {
+			case err != nil:
+				return err
+			case pass:
+				return tx.SetMetaString(metaRequeueNext, strconv.FormatUint(next, 10))
+			default:
+				return tx.Delete(kv.BucketMeta, []byte(metaRequeueNext))
+			}
 		})
-		if err == nil && !pass {
-			err = c.store.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketMeta, []byte(metaRequeueNext)) })
+		if err != nil {
+			return queued, err
 		}
 		queued += n
 	}
-	return recovered, queued, err
+	return queued, nil
 }
 
 // AddSeeds queues seed URLs at depth 0 in a running or idle crawl (a host

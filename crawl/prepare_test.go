@@ -181,3 +181,22 @@ func TestPrepare_RequeuePassResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A marker that is not a number starts the pass again from the first node.
+func TestPrepare_RequeueDamagedMarker(t *testing.T) {
+	c, s := newPrepared(t)
+	n := crawl.PrepareBatch + 3
+	knownNodes(t, s, n)
+	if err := s.Update(func(tx *kv.Tx) error { return tx.SetMetaString(crawl.MetaRequeueNext, "x7") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, queued, err := c.Prepare(nil); err != nil || queued != n {
+		t.Fatalf("Prepare: queued %d, %v; want %d", queued, err, n)
+	}
+	s.View(func(tx *kv.Tx) error {
+		if m := tx.MetaString(crawl.MetaRequeueNext); m != "" {
+			t.Errorf("marker %q left after the pass", m)
+		}
+		return nil
+	})
+}
