@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"weaver/frontier"
 	"weaver/graph"
 	"weaver/kv"
 )
@@ -134,64 +132,8 @@ func BenchmarkCommitPages_1MNodes10MEdges(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			now := time.Now()
-			// Lease b.N hosts that are new to the store, untimed.
-			run := time.Now().UnixNano()
-			leases := make([]frontier.Lease, b.N)
-			err = s.Update(func(tx *kv.Tx) error {
-				for i := range leases {
-					h := fmt.Sprintf("src%d-%d.test", run, i)
-					n, _, err := graph.Ensure(tx, h, "http", now)
-					if err != nil {
-						return err
-					}
-					leases[i] = frontier.Lease{Entry: frontier.Entry{NodeID: n.ID, Host: h, Depth: 1}, Key: make([]byte, 12)}
-					if err := tx.Put(kv.BucketLeases, kv.U64(n.ID), &leases[i]); err != nil {
-						return err
-					}
-				}
-				_, err := tx.AddCounter("frontier.leases", int64(len(leases)))
-				return err
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			g0, f0 := s.CommitStats()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for p := 0; p < producers; p++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var last <-chan error
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							break
-						}
-						l := leases[i]
-						last = s.Commit(func(tx *kv.Tx) error { return commitPage(tx, l, now) })
-					}
-					if last != nil {
-						if err := <-last; err != nil {
-							b.Error(err)
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if err := <-s.Commit(func(*kv.Tx) error { return nil }); err != nil {
-				b.Fatal(err)
-			}
-			el := time.Since(start)
-			b.StopTimer()
-			g1, f1 := s.CommitStats()
-			b.ReportMetric(float64(b.N)/el.Seconds(), "pages/s")
-			if g1 > g0 {
-				b.ReportMetric(float64(f1-f0)/float64(g1-g0), "pages/group")
-			}
+			// Hosts new to the store on every run.
+			runCommitPages(b, s, producers, fmt.Sprintf("src%d-", time.Now().UnixNano()))
 		})
 	}
 }

@@ -26,66 +26,71 @@ func BenchmarkCommitPages(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			now := time.Now()
-			// Lease b.N distinct hosts up front so the timed part is commits only.
-			leases := make([]frontier.Lease, b.N)
-			err = s.Update(func(tx *kv.Tx) error {
-				for i := range leases {
-					h := fmt.Sprintf("src%d.test", i)
-					n, _, err := graph.Ensure(tx, h, "http", now)
-					if err != nil {
-						return err
-					}
-					key := make([]byte, 12)
-					leases[i] = frontier.Lease{Entry: frontier.Entry{NodeID: n.ID, Host: h, Depth: 1}, Key: key}
-					if err := tx.Put(kv.BucketLeases, kv.U64(n.ID), &leases[i]); err != nil {
-						return err
-					}
-				}
-				_, err := tx.AddCounter("frontier.leases", int64(len(leases)))
-				return err
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			g0, f0 := s.CommitStats()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for p := 0; p < producers; p++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var last <-chan error
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							break
-						}
-						l := leases[i]
-						last = s.Commit(func(tx *kv.Tx) error { return commitPage(tx, l, now) })
-					}
-					if last != nil {
-						if err := <-last; err != nil {
-							b.Error(err)
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			// Every page must be durable before the clock stops.
-			if err := <-s.Commit(func(*kv.Tx) error { return nil }); err != nil {
-				b.Fatal(err)
-			}
-			el := time.Since(start)
-			b.StopTimer()
-			g1, f1 := s.CommitStats()
-			b.ReportMetric(float64(b.N)/el.Seconds(), "pages/s")
-			if g1 > g0 {
-				b.ReportMetric(float64(f1-f0)/float64(g1-g0), "pages/group")
-			}
+			runCommitPages(b, s, producers, "src")
 		})
+	}
+}
+
+// runCommitPages leases b.N hosts new to s (named prefix0.test, ...),
+// untimed, then times producers committing one page per lease and reports
+// pages/s and pages/group.
+func runCommitPages(b *testing.B, s *kv.Store, producers int, prefix string) {
+	now := time.Now()
+	leases := make([]frontier.Lease, b.N)
+	err := s.Update(func(tx *kv.Tx) error {
+		for i := range leases {
+			h := fmt.Sprintf("%s%d.test", prefix, i)
+			n, _, err := graph.Ensure(tx, h, "http", now)
+			if err != nil {
+				return err
+			}
+			leases[i] = frontier.Lease{Entry: frontier.Entry{NodeID: n.ID, Host: h, Depth: 1}, Key: make([]byte, 12)}
+			if err := tx.Put(kv.BucketLeases, kv.U64(n.ID), &leases[i]); err != nil {
+				return err
+			}
+		}
+		_, err := tx.AddCounter("frontier.leases", int64(len(leases)))
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g0, f0 := s.CommitStats()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last <-chan error
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					break
+				}
+				l := leases[i]
+				last = s.Commit(func(tx *kv.Tx) error { return commitPage(tx, l, now) })
+			}
+			if last != nil {
+				if err := <-last; err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Every page must be durable before the clock stops.
+	if err := <-s.Commit(func(*kv.Tx) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	g1, f1 := s.CommitStats()
+	b.ReportMetric(float64(b.N)/el.Seconds(), "pages/s")
+	if g1 > g0 {
+		b.ReportMetric(float64(f1-f0)/float64(g1-g0), "pages/group")
 	}
 }
 
