@@ -110,7 +110,7 @@ func TestSnapshot_IdleStore_ResumesElsewhere(t *testing.T) {
 	copyStore(t, filepath.Join(dir, "backup.bolt"), filepath.Join(elsewhere, "w.bolt"))
 	os.RemoveAll(dir) // the original is gone: the copy must stand alone
 	weaverOK(t, elsewhere, crawlArgs(srv, "w.bolt", onceEach()...)...)
-	sameGraph(t, edges(t, filepath.Join(elsewhere, "w.bolt")), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, filepath.Join(elsewhere, "w.bolt")), w.ExpectedEdges(10, excluded))
 }
 
 // TestSnapshot_RunningCrawl_API takes a snapshot of a store while a crawl
@@ -176,8 +176,8 @@ func TestSnapshot_RunningCrawl_API(t *testing.T) {
 	}
 	weaverOK(t, dir, crawlArgs(srv, hot, onceEach()...)...)
 	want := w.ExpectedEdges(10, excluded)
-	sameGraph(t, edges(t, hot), want)
-	sameGraph(t, edges(t, db), want)
+	storetest.SameGraph(t, edges(t, hot), want)
+	storetest.SameGraph(t, edges(t, db), want)
 }
 
 // waitFetched waits until store records n crawled pages.
@@ -251,7 +251,7 @@ func TestSnapshot_RunningCrawl_Listen(t *testing.T) {
 	checkPortableMeta(t, hot, dir)
 	checkPortableMeta(t, db, dir)
 	weaverOK(t, dir, crawlArgs(srv, hot, onceEach()...)...)
-	sameGraph(t, edges(t, hot), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, hot), w.ExpectedEdges(10, excluded))
 }
 
 // syncOutput is a bytes.Buffer a child process writes while the test
@@ -361,7 +361,7 @@ func TestPageSize_Portable(t *testing.T) {
 				t.Errorf("page size after resuming: %d, want %d", got, ps)
 			}
 			weaverOK(t, dir, "check", "--db", db)
-			sameGraph(t, edges(t, db), want)
+			storetest.SameGraph(t, edges(t, db), want)
 		})
 	}
 }
@@ -418,7 +418,7 @@ func TestSnapshot_LeasesReclaimed(t *testing.T) {
 	if !strings.Contains(r.stdout, "Recovered "+strconv.Itoa(leased)+" in-flight entries") {
 		t.Errorf("resume did not report %d recovered leases:\n%s", leased, r.stdout)
 	}
-	sameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 }
 
 // TestMerge_OverlappingHalves merges two crawls of halves of a fake web
@@ -474,7 +474,7 @@ func TestMerge_OverlappingHalves(t *testing.T) {
 	t.Log(strings.TrimSpace(r.stdout))
 	weaverOK(t, dir, "check", "--db", merged)
 
-	sameGraph(t, edges(t, merged), edges(t, whole))
+	storetest.SameGraph(t, edges(t, merged), edges(t, whole))
 	got := nodes(t, merged)
 	if len(got) != len(wholeNodes) {
 		t.Errorf("nodes: got %d, want %d", len(got), len(wholeNodes))

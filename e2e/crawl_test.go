@@ -12,6 +12,7 @@ import (
 
 	"weaver/graph"
 	"weaver/internal/fakeweb"
+	"weaver/internal/storetest"
 )
 
 // TestCrawl_Loop3 is seed 000 §11's end-to-end test: a three-node loop.
@@ -28,7 +29,7 @@ func TestCrawl_Loop3(t *testing.T) {
 	// is walked twice: a at depths 0 and 3, b at 1 and 4, c at 2 and 5; a at
 	// depth 6 is past max_depth. Each link is therefore seen twice.
 	want := map[[2]string]int{{"a.test", "b.test"}: 2, {"b.test", "c.test"}: 2, {"c.test", "a.test"}: 2}
-	sameGraph(t, edges(t, db), want)
+	storetest.SameGraph(t, edges(t, db), want)
 	ns := nodes(t, db)
 	for _, h := range []string{"a.test", "b.test", "c.test"} {
 		n := ns[h]
@@ -58,7 +59,7 @@ func TestCrawl_1000Hosts_GroundTruth(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	sameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 	m := metrics(t, db+".metrics")
 	if m.TerminationReason != "queue_empty" || m.PagesFailed != 0 {
 		t.Errorf("metrics: %+v", m)
@@ -181,7 +182,7 @@ func TestCrawl_Limits(t *testing.T) {
 		if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--max-outbound-links", "3", w.Seed())...); r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
-		sameGraph(t, edges(t, db), w.ExpectedEdges(3, excluded))
+		storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(3, excluded))
 	})
 	t.Run("depth", func(t *testing.T) {
 		dir := t.TempDir()
@@ -250,42 +251,32 @@ func TestCrawl_Resume_SameGraph(t *testing.T) {
 				if round == 0 {
 					a = append(a, w.Seed())
 				}
-				cmd := exec.Command(weaverBin, a...)
-				cmd.Dir, cmd.Env = dir, cleanEnv()
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
+				var d time.Duration // from round 6 on, each run is left to end
 				if round < 6 {
-					select {
-					case err := <-done:
-						if err != nil {
-							t.Fatalf("round %d: %v", round, err)
-						}
-					case <-time.After(time.Duration(100+rng.Intn(500)) * time.Millisecond):
-						cmd.Process.Signal(sig)
-						err := <-done
-						if sig == syscall.SIGTERM && err != nil {
-							t.Fatalf("round %d: SIGTERM exit: %v", round, err)
-						}
-						stops++
-						edges(t, db) // opens, checks bbolt and weaver invariants
-						if sig == syscall.SIGTERM {
-							// A signal that lands as the last page commits finds
-							// the crawl already ended: queue_empty is right then.
-							m := metrics(t, db+".metrics")
-							if m.TerminationReason == "queue_empty" {
-								break
-							}
-							if m.TerminationReason != "signal" {
-								t.Errorf("round %d: termination_reason %q, want signal", round, m.TerminationReason)
-							}
-						}
-						continue
-					}
-				} else if err := <-done; err != nil {
+					d = time.Duration(100+rng.Intn(500)) * time.Millisecond
+				}
+				signalled, err := interrupt(t, dir, a, d, sig)
+				if !signalled && err != nil {
 					t.Fatalf("round %d: %v", round, err)
+				}
+				if signalled {
+					if sig == syscall.SIGTERM && err != nil {
+						t.Fatalf("round %d: SIGTERM exit: %v", round, err)
+					}
+					stops++
+					edges(t, db) // opens, checks bbolt and weaver invariants
+					if sig == syscall.SIGTERM {
+						// A signal that lands as the last page commits finds
+						// the crawl already ended: queue_empty is right then.
+						m := metrics(t, db+".metrics")
+						if m.TerminationReason == "queue_empty" {
+							break
+						}
+						if m.TerminationReason != "signal" {
+							t.Errorf("round %d: termination_reason %q, want signal", round, m.TerminationReason)
+						}
+					}
+					continue
 				}
 				if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
 					break
@@ -294,7 +285,7 @@ func TestCrawl_Resume_SameGraph(t *testing.T) {
 			if stops < 2 {
 				t.Logf("only %d stops landed before the crawl finished", stops)
 			}
-			sameGraph(t, edges(t, db), want)
+			storetest.SameGraph(t, edges(t, db), want)
 			for h, n := range nodes(t, db) {
 				if n.CrawlCount > 1 {
 					t.Errorf("%s crawled %d times, max 1", h, n.CrawlCount)
@@ -370,5 +361,5 @@ func TestCrawl_HTTPProxy(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	sameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 }

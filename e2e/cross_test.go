@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaver/internal/fakeweb"
+	"weaver/internal/storetest"
 )
 
 // crossTarget is an ARM Linux build of weaver run under qemu-user.
@@ -144,7 +145,7 @@ func TestCross_Arm64UnderQemu(t *testing.T) {
 	runBin(t, nil, nativeBin, dir, crawlArgs(srv, "native.bolt", firstLeg...)...)
 	nativeTime := time.Since(start)
 	nativeRate := metrics(t, filepath.Join(dir, "native.bolt.metrics"))
-	sameGraph(t, piEdges, edges(t, filepath.Join(dir, "native.bolt")))
+	storetest.SameGraph(t, piEdges, edges(t, filepath.Join(dir, "native.bolt")))
 	t.Logf("first leg, %d pages: arm64 under qemu %.1f pages/s (%v), native amd64 %.1f pages/s (%v): %.0f%% of native",
 		armRate.PagesFetched, armRate.PagesPerSecond, armTime.Round(time.Millisecond),
 		nativeRate.PagesPerSecond, nativeTime.Round(time.Millisecond), 100*armRate.PagesPerSecond/nativeRate.PagesPerSecond)
@@ -154,7 +155,7 @@ func TestCross_Arm64UnderQemu(t *testing.T) {
 	if r := runBin(t, nil, nativeBin, dir, "check", "--db", "pi.bolt"); !strings.HasPrefix(r.stdout, "ok: ") {
 		t.Errorf("native check: %s", r.stdout)
 	}
-	sameGraph(t, edges(t, filepath.Join(dir, "pi.bolt")), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, filepath.Join(dir, "pi.bolt")), w.ExpectedEdges(10, excluded))
 }
 
 // TestCross_ArmV7UnderQemu: the 32-bit binary (Pi 2 and 32-bit Raspberry
@@ -176,5 +177,5 @@ func TestCross_ArmV7UnderQemu(t *testing.T) {
 		t.Errorf("SQLite export from armv7: %d edges, want 3", got)
 	}
 	want := map[[2]string]int{{"a.test", "b.test"}: 2, {"b.test", "c.test"}: 2, {"c.test", "a.test"}: 2}
-	sameGraph(t, edges(t, filepath.Join(dir, "pi.bolt")), want)
+	storetest.SameGraph(t, edges(t, filepath.Join(dir, "pi.bolt")), want)
 }

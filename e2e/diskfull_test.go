@@ -64,5 +64,5 @@ func TestDiskFull(t *testing.T) {
 	if r := weaver(t, dir, args...); r.code != 0 {
 		t.Fatalf("resume after space returned: exit %d\n%s", r.code, r.stderr)
 	}
-	sameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -118,6 +117,31 @@ func startWeb(t *testing.T, w *fakeweb.Web) *fakeweb.Server {
 	return srv
 }
 
+// interrupt runs weaver with args in dir and sends it sig after d unless
+// it has ended by then (d ≤ 0: never). It reports whether the signal was
+// sent, and the process's exit error.
+func interrupt(t *testing.T, dir string, args []string, d time.Duration, sig os.Signal) (signalled bool, err error) {
+	t.Helper()
+	cmd := exec.Command(weaverBin, args...)
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if d > 0 {
+		timeout = time.After(d)
+	}
+	select {
+	case err := <-done:
+		return false, err
+	case <-timeout:
+		cmd.Process.Signal(sig)
+		return true, <-done
+	}
+}
+
 // crawlArgs are the flags of a deterministic, fast crawl of srv.
 func crawlArgs(srv *fakeweb.Server, db string, extra ...string) []string {
 	args := []string{"crawl", "--db", db, "--metrics", db + ".metrics", "--connect-to", srv.ConnectTo(),
@@ -165,29 +189,6 @@ func nodes(t *testing.T, db string) map[string]graph.Node {
 		return graph.ForEachNode(tx, func(n *graph.Node) error { out[n.Host] = *n; return nil })
 	})
 	return out
-}
-
-// sameGraph reports the differences between two graphs, a few at most.
-func sameGraph(t *testing.T, got, want map[[2]string]int) {
-	t.Helper()
-	var diffs []string
-	for k, w := range want {
-		if got[k] != w {
-			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want %d", k[0], k[1], got[k], w))
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want none", k[0], k[1], g))
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
-		if len(diffs) > 15 {
-			diffs = append(diffs[:15], fmt.Sprintf("... %d more", len(diffs)-15))
-		}
-		t.Errorf("graphs differ (%d edges got, %d want):\n%s", len(got), len(want), strings.Join(diffs, "\n"))
-	}
 }
 
 func metrics(t *testing.T, path string) crawl.Result {

@@ -16,6 +16,7 @@ import (
 
 	"weaver/graph"
 	"weaver/internal/fakeweb"
+	"weaver/internal/storetest"
 )
 
 // dnsFailHost never resolves: Go refuses .onion names without asking DNS
@@ -263,25 +264,15 @@ func TestHostile_SIGKILL20(t *testing.T) {
 		if round == 0 {
 			args = append(args, w.Seed())
 		}
-		cmd := exec.Command(weaverBin, args...)
-		cmd.Dir, cmd.Env = dir, cleanEnv()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
+		signalled, err := interrupt(t, dir, args, time.Duration(50+rng.Intn(400))*time.Millisecond, syscall.SIGKILL)
+		if !signalled {
 			if err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}
 			t.Fatalf("the crawl finished after %d kills: make the web larger so all 20 land", kills)
-		case <-time.After(time.Duration(50+rng.Intn(400)) * time.Millisecond):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-			edges(t, db) // opens, runs bbolt's check and weaver's invariants
 		}
+		kills++
+		edges(t, db) // opens, runs bbolt's check and weaver's invariants
 	}
 	if r := weaver(t, dir, base(db)...); r.code != 0 {
 		t.Fatalf("final resume: exit %d\n%s", r.code, r.stderr)
@@ -289,7 +280,7 @@ func TestHostile_SIGKILL20(t *testing.T) {
 	if m := metrics(t, db+".metrics"); m.TerminationReason != "queue_empty" {
 		t.Fatalf("final resume ended %q", m.TerminationReason)
 	}
-	sameGraph(t, edges(t, db), edges(t, ref))
+	storetest.SameGraph(t, edges(t, db), edges(t, ref))
 	refNodes, gotNodes := nodes(t, ref), nodes(t, db)
 	if len(refNodes) != len(gotNodes) {
 		t.Errorf("%d nodes, uninterrupted crawl has %d", len(gotNodes), len(refNodes))

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"weaver/internal/fakeweb"
+	"weaver/internal/storetest"
 	"weaver/kv"
 	"weaver/serve"
 )
@@ -450,7 +451,7 @@ func TestServe_RestartResume(t *testing.T) {
 	for _, e := range full.Job.Edges {
 		got[[2]string{e.From, e.To}] = int(e.Weight)
 	}
-	sameGraph(t, got, want)
+	storetest.SameGraph(t, got, want)
 	for _, n := range full.Job.Nodes {
 		if n.CrawlCount > 1 {
 			t.Errorf("%s crawled %d times, max 1", n.Host, n.CrawlCount)
@@ -465,7 +466,7 @@ func TestServe_RestartResume(t *testing.T) {
 	if code := p2.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, p2.out.String())
 	}
-	sameGraph(t, edges(t, filepath.Join(data, id+".bolt")), want) // the store itself, invariants checked
+	storetest.SameGraph(t, edges(t, filepath.Join(data, id+".bolt")), want) // the store itself, invariants checked
 }
 
 // TestServe_Errors: the job API's errors through the real binary.

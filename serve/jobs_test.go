@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -122,28 +121,6 @@ func edgeMap(es []serve.JobEdge) map[[2]string]int {
 	return out
 }
 
-func sameGraph(t *testing.T, got, want map[[2]string]int) {
-	t.Helper()
-	var diffs []string
-	for k, w := range want {
-		if got[k] != w {
-			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want %d", k[0], k[1], got[k], w))
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want none", k[0], k[1], g))
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 10 {
-		diffs = append(diffs[:10], fmt.Sprintf("... %d more", len(diffs)-10))
-	}
-	if len(diffs) > 0 {
-		t.Errorf("graphs differ (%d edges got, %d want):\n%s", len(got), len(want), strings.Join(diffs, "\n"))
-	}
-}
-
 // groundTruth are the settings under which fakeweb's ExpectedEdges holds.
 const groundTruth = `"max_crawls_per_node": 1, "max_depth": 0, "ignore_robots": true`
 
@@ -168,7 +145,7 @@ func TestJobs_CreateRunComplete(t *testing.T) {
 	if full.Job.ID != id || full.Job.Status != serve.JobCompleted {
 		t.Errorf("job %+v", full.Job.Job)
 	}
-	sameGraph(t, edgeMap(full.Job.Edges), w.ExpectedEdges(10, fakeweb.DefaultExcluded))
+	storetest.SameGraph(t, edgeMap(full.Job.Edges), w.ExpectedEdges(10, fakeweb.DefaultExcluded))
 	crawled := 0
 	for _, n := range full.Job.Nodes {
 		if n.CrawlCount > 1 {
@@ -386,7 +363,7 @@ func TestJobs_Resume(t *testing.T) {
 	if err := json.Unmarshal(a.body, &full); err != nil {
 		t.Fatal(err)
 	}
-	sameGraph(t, edgeMap(full.Job.Edges), w.ExpectedEdges(10, fakeweb.DefaultExcluded))
+	storetest.SameGraph(t, edgeMap(full.Job.Edges), w.ExpectedEdges(10, fakeweb.DefaultExcluded))
 	if int64(len(full.Job.Nodes)) < j.Metrics.NodesDiscovered {
 		t.Errorf("%d nodes, %d discovered over the runs", len(full.Job.Nodes), j.Metrics.NodesDiscovered)
 	}

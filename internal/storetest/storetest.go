@@ -3,7 +3,10 @@
 package storetest
 
 import (
+	"fmt"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"weaver/frontier"
@@ -56,4 +59,29 @@ func CheckAll(s *kv.Store) error {
 			return tx.GetRaw(kv.BucketNodes, kv.U64(id)) != nil
 		})
 	})
+}
+
+// SameGraph reports, as a test error, how two host graphs (host pair →
+// weight) differ: the first 15 differences and how many more.
+func SameGraph(tb testing.TB, got, want map[[2]string]int) {
+	tb.Helper()
+	var diffs []string
+	for k, w := range want {
+		if got[k] != w {
+			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want %d", k[0], k[1], got[k], w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s→%s: got %d, want none", k[0], k[1], g))
+		}
+	}
+	if len(diffs) == 0 {
+		return
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 15 {
+		diffs = append(diffs[:15], fmt.Sprintf("... %d more", len(diffs)-15))
+	}
+	tb.Errorf("graphs differ (%d edges got, %d want):\n%s", len(got), len(want), strings.Join(diffs, "\n"))
 }
