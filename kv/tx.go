@@ -1,10 +1,12 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"go.etcd.io/bbolt"
@@ -198,8 +200,28 @@ func Decode(data []byte, v any) (err error) {
 	return msgpack.Unmarshal(data, v)
 }
 
-// Encode encodes v with msgpack.
-func Encode(v any) ([]byte, error) { return msgpack.Marshal(v) }
+// Encode encodes v with msgpack into a new slice of exactly its size.
+// msgpack.Marshal grew an empty buffer step by step (four copies for a
+// crawled node, most of its cost); Encode writes into a pooled buffer and
+// copies the result out once.
+func Encode(v any) ([]byte, error) {
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	enc := msgpack.GetEncoder()
+	enc.Reset(buf)
+	err := enc.Encode(v)
+	msgpack.PutEncoder(enc)
+	var out []byte
+	if err == nil {
+		out = bytes.Clone(buf.Bytes())
+	}
+	if buf.Cap() <= 64<<10 { // a huge record's buffer is not kept
+		encodeBufs.Put(buf)
+	}
+	return out, err
+}
+
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // U64 returns n as 8 big-endian bytes: ids sort numerically as keys.
 func U64(n uint64) []byte {

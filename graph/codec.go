@@ -1,0 +1,172 @@
+package graph
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Node's own msgpack codec writes the same bytes as msgpack's reflection
+// did from Node's field tags (a map in field order, empty fields left out),
+// so stores written before it read the same; it is about three times
+// faster, and every page commit decodes and encodes a node per link.
+
+// fields calls str, num and tm for each non-empty field of n in field
+// order, with its msgpack key; id and h are always written.
+// Integers are written as reflection wrote them: int fields compact,
+// int64 fields (wide) and the id in 9 bytes.
+func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bool), tm func(k string, v time.Time)) {
+	opt := func(k, v string) {
+		if v != "" {
+			str(k, v)
+		}
+	}
+	optNum := func(k string, v int64, wide bool) {
+		if v != 0 {
+			num(k, v, wide)
+		}
+	}
+	optTime := func(k string, v time.Time) {
+		if !v.IsZero() {
+			tm(k, v)
+		}
+	}
+	str("h", n.Host)
+	opt("d", n.Domain)
+	opt("sc", n.Scheme)
+	opt("t", n.Title)
+	opt("ds", n.Description)
+	optNum("cc", int64(n.CrawlCount), false)
+	optNum("fc", int64(n.FailCount), false)
+	opt("st", string(n.Status))
+	optNum("hs", int64(n.HTTPStatus), false)
+	opt("ct", n.ContentType)
+	opt("sv", n.Server)
+	optNum("b", n.Bytes, true)
+	optNum("ms", n.FetchMS, true)
+	opt("ch", n.ContentHash)
+	opt("e", n.Error)
+	optNum("dp", int64(n.Depth), false)
+	optTime("fs", n.FirstSeen)
+	optTime("ls", n.LastSeen)
+	optTime("lc", n.LastCrawl)
+}
+
+// EncodeMsgpack writes n as a map of its non-empty fields.
+func (n *Node) EncodeMsgpack(enc *msgpack.Encoder) error {
+	count := 1 // id
+	n.fields(func(string, string) { count++ }, func(string, int64, bool) { count++ }, func(string, time.Time) { count++ })
+	if err := enc.EncodeMapLen(count); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("id"); err != nil {
+		return err
+	}
+	err := enc.EncodeUint64(n.ID)
+	key := func(k string) bool {
+		if err == nil {
+			err = enc.EncodeString(k)
+		}
+		return err == nil
+	}
+	n.fields(func(k, v string) {
+		if key(k) {
+			err = enc.EncodeString(v)
+		}
+	}, func(k string, v int64, wide bool) {
+		switch {
+		case !key(k):
+		case wide:
+			err = enc.EncodeInt64(v)
+		default:
+			err = enc.EncodeInt(v)
+		}
+	}, func(k string, v time.Time) {
+		if key(k) {
+			err = enc.EncodeTime(v)
+		}
+	})
+	return err
+}
+
+// DecodeMsgpack reads a map written by EncodeMsgpack (or by msgpack's
+// reflection from the same tags); it skips keys it does not know.
+func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
+	*n = Node{}
+	count, err := dec.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	var kb [2]byte // every key is a fixstr of 1 or 2 bytes
+	for range count {
+		k, kl := "", 0
+		if c, err := dec.PeekCode(); err != nil {
+			return fmt.Errorf("graph: node key: %w", err)
+		} else if c == 0xa1 || c == 0xa2 {
+			kl, _ = dec.DecodeBytesLen() // the code was just peeked
+			if err := dec.ReadFull(kb[:kl]); err != nil {
+				return fmt.Errorf("graph: node key: %w", err)
+			}
+			k = string(kb[:kl]) // on the stack: k never escapes
+		} else if err := dec.Skip(); err != nil { // a key weaver never writes
+			return fmt.Errorf("graph: node key: %w", err)
+		}
+		var s string
+		var i int64
+		var err error
+		switch k {
+		case "id":
+			n.ID, err = dec.DecodeUint64()
+		case "h":
+			n.Host, err = dec.DecodeString()
+		case "d":
+			n.Domain, err = dec.DecodeString()
+		case "sc":
+			n.Scheme, err = dec.DecodeString()
+		case "t":
+			n.Title, err = dec.DecodeString()
+		case "ds":
+			n.Description, err = dec.DecodeString()
+		case "cc":
+			i, err = dec.DecodeInt64()
+			n.CrawlCount = int(i)
+		case "fc":
+			i, err = dec.DecodeInt64()
+			n.FailCount = int(i)
+		case "st":
+			s, err = dec.DecodeString()
+			n.Status = Status(s)
+		case "hs":
+			i, err = dec.DecodeInt64()
+			n.HTTPStatus = int(i)
+		case "ct":
+			n.ContentType, err = dec.DecodeString()
+		case "sv":
+			n.Server, err = dec.DecodeString()
+		case "b":
+			n.Bytes, err = dec.DecodeInt64()
+		case "ms":
+			n.FetchMS, err = dec.DecodeInt64()
+		case "ch":
+			n.ContentHash, err = dec.DecodeString()
+		case "e":
+			n.Error, err = dec.DecodeString()
+		case "dp":
+			i, err = dec.DecodeInt64()
+			n.Depth = int(i)
+		case "fs":
+			n.FirstSeen, err = dec.DecodeTime()
+		case "ls":
+			n.LastSeen, err = dec.DecodeTime()
+		case "lc":
+			n.LastCrawl, err = dec.DecodeTime()
+		default:
+			err = dec.Skip()
+		}
+		if err != nil {
+			return fmt.Errorf("graph: node field %q: %w", string(kb[:kl]), err)
+		}
+	}
+	return nil
+}
