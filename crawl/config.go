@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"sort"
@@ -43,6 +44,28 @@ type Config struct {
 	Quiet                bool     `json:"quiet"`
 	JSONLogs             bool     `json:"json_logs"`
 	Listen               string   `json:"listen"`
+
+	// from records which source last set each key (LoadJSON, Set, From),
+	// so that Validate's errors say where a bad value came from.
+	from map[string]string
+}
+
+// From records that source (e.g. "flag --connect-to") set key, for a value
+// assigned to c's field directly rather than through Set.
+func (c *Config) From(key, source string) {
+	// A new map each time: copies of a Config (a job's, from the serve
+	// base) must not share what one of them records.
+	from := maps.Clone(c.from)
+	if from == nil {
+		from = map[string]string{}
+	}
+	from[key] = source
+	c.from = from
+}
+
+// invalid is Validate's error for key: it names the source that set it.
+func (c *Config) invalid(key, format string, a ...any) error {
+	return &ConfigError{Source: c.from[key], Key: key, Msg: fmt.Sprintf(format, a...)}
 }
 
 // DefaultUserAgent names weaver (robots.txt product token "weaver") and
@@ -129,6 +152,9 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
+	if e.Source == "" { // a default, or a value assigned directly
+		return fmt.Sprintf("config: key %q: %s", e.Key, e.Msg)
+	}
 	if e.Key == "" {
 		return fmt.Sprintf("config: %s: %s", e.Source, e.Msg)
 	}
@@ -169,6 +195,7 @@ func (c *Config) LoadJSON(data []byte, source string) error {
 		if err := setJSON(f, raw); err != nil {
 			return &ConfigError{Source: source, Key: key, Msg: err.Error()}
 		}
+		c.From(key, source)
 	}
 	if _, err := dec.Token(); err != nil {
 		return &ConfigError{Source: source, Msg: "not JSON: " + err.Error()}
@@ -223,6 +250,14 @@ func setJSON(f field, raw json.RawMessage) error {
 // Lists are comma-separated; durations for *_ms keys may be written as Go
 // durations ("1.5s") or as milliseconds.
 func (c *Config) Set(key, value, source string) error {
+	if err := c.set(key, value, source); err != nil {
+		return err
+	}
+	c.From(key, source)
+	return nil
+}
+
+func (c *Config) set(key, value, source string) error {
 	f, ok := c.field(key)
 	if !ok {
 		return &ConfigError{Source: source, Key: key, Msg: "unknown key"}
@@ -296,40 +331,40 @@ func (c *Config) Validate() error {
 	}
 	for _, n := range nonNeg {
 		if n.v < 0 {
-			return &ConfigError{Source: "config", Key: n.key, Msg: fmt.Sprintf("must not be negative, got %d", n.v)}
+			return c.invalid(n.key, "must not be negative, got %d", n.v)
 		}
 	}
 	if c.MaxCrawlsPerNode < 1 {
-		return &ConfigError{Source: "config", Key: "max_crawls_per_node", Msg: fmt.Sprintf("must be at least 1, got %d", c.MaxCrawlsPerNode)}
+		return c.invalid("max_crawls_per_node", "must be at least 1, got %d", c.MaxCrawlsPerNode)
 	}
 	if c.ConcurrentWorkers < 1 || c.ConcurrentWorkers > 1024 {
-		return &ConfigError{Source: "config", Key: "concurrent_workers", Msg: fmt.Sprintf("must be 1 to 1024, got %d", c.ConcurrentWorkers)}
+		return c.invalid("concurrent_workers", "must be 1 to 1024, got %d", c.ConcurrentWorkers)
 	}
 	if c.RequestTimeoutMS == 0 {
-		return &ConfigError{Source: "config", Key: "request_timeout_ms", Msg: "must be positive"}
+		return c.invalid("request_timeout_ms", "must be positive")
 	}
 	if c.MaxBodyBytes == 0 {
-		return &ConfigError{Source: "config", Key: "max_body_bytes", Msg: "must be positive"}
+		return c.invalid("max_body_bytes", "must be positive")
 	}
 	if c.DBPath == "" {
-		return &ConfigError{Source: "config", Key: "db_path", Msg: "must not be empty"}
+		return c.invalid("db_path", "must not be empty")
 	}
 	if strings.TrimSpace(c.UserAgent) == "" {
-		return &ConfigError{Source: "config", Key: "user_agent", Msg: "must not be empty"}
+		return c.invalid("user_agent", "must not be empty")
 	}
 	for _, s := range c.Seeds() {
 		if err := CheckSeed(s); err != nil {
-			return &ConfigError{Source: "config", Key: "seed_url", Msg: err.Error()}
+			return c.invalid("seed_url", "%s", err.Error())
 		}
 	}
 	for _, re := range c.ExcludeHosts {
 		if _, err := regexp.Compile(re); err != nil {
-			return &ConfigError{Source: "config", Key: "exclude_hosts", Msg: fmt.Sprintf("bad regular expression %q: %v", re, err)}
+			return c.invalid("exclude_hosts", "bad regular expression %q: %v", re, err)
 		}
 	}
 	for _, ct := range c.ConnectTo {
 		if _, err := ParseConnectTo(ct); err != nil {
-			return &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
+			return c.invalid("connect_to", "%s", err.Error())
 		}
 	}
 	return nil

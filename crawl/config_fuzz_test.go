@@ -76,17 +76,30 @@ func TestConfig_Validate(t *testing.T) {
 		{"connect_to", "a:b", "connect_to"},
 		{"user_agent", " ", "user_agent"},
 	} {
+		// The error names the key and the source that set the bad value last.
 		cfg := crawl.Defaults()
-		if err := cfg.Set(tc.key, tc.value, "test"); err != nil {
-			t.Fatalf("set %s: %v", tc.key, err)
+		for _, source := range []string{"environment WEAVER_X", "flag --x"} {
+			if err := cfg.Set(tc.key, tc.value, source); err != nil {
+				t.Fatalf("set %s: %v", tc.key, err)
+			}
 		}
-		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s=%q: got %v, want an error naming %s", tc.key, tc.value, err, tc.want)
+		want := `config: flag --x: key "` + tc.want + `"`
+		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s=%q: got %v, want an error starting %s", tc.key, tc.value, err, want)
 		}
 	}
 	cfg := crawl.Defaults()
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+	// A value assigned directly names its source through From, or none.
+	cfg.ConcurrentWorkers = 0
+	if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), `config: key "concurrent_workers"`) {
+		t.Errorf("direct assignment: %v", err)
+	}
+	cfg.From("concurrent_workers", "job request")
+	if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), `config: job request: key "concurrent_workers"`) {
+		t.Errorf("after From: %v", err)
 	}
 }
 

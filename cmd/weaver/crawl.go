@@ -111,8 +111,12 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	if len(connectTo) > 0 {
 		cfg.ConnectTo = connectTo
+		cfg.From("connect_to", "flag --connect-to")
 	}
-	cfg.ExcludeHosts = append(cfg.ExcludeHosts, excludes...)
+	if len(excludes) > 0 {
+		cfg.ExcludeHosts = append(cfg.ExcludeHosts, excludes...)
+		cfg.From("exclude_hosts", "flag --exclude-host")
+	}
 	seeds := fs.Args()
 	for _, s := range seeds {
 		if err := crawl.CheckSeed(s); err != nil {
