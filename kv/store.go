@@ -99,6 +99,8 @@ func Open(path string, opts Options) (*Store, error) {
 		if fi, err = os.Stat(path); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such store: %w", path, os.ErrNotExist)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

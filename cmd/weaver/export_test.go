@@ -136,7 +136,7 @@ func TestExport_UsageErrors(t *testing.T) {
 		{"sqlite over the store by a link", []string{"--db", db, "--sqlite", link}, "is the store being exported"},
 		{"json over the store", []string{"--db", db, "--json", db}, "is the store being exported"},
 		{"sqlite over a text file", []string{"--db", db, "--sqlite", notes}, "not a SQLite database"},
-		{"missing store", []string{"--db", filepath.Join(dir, "none.bolt"), "--json"}, "no such file"},
+		{"missing store", []string{"--db", filepath.Join(dir, "none.bolt"), "--json"}, "none.bolt: no such store"},
 		{"not a store", []string{"--db", notes, "--json"}, "not a weaver store"},
 		{"bad flag", []string{"--db", db, "--json", "--colour"}, "not defined"},
 		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such file"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"weaver/kv"
@@ -54,7 +55,7 @@ func storeError(err error) error {
 			return usageError{err}
 		}
 	}
-	if strings.Contains(err.Error(), "no such file") {
+	if errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such file") {
 		return usageError{err}
 	}
 	return err

@@ -41,7 +41,7 @@ func TestMerge_CLIUsage(t *testing.T) {
 		{"output is an input", []string{"merge", "-o", a, "--force", a, b}, "is also an input"},
 		{"existing output", []string{"merge", "-o", b, a}, "already exists"},
 		{"input twice", []string{"merge", "-o", filepath.Join(dir, "o.bolt"), a, a}, "twice"},
-		{"missing input", []string{"merge", "-o", filepath.Join(dir, "o.bolt"), a, filepath.Join(dir, "none.bolt")}, "no such file"},
+		{"missing input", []string{"merge", "-o", filepath.Join(dir, "o.bolt"), a, filepath.Join(dir, "none.bolt")}, "none.bolt: no such store"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,7 +45,7 @@ func TestSnapshot_Usage(t *testing.T) {
 		{"two outputs", []string{"snapshot", "--db", db, "a.bolt", "b.bolt"}, "give one output file"},
 		{"output is the store", []string{"snapshot", "--db", db, "--force", db}, "is also an input"},
 		{"existing output", []string{"snapshot", "--db", db, existing}, "already exists"},
-		{"missing store", []string{"snapshot", "--db", filepath.Join(dir, "none.bolt"), filepath.Join(dir, "o.bolt")}, "no such file"},
+		{"missing store", []string{"snapshot", "--db", filepath.Join(dir, "none.bolt"), filepath.Join(dir, "o.bolt")}, "none.bolt: no such store"},
 		{"not a store", []string{"snapshot", "--db", existing, filepath.Join(dir, "o.bolt")}, "not a weaver store"},
 	}
 	for _, tc := range cases {
