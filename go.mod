@@ -1,4 +1,4 @@
-module weaver
+module github.com/weaver-crawler/weaver
 
 go 1.26.8
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/archive"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // bigStore builds a store of nodes hosts (named from first on) with

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // DiffOptions control Diff.

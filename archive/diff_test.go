@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"testing"
 
-	"weaver/archive"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func diff(t *testing.T, before, after string, opt archive.DiffOptions) *archive.Report {

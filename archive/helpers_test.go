@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"weaver/archive"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // t0 is the tests' clock origin.

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // MergeOptions control Merge.

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"weaver/archive"
-	"weaver/export"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // TestMerge_Semantics merges two stores that share hosts and checks every

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Options control the files Snapshot and Download write.

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"weaver/archive"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // sample fills a store with a bit of everything a crawl writes.

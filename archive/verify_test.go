@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"weaver/archive"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func TestVerifyFile(t *testing.T) {

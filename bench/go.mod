@@ -1,4 +1,4 @@
-module weaver/bench
+module github.com/weaver-crawler/weaver/bench
 
 go 1.26.8
 

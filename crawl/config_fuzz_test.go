@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/crawl"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 // FuzzConfig feeds arbitrary bytes to the JSON config loader and arbitrary

@@ -17,11 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weaver/crawl/extract"
-	"weaver/crawl/robots"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/robots"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Options are the parts of a crawl that are not configuration values.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"weaver/graph"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // ErrorKind classifies a failed fetch; it becomes the node's status and a

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func newPrepared(t *testing.T) (*crawl.Crawler, *kv.Store) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"weaver/graph"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // target is a host a page links to, with the scheme of the first link.

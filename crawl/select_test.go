@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/crawl"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 // defaultsRegexp is DefaultExcludeHosts as one alternation, the way the

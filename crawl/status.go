@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // FetchBuckets are the upper bounds, in seconds, of the fetch-time

@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // onceEachArgs are the limits every crawl of the archive tests uses: no

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/graph"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 )
 
 // TestCrawl_Loop3 is seed 000 §11's end-to-end test: a three-node loop.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 )
 
 // crossTarget is an ARM Linux build of weaver run under qemu-user.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // mountTmpfs mounts a tmpfs of size at dir (root only), or skips — fails

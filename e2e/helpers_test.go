@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
-	"weaver/graph"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // weaverBin is the binary the tests run: built with -race when the tests

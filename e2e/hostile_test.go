@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/graph"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 )
 
 // dnsFailHost never resolves: Go refuses .onion names without asking DNS

@@ -23,10 +23,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // proc is a weaver process running in the background.

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"weaver/internal/fakeweb"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // TestStatus_IdleStore: weaver status on a finished crawl's store.

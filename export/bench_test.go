@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/export"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // The SQLite figures of the issue: exporting a 100,000-host,

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/export"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // The tests in this file hand exports to the programs users open them

@@ -7,8 +7,8 @@ import (
 	"math"
 	"strconv"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // DOT writes s to w as a Graphviz digraph named weaver, laid out with

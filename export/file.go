@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Format names an output format.

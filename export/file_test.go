@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"weaver/export"
+	"github.com/weaver-crawler/weaver/export"
 )
 
 var allFormats = []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON}

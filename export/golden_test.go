@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"weaver/export"
+	"github.com/weaver-crawler/weaver/export"
 )
 
 // goldenCases are the golden files: the small graph in every format, and

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strconv"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // graphmlKeys are the attribute declarations of a GraphML export. Gephi

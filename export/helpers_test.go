@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"weaver/export"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

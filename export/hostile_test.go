@@ -8,9 +8,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"weaver/export"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // hostile are page titles and descriptions as the web serves them: every

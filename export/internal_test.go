@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func TestTimeText(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"io"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // jsonNode is a node of the JSON export. Times are RFC 3339 in UTC; empty

@@ -13,8 +13,8 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // seedSchema is seed 000 §4.1, verbatim. Its tables are created first and

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Options choose what an export contains. The zero value exports every

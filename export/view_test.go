@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"weaver/export"
-	"weaver/graph"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // TestFilters_Oracle checks every combination of filters against an

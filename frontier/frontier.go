@@ -8,7 +8,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Entry is a host waiting to be fetched.

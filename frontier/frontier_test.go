@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // legacyNode is Node as msgpack's reflection encoded it before Node had a

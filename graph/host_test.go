@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"weaver/graph"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // normalizeHostCases drive TestNormalizeHost and seed FuzzNormalizeHost.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Meta counters graph keeps so that counts never need a scan.

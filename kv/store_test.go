@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 type rec struct {

@@ -14,10 +14,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"weaver/crawl"
-	"weaver/export"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // summaryCache shares one Summary between the /status requests of a

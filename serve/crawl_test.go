@@ -19,13 +19,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"weaver/crawl"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // loopFixture is a finished crawl of the three-host loop behind a status

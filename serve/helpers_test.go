@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
-	"weaver/internal/fakeweb"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // startWeb serves w on loopback for the test's lifetime.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"weaver/export"
+	"github.com/weaver-crawler/weaver/export"
 )
 
 // MaxBodyBytes caps a request body; a larger one is answered 413.

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // CreatedAnswer is POST /crawl's answer.

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"weaver/crawl"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // JobStatus is where a job is in its life.

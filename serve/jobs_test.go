@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
-	"weaver/internal/fakeweb"
-	"weaver/internal/storetest"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // jobBase is every test job's configuration: srv reached through

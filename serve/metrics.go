@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"weaver/crawl"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 // The error kinds and worker states always exported, so that a kind that

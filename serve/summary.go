@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"weaver/crawl"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // TopHosts is how many hosts Summary ranks by in-weight.

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // TestSummary_Store builds a store by hand: 14 hosts, where h<i> is

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 func main() {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // archiveStore writes a small store at path: hosts linked in a chain

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
-	"weaver/archive"
-	"weaver/crawl"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {

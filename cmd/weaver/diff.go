@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 
-	"weaver/archive"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {

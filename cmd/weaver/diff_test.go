@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/archive"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func TestDiff_CLI(t *testing.T) {

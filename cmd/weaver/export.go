@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"weaver/export"
+	"github.com/weaver-crawler/weaver/export"
 )
 
 func init() {

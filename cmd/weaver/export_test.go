@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // exportStore writes a three-host store and closes it, as a finished

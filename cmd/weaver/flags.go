@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // newFlagSet returns a FlagSet that reports to e.Stderr and whose usage

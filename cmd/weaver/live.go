@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"weaver/crawl"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 // liveInterval is how often the live line is redrawn.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 // openPTY opens a pseudo-terminal pair (Linux /dev/ptmx), or skips.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"weaver/crawl"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 func TestRenderLive(t *testing.T) {

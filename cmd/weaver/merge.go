@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"weaver/archive"
+	"github.com/weaver-crawler/weaver/archive"
 )
 
 func init() {

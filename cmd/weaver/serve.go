@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
-	"weaver/archive"
-	"weaver/crawl"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {

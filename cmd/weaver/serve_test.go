@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"weaver/internal/fakeweb"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.

@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"weaver/archive"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"weaver/archive"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func TestSnapshot_IdleStore(t *testing.T) {

@@ -15,10 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"weaver/archive"
-	"weaver/crawl"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {

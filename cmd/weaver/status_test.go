@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"weaver/archive"
-	"weaver/crawl"
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
-	"weaver/serve"
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // runWeaverCmd runs `weaver args...` in-process with env getenv.

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/extract"
 )
 
 // checkAttrs checks that, for every start tag of doc, extract reads the

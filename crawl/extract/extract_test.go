@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/extract"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"weaver/crawl/robots"
+	"github.com/weaver-crawler/weaver/crawl/robots"
 )
 
 // casesPath is the shared robots.txt expectations (see /work/shared/data).

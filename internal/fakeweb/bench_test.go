@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 // BenchmarkServeHome measures home pages served through the handler, without

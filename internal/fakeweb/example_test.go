@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 func ExampleLoop3() {

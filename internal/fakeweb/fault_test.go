@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 // faultWeb returns a small web whose host "f.test" has fault f, served on a

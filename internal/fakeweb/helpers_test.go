@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 // mustStart serves w on a loopback port until the test ends.

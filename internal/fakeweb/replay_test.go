@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 // openWebgraph opens a file of the shared 1996 UK host graph, skipping the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 func TestServer_ConnectTo(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
-	"weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 func TestNew_Deterministic(t *testing.T) {

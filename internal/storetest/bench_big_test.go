@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // The big store of BenchmarkCommitPages_1MNodes10MEdges.

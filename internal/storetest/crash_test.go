@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/internal/storetest"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // crashChild is the body of the re-executed test binary: three workers

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // FuzzDecodeRecords decodes arbitrary bytes as every record type the store

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // claimOne leases the next entry of a host not yet crawled.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"weaver/frontier"
-	"weaver/graph"
-	"weaver/kv"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // MustOpen opens a new store in t.TempDir(). Its cleanup closes the store
