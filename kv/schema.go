@@ -17,11 +17,27 @@ var (
 	BucketVisited  = []byte("visited")  // node id (8 B) | depth (4 B) → empty: queued once at that depth
 	BucketLeases   = []byte("leases")   // node id (8 B) → frontier.Lease: entries being fetched
 	BucketRobots   = []byte("robots")   // host → cached robots.txt outcome
+	BucketOutbox   = []byte("outbox")   // sequence (8 B) → a link for another shard, until published (cluster)
+	BucketInbox    = []byte("inbox")    // message id → empty: messages from other shards already applied (cluster)
 )
 
 var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
+	BucketOutbox, BucketInbox,
+}
+
+// laterBuckets were added after SchemaVersion 1 stores existed: a file
+// without them is still valid, and a writable Open adds them.
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox}
+
+func isLater(name []byte) bool {
+	for _, b := range laterBuckets {
+		if string(b) == string(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Meta keys kv itself maintains.

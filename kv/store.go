@@ -132,6 +132,10 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.ReadOnly {
+		if err := s.addLaterBuckets(); err != nil {
+			db.Close()
+			return nil, err
+		}
 		s.reqs = make(chan request, 4*opts.MaxBatch)
 		s.writerDone = make(chan struct{})
 		go s.writer()
@@ -245,12 +249,39 @@ func (s *Store) validate(size int64, pageSize int) (err error) {
 			return fmt.Errorf("%s %w: file has %d, this weaver reads up to %d", s.path, ErrNewerSchema, v, SchemaVersion)
 		}
 		for _, name := range allBuckets {
-			if btx.Bucket(name) == nil {
+			if btx.Bucket(name) == nil && !isLater(name) {
 				return fmt.Errorf("%s %w: bucket %q missing", s.path, ErrCorrupt, name)
 			}
 		}
 		return nil
 	})
+}
+
+// addLaterBuckets creates the buckets an older file lacks, in one
+// transaction, and only when one is missing (a read of the root otherwise).
+func (s *Store) addLaterBuckets() error {
+	missing := false
+	_ = s.db.View(func(btx *bbolt.Tx) error {
+		for _, name := range laterBuckets {
+			missing = missing || btx.Bucket(name) == nil
+		}
+		return nil
+	})
+	if !missing {
+		return nil
+	}
+	err := s.db.Update(func(btx *bbolt.Tx) error {
+		for _, name := range laterBuckets {
+			if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: adding buckets: %w", s.path, err)
+	}
+	return nil
 }
 
 // openBolt opens the file with bbolt, turning a panic on damaged pages

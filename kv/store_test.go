@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -270,6 +272,52 @@ func TestTx_ReleasePages(t *testing.T) {
 			}
 		}
 		tx.ReleasePages()
+		return nil
+	})
+}
+
+// A store written before the cluster's buckets existed opens read-only as
+// it is, and a writable open adds them.
+func TestOpen_AddsLaterBuckets(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(p, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bbolt.Open(p, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(btx *bbolt.Tx) error {
+		if err := btx.DeleteBucket(kv.BucketOutbox); err != nil {
+			return err
+		}
+		return btx.DeleteBucket(kv.BucketInbox)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := kv.Open(p, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open of an older store: %v", err)
+	}
+	_ = ro.View(func(tx *kv.Tx) error {
+		if tx.Exists(kv.BucketOutbox) {
+			t.Error("read-only open added the outbox bucket")
+		}
+		return nil
+	})
+	ro.Close()
+	rw, err := kv.Open(p, kv.Options{})
+	if err != nil {
+		t.Fatalf("writable open of an older store: %v", err)
+	}
+	defer rw.Close()
+	_ = rw.View(func(tx *kv.Tx) error {
+		if !tx.Exists(kv.BucketOutbox) || !tx.Exists(kv.BucketInbox) {
+			t.Error("writable open did not add the outbox and inbox buckets")
+		}
 		return nil
 	})
 }

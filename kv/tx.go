@@ -50,6 +50,10 @@ func (tx *Tx) bucket(name []byte) *bbolt.Bucket {
 	return b
 }
 
+// Exists reports whether bucket is in the file: a bucket added by a later
+// weaver is missing from an older store opened read-only.
+func (tx *Tx) Exists(bucket []byte) bool { return tx.btx.Bucket(bucket) != nil }
+
 // Writable reports whether the transaction may write.
 func (tx *Tx) Writable() bool { return tx.btx.Writable() }
 
