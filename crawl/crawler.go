@@ -35,6 +35,9 @@ type Options struct {
 	Now func() time.Time
 	// Grace is how long in-flight pages may finish after a stop; zero: 5 s.
 	Grace time.Duration
+	// Peer, when set, makes this crawl one shard of a cluster: it crawls
+	// only the hosts the peer says it owns and forwards links to the others.
+	Peer Peer
 }
 
 // Crawler runs a crawl on one store.
@@ -47,6 +50,7 @@ type Crawler struct {
 	log     func(level, msg string)
 	now     func() time.Time
 	grace   time.Duration
+	peer    Peer
 
 	stats     stats
 	fetchHist histogram
@@ -68,7 +72,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, wake: make(chan struct{}, 1)}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1)}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -185,6 +189,9 @@ func (c *Crawler) queueSeeds(seeds []seed) (queued int, known bool, err error) {
 		err = c.store.Update(func(tx *kv.Tx) error {
 			n, k = 0, false
 			for _, s := range batch {
+				if !c.owns(s.host) {
+					continue // its owner queues it: every shard is given the same seeds
+				}
 				node, created, err := graph.Ensure(tx, s.host, s.scheme, now)
 				if err != nil {
 					return err
@@ -248,7 +255,7 @@ func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) 
 					return graph.ErrStop
 				}
 				seen++
-				if node.CrawlCount >= c.cfg.MaxCrawlsPerNode || c.exclude.excluded(node.Host) {
+				if node.CrawlCount >= c.cfg.MaxCrawlsPerNode || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
 					return nil
 				}
 				fetch := seedURL[node.Host]
@@ -282,9 +289,9 @@ func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) 
 // already queued at depth 0, or crawled max_crawls_per_node times, is not
 // queued again). It reports how many were queued.
 func (c *Crawler) AddSeeds(seeds []string) (int, error) {
-	queued := 0
+	queued, forwarded := 0, false
 	err := <-c.store.Commit(func(tx *kv.Tx) error {
-		queued = 0
+		queued, forwarded = 0, false
 		for _, s := range seeds {
 			host, scheme, fetch, err := seedEntry(s)
 			if err != nil {
@@ -296,6 +303,14 @@ func (c *Crawler) AddSeeds(seeds []string) (int, error) {
 			n, _, err := graph.Ensure(tx, host, scheme, c.now())
 			if err != nil {
 				return err
+			}
+			if !c.owns(host) {
+				if err := c.peer.Forward(tx, host, scheme, 0); err != nil {
+					return err
+				}
+				forwarded = true
+				queued++
+				continue
 			}
 			if n.CrawlCount >= c.cfg.MaxCrawlsPerNode {
 				continue
@@ -313,11 +328,11 @@ func (c *Crawler) AddSeeds(seeds []string) (int, error) {
 		}
 		return nil
 	})
+	if err == nil && forwarded {
+		c.peer.Forwarded()
+	}
 	if err == nil && queued > 0 {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+		c.Wake()
 	}
 	return queued, err
 }
@@ -349,6 +364,8 @@ type page struct {
 	desc     string
 	targets  []target
 	robots   *robotsRecord // fetched robots.txt, to cache
+
+	forwarded bool // the commit forwarded links to other shards
 
 	// filled by the commit, read once it is durable
 	nodesCreated, edgesCreated, linksAdded int64
@@ -560,7 +577,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	}
 	before := graph.GetCounts(tx)
 	depth := p.lease.Depth + 1
-	depthOK := c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth
+	p.forwarded = false
 	for _, t := range p.targets {
 		dst, created, err := graph.EnsureAt(tx, t.host, t.scheme, depth, now)
 		if err != nil {
@@ -569,35 +586,18 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if err := graph.AddEdge(tx, id, dst.ID, 1, now); err != nil {
 			return err
 		}
-		// A known node is rewritten only when something a user sees
-		// changed; last-seen is kept to the minute.
-		changed := !created && now.Sub(dst.LastSeen) > time.Minute
-		dst.LastSeen = now
-		if !created && depth < dst.Depth {
-			dst.Depth, changed = depth, true
-		}
-		if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
-			admitted := false
-			if depthOK {
-				if admitted, err = graph.AdmitSubdomain(tx, dst.Host, c.cfg.MaxSubdomainsPerRoot); err != nil {
-					return err
-				}
-			}
-			if admitted {
-				if _, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: dst.Host, URL: homeURL(dst.Scheme, dst.Host), Depth: depth}); err != nil {
-					return err
-				}
-				if dst.Status == graph.StatusExcludedByLimit {
-					dst.Status, changed = graph.StatusDiscovered, true
-				}
-			} else if dst.Status == graph.StatusDiscovered {
-				dst.Status, changed = graph.StatusExcludedByLimit, true
-			}
-		}
-		if changed {
-			if err := graph.Put(tx, &dst); err != nil {
+		if !c.owns(dst.Host) {
+			// The edge is this shard's (it owns the source); the target's
+			// node here is a stub, and its owner decides about queueing.
+			fw, err := c.forward(tx, &dst, depth)
+			if err != nil {
 				return err
 			}
+			p.forwarded = p.forwarded || fw
+			continue
+		}
+		if _, err := c.target(tx, &dst, created, depth, now); err != nil {
+			return err
 		}
 	}
 	after := graph.GetCounts(tx)
@@ -709,6 +709,9 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 				}
 			} else {
 				c.account(pc.p)
+				if pc.p.forwarded {
+					c.peer.Forwarded()
+				}
 			}
 			acked <- struct{}{}
 		}
@@ -880,6 +883,12 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 	ackedWhileClaiming := false
 	idle := time.NewTimer(0)
 	<-idle.C
+	// done is the cluster's end; nil outside a cluster.
+	var done <-chan struct{}
+	clusterDone := false
+	if c.peer != nil {
+		done = c.peer.Done()
+	}
 
 	giveBack := func(reason string, err error) (string, error) {
 		if claiming != nil {
@@ -921,7 +930,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 			if claimedAll {
 				return giveBack(ReasonMaxPages, nil)
 			}
-			if queued == 0 {
+			if queued == 0 && (c.peer == nil || clusterDone) {
 				return giveBack(ReasonQueueEmpty, nil)
 			}
 		}
@@ -960,6 +969,10 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 			needClaim = true
 		case <-c.wake:
 			needClaim = true
+		case <-done:
+			// The whole cluster is quiescent, so this shard's store holds
+			// no entry or lease: the loop ends once its own claim agrees.
+			clusterDone, done = true, nil
 		case err := <-fatal:
 			return giveBack(ReasonError, err)
 		case <-ctx.Done():

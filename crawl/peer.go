@@ -1,0 +1,122 @@
+package crawl
+
+import (
+	"time"
+
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// Peer joins a crawl to the other shards of a cluster. Package cluster
+// implements it over NATS JetStream; crawl knows nothing of how links
+// travel, only which hosts are its own.
+type Peer interface {
+	// Owns reports whether this shard crawls host: its frontier, robots.txt
+	// and subdomain cap. Every shard answers the same for the same host.
+	Owns(host string) bool
+	// Forward records, in the page's own transaction, a link to host (owned
+	// by another shard) found at depth hops from a seed: a transactional
+	// outbox, published once the transaction is durable.
+	Forward(tx *kv.Tx, host, scheme string, depth int) error
+	// Forwarded is called after a transaction that called Forward is
+	// durable, so that the outbox is drained without polling.
+	Forwarded()
+	// Done is closed when the whole cluster has nothing left to do; the
+	// crawl then ends with queue_empty. Until then a shard whose own queue
+	// is empty waits for links from the others.
+	Done() <-chan struct{}
+}
+
+// forwardMarkDepthBias keeps "forwarded at depth d" marks of hosts another
+// shard owns apart from visited marks: they use the visited bucket with the
+// top bit of the depth set, which no queued entry ever has.
+const forwardMarkDepthBias = 1 << 31
+
+// forward hands a link to a host that another shard owns to the peer, once
+// per (host, depth): the owner's frontier decides whether to queue it.
+func (c *Crawler) forward(tx *kv.Tx, dst *graph.Node, depth int) (bool, error) {
+	mark := forwardMark(dst.ID, depth)
+	if tx.GetRaw(kv.BucketVisited, mark) != nil {
+		return false, nil
+	}
+	if err := c.peer.Forward(tx, dst.Host, dst.Scheme, depth); err != nil {
+		return false, err
+	}
+	return true, tx.PutRaw(kv.BucketVisited, mark, []byte{})
+}
+
+func forwardMark(node uint64, depth int) []byte {
+	k := kv.U64(node)
+	return append(k, kv.U32(uint32(depth)|forwardMarkDepthBias)...)
+}
+
+// owns reports whether this crawl fetches host (always, outside a cluster).
+func (c *Crawler) owns(host string) bool { return c.peer == nil || c.peer.Owns(host) }
+
+// Admit queues a link that another shard found to host (which this shard
+// owns) at depth hops from a seed, in the caller's transaction, exactly as
+// a link found by this shard's own page would be: the node is created or
+// updated, the depth limit, crawl count and subdomain cap are applied, and
+// the frontier's dedup decides. It reports whether an entry was queued.
+// Call Wake once the transaction is durable.
+func (c *Crawler) Admit(tx *kv.Tx, host, scheme string, depth int) (bool, error) {
+	h, err := graph.NormalizeHost(host, scheme)
+	if err != nil {
+		return false, err
+	}
+	now := c.now()
+	dst, created, err := graph.EnsureAt(tx, h, scheme, depth, now)
+	if err != nil {
+		return false, err
+	}
+	return c.target(tx, &dst, created, depth, now)
+}
+
+// Wake tells a running crawl that entries were queued from outside (Admit,
+// AddSeeds): a dispatcher waiting for work claims again.
+func (c *Crawler) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// target applies one link to dst (already ensured) at depth: last-seen and
+// depth updates, then the frontier when the host may be crawled again. It
+// reports whether an entry was queued.
+func (c *Crawler) target(tx *kv.Tx, dst *graph.Node, created bool, depth int, now time.Time) (bool, error) {
+	// A known node is rewritten only when something a user sees changed;
+	// last-seen is kept to the minute.
+	changed := !created && now.Sub(dst.LastSeen) > time.Minute
+	dst.LastSeen = now
+	if !created && depth < dst.Depth {
+		dst.Depth, changed = depth, true
+	}
+	queued := false
+	if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
+		admitted := false
+		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
+			var err error
+			if admitted, err = graph.AdmitSubdomain(tx, dst.Host, c.cfg.MaxSubdomainsPerRoot); err != nil {
+				return false, err
+			}
+		}
+		if admitted {
+			ok, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: dst.Host, URL: homeURL(dst.Scheme, dst.Host), Depth: depth})
+			if err != nil {
+				return false, err
+			}
+			queued = ok
+			if dst.Status == graph.StatusExcludedByLimit {
+				dst.Status, changed = graph.StatusDiscovered, true
+			}
+		} else if dst.Status == graph.StatusDiscovered {
+			dst.Status, changed = graph.StatusExcludedByLimit, true
+		}
+	}
+	if changed {
+		return queued, graph.Put(tx, dst)
+	}
+	return queued, nil
+}
