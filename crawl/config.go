@@ -70,7 +70,7 @@ func (c *Config) invalid(key, format string, a ...any) error {
 
 // DefaultUserAgent names weaver (robots.txt product token "weaver") and
 // where to read about it.
-const DefaultUserAgent = "github.com/weaver-crawler/weaver/0.1 (+https://github.com/weaver-crawler/weaver; host-graph crawler)"
+const DefaultUserAgent = "weaver/0.1 (+https://github.com/weaver-crawler/weaver; host-graph crawler)"
 
 // DefaultExcludeHosts expresses seed 000 §5.3 exactly: the six sites and
 // their subdomains, and hosts whose FIRST label is ads or analytics.

@@ -185,7 +185,7 @@ func (r *Rules) Status() int {
 
 // Allowed reports whether the crawler whose User-Agent header is userAgent
 // may fetch rawURL. userAgent may be a bare product token ("weaver") or a
-// full header value ("github.com/weaver-crawler/weaver/0.1 (+https://…)"); see ProductToken. An
+// full header value ("weaver/0.1 (+https://…)"); see ProductToken. An
 // unparseable rawURL is not allowed.
 //
 // For Parsed rules, the longest matching pattern of the applicable group
@@ -298,7 +298,7 @@ func tokenLen(s string) int {
 //
 // A valid token is a non-empty run of [A-Za-z_-] (RFC 9309 §2.2.1) that
 // ends userAgent or is followed by "/" (the HTTP product/version form):
-// "weaver" and "github.com/weaver-crawler/weaver/0.1 (+https://…)" give "weaver", while "weaver2/1",
+// "weaver" and "weaver/0.1 (+https://…)" give "weaver", while "weaver2/1",
 // "weaver (+https://…)" and "Foo Bar" give "", as Google's reference
 // rejects such names. Callers should check their configured User-Agent
 // with it once at start-up.

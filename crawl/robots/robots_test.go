@@ -14,7 +14,7 @@ import (
 	"github.com/weaver-crawler/weaver/crawl/robots"
 )
 
-const ua = "github.com/weaver-crawler/weaver/0.1 (+https://github.com/example/weaver)"
+const ua = "weaver/0.1 (+https://github.com/example/weaver)"
 
 func readTestdata(tb testing.TB, name string) []byte {
 	tb.Helper()
@@ -120,7 +120,7 @@ func TestRules_Allowed(t *testing.T) {
 func TestProductToken(t *testing.T) {
 	tests := []struct{ ua, want string }{
 		{"weaver", "weaver"},
-		{"github.com/weaver-crawler/weaver/0.1 (+https://github.com/example/weaver)", "weaver"},
+		{"weaver/0.1 (+https://github.com/example/weaver)", "weaver"},
 		{"Weaver-Bot_X/1", "Weaver-Bot_X"},
 		{"weaver2/1.0", ""},
 		{"weaver (+https://example.com)", ""},

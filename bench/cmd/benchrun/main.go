@@ -100,8 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.root, "root", "..", "the weaver checkout `DIR` (bin/weaver and bin/fakeweb built)")
-	fs.IntVar(&o.pairs, "pairs", 5, "github.com/weaver-crawler/weaver/Colly pairs `N` per 20 ms throughput configuration (section 2)")
-	fs.IntVar(&o.cpuPairs, "cpu-pairs", 3, "github.com/weaver-crawler/weaver/Colly pairs `N` per zero-latency configuration (section 3)")
+	fs.IntVar(&o.pairs, "pairs", 5, "weaver/Colly pairs `N` per 20 ms throughput configuration (section 2)")
+	fs.IntVar(&o.cpuPairs, "cpu-pairs", 3, "weaver/Colly pairs `N` per zero-latency configuration (section 3)")
 	fs.IntVar(&o.hosts, "hosts", 20000, "fakeweb hosts `N` of the zero-latency crawls (section 3)")
 	fs.IntVar(&o.hosts3, "hosts-3", 1000, "fakeweb hosts `N` of the 3-worker 20 ms crawls")
 	fs.IntVar(&o.hosts32, "hosts-32", 5000, "fakeweb hosts `N` of the 32-worker 20 ms crawls")
