@@ -544,6 +544,9 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	}
 	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
 	now := c.now()
+	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
+		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
+	}
 	n, ok, err := graph.Get(tx, id)
 	if err != nil {
 		return err
@@ -609,9 +612,17 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 			return err
 		}
 	}
-	_, err = frontier.Release(tx, id)
+	held, err := frontier.Release(tx, id)
+	if err == nil && !held {
+		// The claim that leased it never committed (its group failed after
+		// the leases were handed out): nothing of this page may be written.
+		err = fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
+	}
 	return err
 }
+
+// errLeaseLost fails a page commit whose lease is not in the store.
+var errLeaseLost = errors.New("crawl: lease not held")
 
 // account adds a durably committed page to the run's counters.
 func (c *Crawler) account(p *page) {
@@ -674,10 +685,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 
 	workers := c.cfg.ConcurrentWorkers
 	jobs := make(chan frontier.Lease)
-	// Room for every lease claimed ahead, so that no worker waits to hand
-	// over a finished page while the acker waits for an fsync.
-	pend := make(chan pending, c.claimAhead())
-	acked := make(chan struct{}, c.claimAhead())
+	// Room for every page in flight, so that no worker waits to hand over a
+	// finished page while the acker waits for an fsync.
+	pend := make(chan pending, c.maxInflight())
+	acked := make(chan struct{}, c.maxInflight())
 	fatal := make(chan error, 1)
 
 	var wg sync.WaitGroup
@@ -821,16 +832,15 @@ type claimResult struct {
 	err    error
 }
 
-// claim leases up to n ready entries in a group transaction; urgent when
-// workers are waiting for work (the group then starts without lingering).
-func (c *Crawler) claim(n int, urgent bool) <-chan claimResult {
+// claim leases up to n ready entries in a group transaction, and hands
+// them out as soon as that transaction is applied, without waiting for its
+// fsync: a page commits only while its lease is in the store (commitPage
+// checks), so if the claim's group then fails to commit, no page of its
+// leases is ever written. A failed commit is also sent to fatal.
+func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 	out := make(chan claimResult, 1)
 	var res claimResult
-	commit := c.store.Commit
-	if urgent {
-		commit = c.store.CommitUrgent
-	}
-	done := commit(func(tx *kv.Tx) error {
+	applied, done := c.store.CommitApplied(func(tx *kv.Tx) error {
 		res = claimResult{}
 		now := c.now()
 		var err error
@@ -848,25 +858,38 @@ func (c *Crawler) claim(n int, urgent bool) <-chan claimResult {
 		return err
 	})
 	go func() {
-		if err := <-done; err != nil {
+		select {
+		case <-applied:
+			out <- res
+		case err := <-done: // fn failed: applied is never closed
 			out <- claimResult{err: err}
 			return
 		}
-		out <- res
+		if err := <-done; err != nil {
+			select {
+			case fatal <- fmt.Errorf("%w: claim: %w", ErrStoreFailed, err):
+			default:
+			}
+		}
 	}()
 	return out
 }
 
-// claimAhead is the most leases claimed and not yet committed: buffered
-// for the workers, being fetched, and waiting for their commit.
-func (c *Crawler) claimAhead() int { return 16 * c.cfg.ConcurrentWorkers }
+// claimAhead is the most leases claimed and not yet handed to a worker:
+// enough to cover a claim's round trip through the group writer (the
+// group before it, and its own run) at full speed, so that workers never
+// wait for a lease. A claim is made when fewer than half are left.
+func (c *Crawler) claimAhead() int { return max(16*c.cfg.ConcurrentWorkers, 128) }
 
-// dispatch keeps up to 16 leases per worker claimed ahead, hands them to
-// workers, and decides when the crawl ends.
-func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal <-chan error) (string, error) {
-	// Leases claimed ahead: enough to cover a claim's round trip through
-	// the group writer (its linger and fsync) at full speed, so that claims
-	// ride in the same groups as page commits instead of forcing their own.
+// maxInflight bounds the pages handed to workers whose commit is not yet
+// durable: what a slow disk may hold in memory before the dispatcher stops
+// handing out work.
+func (c *Crawler) maxInflight() int { return max(32*c.cfg.ConcurrentWorkers, 512) }
+
+// dispatch keeps leases claimed ahead, hands them to workers while the
+// pages in flight are fewer than maxInflight, and decides when the crawl
+// ends.
+func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal chan error) (string, error) {
 	capacity := c.claimAhead()
 	var buf []frontier.Lease
 	inflight := 0 // handed to workers, commit not yet acknowledged
@@ -913,7 +936,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 	}
 	for {
 		if claiming == nil && !claimedAll && len(buf) < capacity/2 {
-			want := capacity - len(buf) - inflight
+			want := capacity - len(buf)
 			if c.cfg.MaxPages > 0 {
 				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
 				if left <= 0 {
@@ -922,7 +945,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 				want = int(min(int64(want), left))
 			}
 			if want > 0 && needClaim {
-				claiming = c.claim(want, len(buf) == 0)
+				claiming = c.claim(want, fatal)
 				ackedWhileClaiming = false
 			}
 		}
@@ -936,7 +959,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acke
 		}
 		var out chan<- frontier.Lease
 		var next frontier.Lease
-		if len(buf) > 0 {
+		if len(buf) > 0 && inflight < c.maxInflight() {
 			out, next = jobs, buf[0]
 		}
 		select {

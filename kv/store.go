@@ -59,9 +59,10 @@ type Store struct {
 }
 
 type request struct {
-	fn     func(*Tx) error
-	done   chan error
-	urgent bool // someone waits on it: the group starts without lingering
+	fn      func(*Tx) error
+	done    chan error
+	applied chan struct{} // nil, or closed once fn's group has run and will be committed
+	urgent  bool          // someone waits on it: the group starts without lingering
 }
 
 // bbolt's meta page: a 16-byte page header, then the magic number.
@@ -405,11 +406,36 @@ func (s *Store) Commit(fn func(*Tx) error) <-chan error {
 	return s.commit(fn, false)
 }
 
-// CommitUrgent is Commit for a function whose caller waits for it (a
-// crawl's claim of its next entries): the group it joins starts at once
-// instead of lingering for more members.
+// CommitUrgent is Commit for a function whose caller waits for it: the
+// group it joins starts at once instead of lingering for more members.
 func (s *Store) CommitUrgent(fn func(*Tx) error) <-chan error {
 	return s.commit(fn, true)
+}
+
+// CommitApplied is CommitUrgent for a caller that may act on fn's writes
+// before they are durable: applied is closed once fn and every other member
+// of its group have run without error, just before the group's commit and
+// fsync; done then reports the commit as Commit's channel does (applied is
+// never closed when fn itself fails).
+//
+// Acting early is safe when every later write that builds on fn's writes
+// checks, in its own transaction, that they are there: bbolt commits one
+// transaction after another, so a later one can be durable only if fn's
+// is, and when fn's group fails to commit, a later transaction finds fn's
+// writes missing and must fail. A crawl hands out the leases of a claim
+// this way (a page commits only while its lease exists), so that workers
+// do not wait for the claim's fsync.
+func (s *Store) CommitApplied(fn func(*Tx) error) (applied <-chan struct{}, done <-chan error) {
+	a := make(chan struct{})
+	d := make(chan error, 1)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed || s.reqs == nil {
+		d <- ErrClosed
+		return a, d
+	}
+	s.reqs <- request{fn: fn, done: d, applied: a, urgent: true}
+	return a, d
 }
 
 func (s *Store) commit(fn func(*Tx) error, urgent bool) <-chan error {
@@ -488,7 +514,15 @@ func (s *Store) runGroup(batch []request) {
 					return errFnFailed
 				}
 			}
-			return tx.flush()
+			if err := tx.flush(); err != nil {
+				return err
+			}
+			for _, r := range batch {
+				if r.applied != nil {
+					close(r.applied)
+				}
+			}
+			return nil
 		})
 		if failed < 0 {
 			if err == nil {
@@ -504,7 +538,15 @@ func (s *Store) runGroup(batch []request) {
 		// the failure came from an earlier member's writes) is its own.
 		bad := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
-		alone := s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, bad.fn) })
+		alone := s.db.Update(func(btx *bbolt.Tx) error {
+			if err := runTx(btx, bad.fn); err != nil {
+				return err
+			}
+			if bad.applied != nil {
+				close(bad.applied)
+			}
+			return nil
+		})
 		if alone == nil {
 			s.groups.Add(1)
 			s.fns.Add(1)

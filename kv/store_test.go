@@ -321,3 +321,60 @@ func TestOpen_AddsLaterBuckets(t *testing.T) {
 		return nil
 	})
 }
+
+// CommitApplied signals applied before done, only for a function that ran
+// in a group that is committed, and never for one that failed.
+func TestStore_CommitApplied(t *testing.T) {
+	s, err := kv.Open(filepath.Join(t.TempDir(), "w.bolt"), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	boom := errors.New("boom")
+	type call struct {
+		applied <-chan struct{}
+		done    <-chan error
+	}
+	var calls []call
+	for i := 0; i < 100; i++ {
+		i := i
+		a, d := s.CommitApplied(func(tx *kv.Tx) error {
+			if i%10 == 3 {
+				return boom
+			}
+			return tx.PutRaw(kv.BucketNodes, kv.U64(uint64(i)), []byte("x"))
+		})
+		calls = append(calls, call{a, d})
+		// Plain commits share the groups; one of them fails too.
+		s.Commit(func(tx *kv.Tx) error {
+			if i == 50 {
+				return boom
+			}
+			return tx.PutRaw(kv.BucketEdges, kv.U64(uint64(i)), []byte("y"))
+		})
+	}
+	for i, c := range calls {
+		err := <-c.done
+		applied := false
+		select {
+		case <-c.applied:
+			applied = true
+		default:
+		}
+		switch {
+		case i%10 == 3 && (!errors.Is(err, boom) || applied):
+			t.Errorf("fn %d failed: done %v, applied %v; want boom and not applied", i, err, applied)
+		case i%10 != 3 && (err != nil || !applied):
+			t.Errorf("fn %d: done %v, applied %v; want nil and applied before done", i, err, applied)
+		}
+	}
+	_ = s.View(func(tx *kv.Tx) error {
+		if got := tx.Len(kv.BucketNodes); got != 90 {
+			t.Errorf("nodes: got %d keys, want 90", got)
+		}
+		if got := tx.Len(kv.BucketEdges); got != 99 {
+			t.Errorf("edges: got %d keys, want 99", got)
+		}
+		return nil
+	})
+}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"syscall"
 )
@@ -68,19 +70,44 @@ func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	e := &env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sig}
-	// WEAVER_CPUPROFILE=FILE writes a pprof CPU profile of the whole run,
-	// for performance work (go tool pprof bin/weaver FILE).
+	os.Exit(profiled(func() int { return run(context.Background(), e, os.Args[1:]) }))
+}
+
+// profiled runs fn under the profilers the environment asks for, for
+// performance work: WEAVER_CPUPROFILE=FILE (go tool pprof bin/weaver FILE),
+// WEAVER_BLOCKPROFILE and WEAVER_MUTEXPROFILE (where goroutines wait), and
+// WEAVER_TRACE (go tool trace FILE).
+func profiled(fn func() int) int {
 	if p := os.Getenv("WEAVER_CPUPROFILE"); p != "" {
-		if f, err := os.Create(p); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				code := run(context.Background(), e, os.Args[1:])
-				pprof.StopCPUProfile()
-				f.Close()
-				os.Exit(code)
-			}
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
 		}
 	}
-	os.Exit(run(context.Background(), e, os.Args[1:]))
+	if p := os.Getenv("WEAVER_TRACE"); p != "" {
+		if f, err := os.Create(p); err == nil && trace.Start(f) == nil {
+			defer f.Close()
+			defer trace.Stop()
+		}
+	}
+	for _, prof := range []struct{ env, name string }{{"WEAVER_BLOCKPROFILE", "block"}, {"WEAVER_MUTEXPROFILE", "mutex"}} {
+		p := os.Getenv(prof.env)
+		if p == "" {
+			continue
+		}
+		if prof.name == "block" {
+			runtime.SetBlockProfileRate(10_000) // one sample per 10 µs blocked
+		} else {
+			runtime.SetMutexProfileFraction(5)
+		}
+		defer func(name, path string) {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup(name).WriteTo(f, 0)
+				f.Close()
+			}
+		}(prof.name, p)
+	}
+	return fn()
 }
 
 func run(ctx context.Context, e *env, args []string) int {
