@@ -61,8 +61,26 @@ type Store struct {
 type request struct {
 	fn      func(*Tx) error
 	done    chan error
-	applied chan struct{} // nil, or closed once fn's group has run and will be committed
-	urgent  bool          // someone waits on it: the group starts without lingering
+	applied chan error // nil, or told once: nil when fn's group has run and is being committed, else fn's error
+	urgent  bool       // someone waits on it: the group starts without lingering
+}
+
+// apply tells a CommitApplied caller that fn's writes are in the group
+// being committed.
+func (r *request) apply() {
+	if r.applied != nil {
+		r.applied <- nil
+		r.applied = nil
+	}
+}
+
+// finish reports the outcome; a caller not yet told applied learns it too.
+func (r *request) finish(err error) {
+	if r.applied != nil {
+		r.applied <- err
+		r.applied = nil
+	}
+	r.done <- err
 }
 
 // bbolt's meta page: a 16-byte page header, then the magic number.
@@ -413,10 +431,11 @@ func (s *Store) CommitUrgent(fn func(*Tx) error) <-chan error {
 }
 
 // CommitApplied is CommitUrgent for a caller that may act on fn's writes
-// before they are durable: applied is closed once fn and every other member
-// of its group have run without error, just before the group's commit and
-// fsync; done then reports the commit as Commit's channel does (applied is
-// never closed when fn itself fails).
+// before they are durable: applied receives nil once fn and every other
+// member of its group have run without error, just before the group's
+// commit and fsync, or the error that kept fn's writes out (fn's own, a
+// closed store); done then reports the commit as Commit's channel does.
+// Waiting on applied alone is enough to know whether to act.
 //
 // Acting early is safe when every later write that builds on fn's writes
 // checks, in its own transaction, that they are there: bbolt commits one
@@ -425,12 +444,13 @@ func (s *Store) CommitUrgent(fn func(*Tx) error) <-chan error {
 // writes missing and must fail. A crawl hands out the leases of a claim
 // this way (a page commits only while its lease exists), so that workers
 // do not wait for the claim's fsync.
-func (s *Store) CommitApplied(fn func(*Tx) error) (applied <-chan struct{}, done <-chan error) {
-	a := make(chan struct{})
+func (s *Store) CommitApplied(fn func(*Tx) error) (applied, done <-chan error) {
+	a := make(chan error, 1)
 	d := make(chan error, 1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed || s.reqs == nil {
+		a <- ErrClosed
 		d <- ErrClosed
 		return a, d
 	}
@@ -517,10 +537,8 @@ func (s *Store) runGroup(batch []request) {
 			if err := tx.flush(); err != nil {
 				return err
 			}
-			for _, r := range batch {
-				if r.applied != nil {
-					close(r.applied)
-				}
+			for i := range batch {
+				batch[i].apply()
 			}
 			return nil
 		})
@@ -529,8 +547,8 @@ func (s *Store) runGroup(batch []request) {
 				s.groups.Add(1)
 				s.fns.Add(uint64(len(batch)))
 			}
-			for _, r := range batch {
-				r.done <- err
+			for i := range batch {
+				batch[i].finish(err)
 			}
 			return
 		}
@@ -542,9 +560,7 @@ func (s *Store) runGroup(batch []request) {
 			if err := runTx(btx, bad.fn); err != nil {
 				return err
 			}
-			if bad.applied != nil {
-				close(bad.applied)
-			}
+			bad.apply()
 			return nil
 		})
 		if alone == nil {
@@ -553,7 +569,7 @@ func (s *Store) runGroup(batch []request) {
 		} else if errors.Is(ferr, alone) || alone.Error() == ferr.Error() {
 			alone = ferr
 		}
-		bad.done <- alone
+		bad.finish(alone)
 	}
 }
 

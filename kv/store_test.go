@@ -322,8 +322,8 @@ func TestOpen_AddsLaterBuckets(t *testing.T) {
 	})
 }
 
-// CommitApplied signals applied before done, only for a function that ran
-// in a group that is committed, and never for one that failed.
+// CommitApplied tells applied before done: nil for a function that ran in
+// a group that is committed, its own error for one that failed.
 func TestStore_CommitApplied(t *testing.T) {
 	s, err := kv.Open(filepath.Join(t.TempDir(), "w.bolt"), kv.Options{})
 	if err != nil {
@@ -331,10 +331,7 @@ func TestStore_CommitApplied(t *testing.T) {
 	}
 	defer s.Close()
 	boom := errors.New("boom")
-	type call struct {
-		applied <-chan struct{}
-		done    <-chan error
-	}
+	type call struct{ applied, done <-chan error }
 	var calls []call
 	for i := 0; i < 100; i++ {
 		i := i
@@ -354,18 +351,19 @@ func TestStore_CommitApplied(t *testing.T) {
 		})
 	}
 	for i, c := range calls {
+		// done first: applied must already hold its answer by then.
 		err := <-c.done
-		applied := false
+		var applied error
 		select {
-		case <-c.applied:
-			applied = true
+		case applied = <-c.applied:
 		default:
+			t.Fatalf("fn %d: done before applied", i)
 		}
 		switch {
-		case i%10 == 3 && (!errors.Is(err, boom) || applied):
-			t.Errorf("fn %d failed: done %v, applied %v; want boom and not applied", i, err, applied)
-		case i%10 != 3 && (err != nil || !applied):
-			t.Errorf("fn %d: done %v, applied %v; want nil and applied before done", i, err, applied)
+		case i%10 == 3 && (!errors.Is(err, boom) || !errors.Is(applied, boom)):
+			t.Errorf("fn %d failed: done %v, applied %v; want boom for both", i, err, applied)
+		case i%10 != 3 && (err != nil || applied != nil):
+			t.Errorf("fn %d: done %v, applied %v; want nil for both", i, err, applied)
 		}
 	}
 	_ = s.View(func(tx *kv.Tx) error {
@@ -377,4 +375,12 @@ func TestStore_CommitApplied(t *testing.T) {
 		}
 		return nil
 	})
+	s.Close()
+	a, d := s.CommitApplied(func(*kv.Tx) error { return nil })
+	if err := <-a; !errors.Is(err, kv.ErrClosed) {
+		t.Errorf("applied after Close: %v, want ErrClosed", err)
+	}
+	if err := <-d; !errors.Is(err, kv.ErrClosed) {
+		t.Errorf("done after Close: %v, want ErrClosed", err)
+	}
 }
