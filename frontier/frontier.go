@@ -25,6 +25,10 @@ func (e *Entry) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err := enc.EncodeArrayLen(4); err != nil {
 		return err
 	}
+	return e.encodeFields(enc)
+}
+
+func (e *Entry) encodeFields(enc *msgpack.Encoder) error {
 	if err := enc.EncodeUint(e.NodeID); err != nil {
 		return err
 	}
@@ -46,6 +50,11 @@ func (e *Entry) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if n != 4 {
 		return fmt.Errorf("frontier: entry record has %d fields, want 4", n)
 	}
+	return e.decodeFields(dec)
+}
+
+func (e *Entry) decodeFields(dec *msgpack.Decoder) error {
+	var err error
 	if e.NodeID, err = dec.DecodeUint64(); err != nil {
 		return err
 	}
@@ -65,6 +74,47 @@ type Lease struct {
 	Entry `msgpack:"e"` // embedded: l.NodeID, l.Host...
 	Key   kv.Bytes      `msgpack:"k"` // the entry's frontier key, to put it back where it was
 	Since time.Time     `msgpack:"s"`
+}
+
+// EncodeMsgpack stores a lease as [node, host, url, depth, key, since].
+// Without it the embedded Entry's encoder was promoted to Lease and wrote
+// the entry alone: Key and Since were lost, so a returned lease went to
+// the back of its depth instead of its old place.
+func (l *Lease) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeArrayLen(6); err != nil {
+		return err
+	}
+	if err := l.Entry.encodeFields(enc); err != nil {
+		return err
+	}
+	if err := enc.EncodeBytes(l.Key); err != nil {
+		return err
+	}
+	return enc.EncodeTime(l.Since)
+}
+
+// DecodeMsgpack reads what EncodeMsgpack wrote, and the entry-only form
+// (4 fields) that stores written before it hold.
+func (l *Lease) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 4 && n != 6 {
+		return fmt.Errorf("frontier: lease record has %d fields, want 6", n)
+	}
+	if err := l.Entry.decodeFields(dec); err != nil {
+		return err
+	}
+	l.Key, l.Since = nil, time.Time{}
+	if n == 4 {
+		return nil
+	}
+	if err := l.Key.DecodeMsgpack(dec); err != nil {
+		return err
+	}
+	l.Since, err = dec.DecodeTime()
+	return err
 }
 
 // Verdict is a Claim judge's decision on an entry.

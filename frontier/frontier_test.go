@@ -222,3 +222,33 @@ func TestFrontier_Claim_Concurrent(t *testing.T) {
 		}
 	}
 }
+
+// A lease keeps its entry's frontier key and its start time through the
+// store (the embedded Entry's encoder once dropped both), and a lease
+// stored in the older entry-only form still reads.
+func TestLease_RoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	l := frontier.Lease{
+		Entry: frontier.Entry{NodeID: 7, Host: "a.test", URL: "http://a.test/", Depth: 3},
+		Key:   kv.Bytes{0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9}, Since: at,
+	}
+	data, err := kv.Encode(&l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got frontier.Lease
+	if err := kv.Decode(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Entry != l.Entry || string(got.Key) != string(l.Key) || !got.Since.Equal(at) {
+		t.Errorf("round trip: got %+v, want %+v", got, l)
+	}
+	old, err := kv.Encode(&l.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromOld frontier.Lease
+	if err := kv.Decode(old, &fromOld); err != nil || fromOld.Entry != l.Entry || fromOld.Key != nil {
+		t.Errorf("entry-only lease: got %+v, %v", fromOld, err)
+	}
+}
