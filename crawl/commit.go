@@ -1,0 +1,123 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// commitPage writes one page's whole result in the caller's transaction.
+func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
+	id := p.lease.NodeID
+	if p.returned {
+		_, err := frontier.Return(tx, id)
+		return err
+	}
+	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
+	now := c.now()
+	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
+		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
+	}
+	n, ok, err := graph.Get(tx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("crawl: leased node %d (%s) does not exist", id, p.lease.Host)
+	}
+	n.LastSeen = now
+	n.Depth = min(n.Depth, p.lease.Depth)
+	switch {
+	case p.disallow:
+		n.Status = graph.StatusRobotsDisallow
+		n.Error = "robots.txt disallows " + p.lease.URL
+	case !p.fetched:
+		n.FailCount++
+		n.Status = p.kind.status()
+		n.Error = p.err
+	default:
+		n.CrawlCount++
+		n.LastCrawl = now
+		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
+		n.Bytes, n.FetchMS, n.ContentHash = p.bytes, p.took.Milliseconds(), p.hash
+		n.Title, n.Description, n.Error = p.title, p.desc, p.err
+		n.Status = graph.StatusCrawled
+		if p.kind == KindHTTP {
+			n.Status = graph.StatusHTTPError
+		}
+	}
+	if err := graph.Put(tx, &n); err != nil {
+		return err
+	}
+	before := graph.GetCounts(tx)
+	depth := p.lease.Depth + 1
+	p.forwarded = false
+	for _, t := range p.targets {
+		dst, created, err := graph.EnsureAt(tx, t.host, t.scheme, depth, now)
+		if err != nil {
+			return err
+		}
+		if err := graph.AddEdge(tx, id, dst.ID, 1, now); err != nil {
+			return err
+		}
+		if !c.owns(dst.Host) {
+			// The edge is this shard's (it owns the source); the target's
+			// node here is a stub, and its owner decides about queueing.
+			fw, err := c.forward(tx, &dst, depth)
+			if err != nil {
+				return err
+			}
+			p.forwarded = p.forwarded || fw
+			continue
+		}
+		if _, err := c.target(tx, &dst, created, depth, now); err != nil {
+			return err
+		}
+	}
+	after := graph.GetCounts(tx)
+	p.nodesCreated = int64(after.Nodes - before.Nodes)
+	p.edgesCreated = int64(after.Edges - before.Edges)
+	p.linksAdded = int64(after.Weight - before.Weight)
+	if p.robots != nil {
+		if err := tx.Put(kv.BucketRobots, []byte(p.lease.Host), p.robots); err != nil {
+			return err
+		}
+	}
+	held, err := frontier.Release(tx, id)
+	if err == nil && !held {
+		// The claim that leased it never committed (its group failed after
+		// the leases were handed out): nothing of this page may be written.
+		err = fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
+	}
+	return err
+}
+
+// errLeaseLost fails a page commit whose lease is not in the store.
+var errLeaseLost = errors.New("crawl: lease not held")
+
+// account adds a durably committed page to the run's counters.
+func (c *Crawler) account(p *page) {
+	if p.returned {
+		return
+	}
+	c.stats.nodesCreated.Add(p.nodesCreated)
+	c.stats.edgesCreated.Add(p.edgesCreated)
+	c.stats.linksRecorded.Add(p.linksAdded)
+	c.stats.fetchNanos.Add(int64(p.took))
+	switch {
+	case p.disallow:
+		c.stats.robotsDisallowed.Add(1)
+	case p.kind != "":
+		c.stats.pagesFailed.Add(1)
+		c.stats.addError(p.kind)
+		if p.fetched {
+			c.stats.nodesCrawled.Add(1)
+		}
+	default:
+		c.stats.pagesFetched.Add(1)
+		c.stats.nodesCrawled.Add(1)
+	}
+}
