@@ -21,10 +21,15 @@ type crawlRun struct {
 	Edges   int64   // distinct host pairs recorded
 	Seconds float64 // the crawl's own duration (weaver: metrics start_time→end_time; Colly: first Visit→Wait)
 	Proc    proc    // wall, CPU and peak RSS of the whole process
+	Load    float64 // the machine's 1-minute load average when the run started
 }
 
 // Rate is pages per second of crawl time.
 func (r crawlRun) Rate() float64 { return float64(r.Pages) / r.Seconds }
+
+// WallRate is pages per second of the whole process's wall time: start-up,
+// opening the store and writing the metrics included.
+func (r crawlRun) WallRate() float64 { return float64(r.Pages) / r.Proc.Wall.Seconds() }
 
 // CPUPerK is CPU-seconds of the whole process per 1,000 pages.
 func (r crawlRun) CPUPerK() float64 { return r.Proc.CPU.Seconds() / float64(r.Pages) * 1000 }
@@ -60,6 +65,7 @@ func (h *harness) runWeaver(ctx context.Context, label string, fw *fakeweb, work
 	metrics := db + ".metrics.json"
 	defer os.Remove(db)
 	defer os.Remove(metrics)
+	load := load1()
 	p, err := h.measured(ctx, h.work, h.weaverBin, append(weaverArgs(db, metrics, fw.Addr, workers, robots), fw.Seed)...)
 	if err != nil {
 		return crawlRun{}, err
@@ -72,7 +78,7 @@ func (h *harness) runWeaver(ctx context.Context, label string, fw *fakeweb, work
 		return crawlRun{}, fmt.Errorf("weaver crawl ended %q, want queue_empty", m.TerminationReason)
 	}
 	r := crawlRun{Who: "weaver", Label: label, Pages: m.PagesFetched, Failed: m.PagesFailed, Edges: m.TotalEdges,
-		Seconds: m.EndTime.Sub(m.StartTime).Seconds(), Proc: p}
+		Seconds: m.EndTime.Sub(m.StartTime).Seconds(), Proc: p, Load: load}
 	h.record(r)
 	return r, nil
 }
@@ -105,6 +111,7 @@ func (h *harness) runColly(ctx context.Context, label string, fw *fakeweb, worke
 	if robots {
 		args = append(args, "--robots")
 	}
+	load := load1()
 	p, err := h.measured(ctx, h.work, h.collyBin, append(args, fw.Seed)...)
 	if err != nil {
 		return crawlRun{}, err
@@ -114,15 +121,15 @@ func (h *harness) runColly(ctx context.Context, label string, fw *fakeweb, worke
 		return crawlRun{}, fmt.Errorf("colly output %q: %w", p.Stdout, err)
 	}
 	r := crawlRun{Who: "colly", Label: label, Pages: c.Pages, Failed: c.Errors, Fetches: c.Fetches, Hosts: c.Hosts,
-		Edges: c.Edges, Seconds: c.Seconds, Proc: p}
+		Edges: c.Edges, Seconds: c.Seconds, Proc: p, Load: load}
 	h.record(r)
 	return r, nil
 }
 
 func (h *harness) record(r crawlRun) {
 	h.runs = append(h.runs, r)
-	h.logf("  %-6s %-22s %6d pages %7d edges %6.2f s  %7.1f pages/s  %5.2f CPU-s/1k pages  %4.0f MiB",
-		r.Who, r.Label, r.Pages, r.Edges, r.Seconds, r.Rate(), r.CPUPerK(), r.Proc.MaxRSSMiB())
+	h.logf("  %-6s %-22s %6d pages %7d edges %6.2f s  %7.1f pages/s (whole process %7.1f)  %5.2f CPU-s/1k pages  %4.0f MiB  load %.2f",
+		r.Who, r.Label, r.Pages, r.Edges, r.Seconds, r.Rate(), r.WallRate(), r.CPUPerK(), r.Proc.MaxRSSMiB(), r.Load)
 }
 
 // pairs runs weaver then Colly, n times (A B A B ...), on one fakeweb.

@@ -52,6 +52,7 @@ type options struct {
 	pairs       int
 	cpuPairs    int
 	hosts       int
+	hostsSmall  int
 	hosts3      int
 	hosts32     int
 	latency     time.Duration
@@ -102,7 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.root, "root", "..", "the weaver checkout `DIR` (bin/weaver and bin/fakeweb built)")
 	fs.IntVar(&o.pairs, "pairs", 5, "weaver/Colly pairs `N` per 20 ms throughput configuration (section 2)")
 	fs.IntVar(&o.cpuPairs, "cpu-pairs", 3, "weaver/Colly pairs `N` per zero-latency configuration (section 3)")
-	fs.IntVar(&o.hosts, "hosts", 20000, "fakeweb hosts `N` of the zero-latency crawls (section 3)")
+	fs.IntVar(&o.hosts, "hosts", 20000, "fakeweb hosts `N` of the large zero-latency crawls (section 3)")
+	fs.IntVar(&o.hostsSmall, "hosts-small", 2000, "fakeweb hosts `N` of the small zero-latency crawls (section 3)")
 	fs.IntVar(&o.hosts3, "hosts-3", 1000, "fakeweb hosts `N` of the 3-worker 20 ms crawls")
 	fs.IntVar(&o.hosts32, "hosts-32", 5000, "fakeweb hosts `N` of the 32-worker 20 ms crawls")
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "fakeweb latency `D` of the throughput crawls")
@@ -147,7 +149,7 @@ Examples:
 	if err != nil {
 		return err
 	}
-	if o.pairs < 1 || o.cpuPairs < 1 || o.hosts < 2 || o.hosts3 < 2 || o.hosts32 < 2 || o.queued < 1 || o.seedChunk < 1 || o.commitPages < 1 {
+	if o.pairs < 1 || o.cpuPairs < 1 || o.hosts < 2 || o.hostsSmall < 2 || o.hosts3 < 2 || o.hosts32 < 2 || o.queued < 1 || o.seedChunk < 1 || o.commitPages < 1 {
 		return fmt.Errorf("%w: counts must be positive", errUsage)
 	}
 
@@ -210,7 +212,13 @@ Examples:
 			continue
 		}
 		h.logf("section %s", s)
+		before := load1()
 		r, err := steps[s](ctx)
+		for i := range r {
+			if r[i].Load == "" { // the section's span: its rows' runs are its own
+				r[i].Load = fmt.Sprintf("%.2f–%.2f", min(before, load1()), max(before, load1()))
+			}
+		}
 		rows = append(rows, r...)
 		if err != nil {
 			if ctx.Err() != nil {

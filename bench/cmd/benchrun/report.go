@@ -13,6 +13,36 @@ import (
 // row is one line of the results table.
 type row struct {
 	Metric, Weaver, Colly, Target, Met string
+	// Load is the machine's 1-minute load average while the figure was
+	// measured (a range over its runs): this VM swings ±30 % with load.
+	Load string
+}
+
+// load1 is the 1-minute load average now (0 when unknown).
+func load1() float64 {
+	var l float64
+	fmt.Sscan(loadavg(), &l)
+	return l
+}
+
+// loadRange describes the load averages of runs as "min–max".
+func loadRange(runs ...[]crawlRun) string {
+	lo, hi, n := 0.0, 0.0, 0
+	for _, rs := range runs {
+		for _, r := range rs {
+			if n == 0 || r.Load < lo {
+				lo = r.Load
+			}
+			if n == 0 || r.Load > hi {
+				hi = r.Load
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
 }
 
 // verdict is the met? cell of a measured value against a target.
@@ -26,9 +56,9 @@ func verdict(ok bool) string {
 // table renders rows as one markdown table.
 func table(rows []row) string {
 	var b strings.Builder
-	b.WriteString("| metric | weaver | colly | target | met? |\n|---|---|---|---|---|\n")
+	b.WriteString("| metric | weaver | colly | target | met? | load (1 min) |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(r.Metric), cell(r.Weaver), cell(r.Colly), cell(r.Target), cell(r.Met))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(r.Metric), cell(r.Weaver), cell(r.Colly), cell(r.Target), cell(r.Met), cell(r.Load))
 	}
 	return b.String()
 }
@@ -103,11 +133,11 @@ func (h *harness) results(start time.Time, rows []row) []byte {
 		}
 	}
 	if len(h.runs) > 0 {
-		b.WriteString("\nEvery crawl, in the order run (pages/s over the crawl's own duration; CPU and peak RSS of the whole process):\n\n")
-		b.WriteString("| crawler | configuration | pages | failed | edges | crawl s | pages/s | CPU-s | CPU-s / 1k pages | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("\nEvery crawl, in the order run (pages/s over the crawl's own duration and over the whole process's wall time; CPU and peak RSS of the whole process; the 1-minute load average when it started):\n\n")
+		b.WriteString("| crawler | configuration | pages | failed | edges | crawl s | pages/s | process s | pages/s (process) | CPU-s | CPU-s / 1k pages | peak RSS MiB | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range h.runs {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %.2f | %.0f | %.2f | %.2f | %.0f |\n",
-				r.Who, r.Label, r.Pages, r.Failed, r.Edges, r.Seconds, r.Rate(), r.Proc.CPU.Seconds(), r.CPUPerK(), r.Proc.MaxRSSMiB())
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %.2f | %.0f | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f |\n",
+				r.Who, r.Label, r.Pages, r.Failed, r.Edges, r.Seconds, r.Rate(), r.Proc.Wall.Seconds(), r.WallRate(), r.Proc.CPU.Seconds(), r.CPUPerK(), r.Proc.MaxRSSMiB(), r.Load)
 		}
 	}
 	return b.Bytes()
