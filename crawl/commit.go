@@ -56,24 +56,24 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	depth := p.lease.Depth + 1
 	p.forwarded = false
 	for _, t := range p.targets {
-		dst, created, err := graph.EnsureAt(tx, t.host, t.scheme, depth, now)
+		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
 		if err != nil {
 			return err
 		}
 		if err := graph.AddEdge(tx, id, dst.ID, 1, now); err != nil {
 			return err
 		}
-		if !c.owns(dst.Host) {
+		if !c.owns(t.host) {
 			// The edge is this shard's (it owns the source); the target's
 			// node here is a stub, and its owner decides about queueing.
-			fw, err := c.forward(tx, &dst, depth)
+			fw, err := c.forward(tx, t.host, &dst, depth)
 			if err != nil {
 				return err
 			}
 			p.forwarded = p.forwarded || fw
 			continue
 		}
-		if _, err := c.target(tx, &dst, created, depth, now); err != nil {
+		if _, err := c.target(tx, t.host, &dst, created, depth, now); err != nil {
 			return err
 		}
 	}

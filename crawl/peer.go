@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -35,12 +36,12 @@ const forwardMarkDepthBias = 1 << 31
 
 // forward hands a link to a host that another shard owns to the peer, once
 // per (host, depth): the owner's frontier decides whether to queue it.
-func (c *Crawler) forward(tx *kv.Tx, dst *graph.Node, depth int) (bool, error) {
+func (c *Crawler) forward(tx *kv.Tx, host string, dst *graph.Head, depth int) (bool, error) {
 	mark := forwardMark(dst.ID, depth)
 	if tx.GetRaw(kv.BucketVisited, mark) != nil {
 		return false, nil
 	}
-	if err := c.peer.Forward(tx, dst.Host, dst.Scheme, depth); err != nil {
+	if err := c.peer.Forward(tx, host, dst.Scheme, depth); err != nil {
 		return false, err
 	}
 	return true, tx.PutRaw(kv.BucketVisited, mark, []byte{})
@@ -66,11 +67,11 @@ func (c *Crawler) Admit(tx *kv.Tx, host, scheme string, depth int) (bool, error)
 		return false, err
 	}
 	now := c.now()
-	dst, created, err := graph.EnsureAt(tx, h, scheme, depth, now)
+	dst, created, err := graph.EnsureHeadAt(tx, h, scheme, depth, now)
 	if err != nil {
 		return false, err
 	}
-	return c.target(tx, &dst, created, depth, now)
+	return c.target(tx, h, &dst, created, depth, now)
 }
 
 // Wake tells a running crawl that entries were queued from outside (Admit,
@@ -82,41 +83,53 @@ func (c *Crawler) Wake() {
 	}
 }
 
-// target applies one link to dst (already ensured) at depth: last-seen and
-// depth updates, then the frontier when the host may be crawled again. It
-// reports whether an entry was queued.
-func (c *Crawler) target(tx *kv.Tx, dst *graph.Node, created bool, depth int, now time.Time) (bool, error) {
-	// A known node is rewritten only when something a user sees changed;
+// target applies one link to host, whose node's head is dst (already
+// ensured), at depth: last-seen and depth updates, then the frontier when
+// the host may be crawled again. The node itself is read and rewritten
+// only when something a user sees changed. It reports whether an entry
+// was queued.
+func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (bool, error) {
 	// last-seen is kept to the minute.
 	changed := !created && now.Sub(dst.LastSeen) > time.Minute
-	dst.LastSeen = now
+	status := dst.Status
 	if !created && depth < dst.Depth {
-		dst.Depth, changed = depth, true
+		changed = true
 	}
 	queued := false
 	if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
 		admitted := false
 		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
 			var err error
-			if admitted, err = graph.AdmitSubdomain(tx, dst.Host, c.cfg.MaxSubdomainsPerRoot); err != nil {
+			if admitted, err = graph.AdmitSubdomain(tx, host, c.cfg.MaxSubdomainsPerRoot); err != nil {
 				return false, err
 			}
 		}
 		if admitted {
-			ok, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: dst.Host, URL: homeURL(dst.Scheme, dst.Host), Depth: depth})
+			ok, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: homeURL(dst.Scheme, host), Depth: depth})
 			if err != nil {
 				return false, err
 			}
 			queued = ok
-			if dst.Status == graph.StatusExcludedByLimit {
-				dst.Status, changed = graph.StatusDiscovered, true
+			if status == graph.StatusExcludedByLimit {
+				status, changed = graph.StatusDiscovered, true
 			}
-		} else if dst.Status == graph.StatusDiscovered {
-			dst.Status, changed = graph.StatusExcludedByLimit, true
+		} else if status == graph.StatusDiscovered {
+			status, changed = graph.StatusExcludedByLimit, true
 		}
 	}
-	if changed {
-		return queued, graph.Put(tx, dst)
+	if !changed {
+		return queued, nil
 	}
-	return queued, nil
+	n, ok, err := graph.Get(tx, dst.ID)
+	if err == nil && !ok {
+		err = fmt.Errorf("crawl: node %d (%s) vanished", dst.ID, host)
+	}
+	if err != nil {
+		return false, err
+	}
+	n.LastSeen, n.Status = now, status
+	if !created && depth < n.Depth {
+		n.Depth = depth
+	}
+	return queued, graph.Put(tx, &n)
 }

@@ -1,0 +1,80 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// The head reader agrees with the full decoder on every node shape weaver
+// writes, and gives up (never panics, never reads past the end) on
+// anything cut short or damaged.
+func TestDecodeHead_AgreesWithDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	str := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(26))
+		}
+		return string(b)
+	}
+	times := []time.Time{{}, time.Unix(1, 0), time.Unix(1700000000, 0), time.Unix(1700000000, 123456789),
+		time.Unix(1<<35, 5), time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()}
+	statuses := []Status{"", StatusDiscovered, StatusCrawled, StatusExcludedByLimit, StatusHTTPError, "something else"}
+	for i := 0; i < 3000; i++ {
+		n := Node{
+			ID: rng.Uint64N(1 << uint(rng.IntN(64))), Host: str(1 + rng.IntN(40)), Domain: str(rng.IntN(20)),
+			Scheme: []string{"", "http", "https", "gopher"}[rng.IntN(4)], Title: str(rng.IntN(300)),
+			Description: str(rng.IntN(70000) * rng.IntN(2)), CrawlCount: rng.IntN(1 << uint(rng.IntN(40))),
+			FailCount: rng.IntN(5), Status: statuses[rng.IntN(len(statuses))], HTTPStatus: rng.IntN(600),
+			ContentType: str(rng.IntN(30)), Bytes: rng.Int64N(1 << 40), FetchMS: rng.Int64N(1 << 20),
+			ContentHash: str(64 * rng.IntN(2)), Error: str(rng.IntN(100)), Depth: rng.IntN(1<<uint(rng.IntN(31))) - rng.IntN(2),
+			FirstSeen: times[rng.IntN(len(times))], LastSeen: times[rng.IntN(len(times))], LastCrawl: times[rng.IntN(len(times))],
+		}
+		data, err := kv.Encode(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var full Node
+		if err := kv.Decode(data, &full); err != nil {
+			t.Fatal(err)
+		}
+		want := full.Head()
+		got, ok := decodeHead(data)
+		got.ID = full.ID
+		if !ok || got.ID != want.ID || got.Scheme != want.Scheme || got.CrawlCount != want.CrawlCount ||
+			got.Status != want.Status || got.Depth != want.Depth || !got.LastSeen.Equal(want.LastSeen) {
+			t.Fatalf("node %d: head %+v (ok %v), full decode %+v", i, got, ok, want)
+		}
+		for cut := 0; cut < len(data); cut += 1 + rng.IntN(7) {
+			if _, ok := decodeHead(data[:cut]); ok {
+				t.Fatalf("node %d cut to %d of %d bytes: head reader did not give up", i, cut, len(data))
+			}
+		}
+		bad := append([]byte(nil), data...)
+		bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+		decodeHead(bad) // must not panic
+	}
+}
+
+func BenchmarkNodeHead(b *testing.B) {
+	n := Node{ID: 7, Host: "www.example.com", Domain: "example.com", Scheme: "https", Title: "A title of some length",
+		Description: "A description that is a good deal longer than the title, as they are", CrawlCount: 1,
+		Status: StatusCrawled, HTTPStatus: 200, ContentType: "text/html; charset=utf-8", Bytes: 34297, FetchMS: 3,
+		ContentHash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Depth: 4,
+		FirstSeen: time.Now(), LastSeen: time.Now(), LastCrawl: time.Now()}
+	data, _ := kv.Encode(&n)
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			var m Node
+			_ = kv.Decode(data, &m)
+		}
+	})
+	b.Run("head", func(b *testing.B) {
+		for b.Loop() {
+			decodeHead(data)
+		}
+	})
+}
