@@ -44,6 +44,8 @@ type Config struct {
 	Quiet                bool     `json:"quiet"`
 	JSONLogs             bool     `json:"json_logs"`
 	Listen               string   `json:"listen"`
+	TokenFile            string   `json:"token_file"`     // the --listen API's bearer token, in a file of one line
+	MetricsPublic        bool     `json:"metrics_public"` // /metrics answers without the token
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -130,6 +132,7 @@ func (c *Config) fieldsOf() []field {
 		{"max_pages", &c.MaxPages}, {"connect_to", &c.ConnectTo},
 		{"robots_cache_ttl_ms", &c.RobotsCacheTTLMS}, {"progress_interval_ms", &c.ProgressIntervalMS},
 		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
+		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 	}
 }
 

@@ -71,15 +71,27 @@ func weaver(t *testing.T, dir string, args ...string) run {
 	return r
 }
 
+// weaverEnv is weaver with env (NAME=value) added to the clean environment.
+func weaverEnv(t *testing.T, dir string, env []string, args ...string) run {
+	t.Helper()
+	r, _ := executeEnv(t, 3*time.Minute, dir, env, weaverBin, args...)
+	return r
+}
+
 // execute runs name with args in dir, in the tests' clean environment,
 // waits at most timeout, and returns its outcome and process state.
 func execute(t *testing.T, timeout time.Duration, dir, name string, args ...string) (run, *os.ProcessState) {
+	t.Helper()
+	return executeEnv(t, timeout, dir, nil, name, args...)
+}
+
+func executeEnv(t *testing.T, timeout time.Duration, dir string, env []string, name string, args ...string) (run, *os.ProcessState) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

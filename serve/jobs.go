@@ -46,7 +46,7 @@ const (
 // files go and what the operator decides about the network
 // (`weaver serve --connect-to`, `--allow-private-networks`).
 var forbiddenKeys = map[string]bool{
-	"db_path": true, "metrics_path": true, "listen": true,
+	"db_path": true, "metrics_path": true, "listen": true, "token_file": true, "metrics_public": true,
 	"connect_to": true, "allow_private_networks": true,
 }
 

@@ -213,6 +213,7 @@ func TestJobs_BadRequests(t *testing.T) {
 		{"db_path", `{"url": "http://a.test/", "db_path": "/etc/x.bolt"}`, 400, `"db_path" cannot be set`},
 		{"metrics_path", `{"url": "http://a.test/", "metrics_path": "/tmp/m"}`, 400, `"metrics_path" cannot be set`},
 		{"listen", `{"url": "http://a.test/", "listen": ":9999"}`, 400, `"listen" cannot be set`},
+		{"token_file", `{"url": "http://a.test/", "token_file": "/etc/passwd"}`, 400, `"token_file" cannot be set`},
 		{"connect_to", `{"url": "http://a.test/", "connect_to": ["::1.2.3.4:80"]}`, 400, `"connect_to" cannot be set`},
 		{"private", `{"url": "http://a.test/", "allow_private_networks": true}`, 400, `"allow_private_networks" cannot be set`},
 		{"twice", `{"url": "http://a.test/", "max_pages": 1, "max_pages": 2}`, 400, `"max_pages" given twice`},

@@ -40,6 +40,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
+	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
 }
 
 var crawlBoolFlags = []struct{ flag, key, usage string }{
@@ -47,6 +48,7 @@ var crawlBoolFlags = []struct{ flag, key, usage string }{
 	{"allow-private-networks", "allow_private_networks", "allow connections to loopback and private addresses"},
 	{"quiet", "quiet", "no per-page log lines"},
 	{"json-logs", "json_logs", "log lines as JSON objects"},
+	{"metrics-public", "metrics_public", "let /metrics answer without the token"},
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -137,7 +139,15 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 
 	// --listen is bound before the store is opened, so a bad or busy
-	// address fails before anything is written.
+	// address, or one exposed without a token, fails before anything is
+	// written.
+	auth, err := apiAuth(e, cfg.TokenFile, cfg.MetricsPublic)
+	if err != nil {
+		return err
+	}
+	if err := checkExposure(cfg.Listen, auth); err != nil {
+		return err
+	}
 	ln, err := listenIfSet(cfg.Listen)
 	if err != nil {
 		return err
@@ -207,7 +217,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	defer cancel()
 	if ln != nil {
 		// POST /stop cancels runCtx: the same graceful stop as SIGTERM.
-		defer startStatusServer(ln, c, store, cancel, logf)()
+		defer startStatusServer(ln, c, store, cancel, auth, logf)()
 	}
 	go func() {
 		select {

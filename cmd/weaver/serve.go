@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
@@ -70,9 +71,9 @@ func listenIfSet(value string) (net.Listener, error) {
 // startStatusServer serves crawler c's status API on ln, records the
 // address in the store's meta and in the sidecar file, and returns the
 // function that undoes all three. stop is POST /stop's graceful stop.
-func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop func(), logf func(level, msg string)) (shutdown func()) {
+func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop func(), auth serve.Auth, logf func(level, msg string)) (shutdown func()) {
 	addr := ln.Addr().String()
-	srv := newServer(serve.NewCrawlHandler(c, store, stop, Version))
+	srv := newServer(auth.Wrap(serve.NewCrawlHandler(c, store, stop, Version)))
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -86,10 +87,7 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	if err := writeFileAtomic(archive.ListenPath(store.Path()), []byte(addr+"\n")); err != nil {
 		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", archive.ListenPath(store.Path()), err))
 	}
-	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET /status /metrics /graph /snapshot, POST /seeds /stop)", addr))
-	if !serve.IsLoopback(addr) {
-		logf("WARN", fmt.Sprintf("The status API on %s is reachable from other machines and has no authentication: anyone there can stop the crawl", addr))
-	}
+	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET /status /metrics /graph /snapshot, POST /seeds /stop)%s", addr, authNote(auth)))
 	return func() {
 		os.Remove(archive.ListenPath(store.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -102,6 +100,85 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 			logf("WARN", fmt.Sprintf("clearing the status API's address in the store: %v", err))
 		}
 	}
+}
+
+// apiAuth is the authentication of a --listen API: the token in
+// WEAVER_TOKEN, else the one line of tokenFile (config token_file, flag
+// --token-file); none when neither is set.
+func apiAuth(e *env, tokenFile string, metricsPublic bool) (serve.Auth, error) {
+	a := serve.Auth{MetricsPublic: metricsPublic}
+	if t := strings.TrimSpace(e.Getenv("WEAVER_TOKEN")); t != "" {
+		a.Token = t
+		return a, nil
+	}
+	if tokenFile == "" {
+		return a, nil
+	}
+	data, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return a, usagef("--token-file: %v", err)
+	}
+	t := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	if strings.TrimSpace(t) == "" || strings.ContainsAny(t, "\r\n") || t != strings.TrimSpace(t) {
+		return a, usagef("--token-file %s: want one line holding the token (no spaces around it)", tokenFile)
+	}
+	a.Token = t
+	return a, nil
+}
+
+// checkExposure refuses a --listen address that other machines can reach
+// when no token guards it: anyone there could stop the crawl or read it.
+func checkExposure(listenValue string, a serve.Auth) error {
+	if listenValue == "" || a.Token != "" {
+		return nil
+	}
+	addr, err := serve.ListenAddr(listenValue)
+	if err != nil {
+		return usageError{err}
+	}
+	if !serve.IsLoopback(addr) {
+		return usagef("refusing to serve on %s without a token: give --token-file FILE (or set WEAVER_TOKEN), or listen on 127.0.0.1", addr)
+	}
+	return nil
+}
+
+func authNote(a serve.Auth) string {
+	switch {
+	case a.Token == "":
+		return ", no token: loopback only"
+	case a.MetricsPublic:
+		return ", token required except on /metrics"
+	}
+	return ", token required"
+}
+
+// tokenTransport sends the API token with every request of a client.
+type tokenTransport struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
+}
+
+// withToken returns c sending token (when not empty) with each request.
+func withToken(c *http.Client, token string) *http.Client {
+	if token == "" {
+		return c
+	}
+	cc := *c
+	base := cc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cc.Transport = tokenTransport{base: base, token: token}
+	return &cc
 }
 
 // writeFileAtomic writes data to path through a temporary file and a
@@ -143,6 +220,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
   curl http://127.0.0.1:8088/crawl/crawl_4f1c2a9b0d3e
   curl -X DELETE http://127.0.0.1:8088/crawl/crawl_4f1c2a9b0d3e`)
 	listenAddr := fs.String("listen", "127.0.0.1:8088", "serve the job API on `ADDR`; a bare port binds to loopback, other interfaces must be named")
+	tokenFile := fs.String("token-file", "", "demand the bearer token in `FILE` on every endpoint (or set WEAVER_TOKEN); needed off loopback")
+	metricsPublic := fs.Bool("metrics-public", false, "let /metrics answer without the token")
 	dir := fs.String("dir", "weaver-jobs", "keep each job in `DIR`/<job_id>.bolt (created if missing)")
 	maxJobs := fs.Int("max-jobs", 4, "jobs crawling at once `N`; the others wait, queued")
 	allowPrivate := fs.Bool("allow-private-networks", false, "let jobs connect to loopback and private addresses")
@@ -168,6 +247,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := base.Validate(); err != nil {
 		return usageError{err}
 	}
+	auth, err := apiAuth(e, *tokenFile, *metricsPublic)
+	if err != nil {
+		return err
+	}
+	if err := checkExposure(*listenAddr, auth); err != nil {
+		return err
+	}
 	ln, err := listen(*listenAddr)
 	if err != nil {
 		return err
@@ -181,14 +267,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer(serve.NewJobHandler(m, Version))
+	srv := newServer(auth.Wrap(serve.NewJobHandler(m, Version)))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
-	logger.log("INFO", fmt.Sprintf("Serving the job API on http://%s (jobs in %s)", addr, *dir))
-	if !serve.IsLoopback(addr) {
-		logger.log("WARN", fmt.Sprintf("The job API on %s is reachable from other machines and has no authentication", addr))
-	}
+	logger.log("INFO", fmt.Sprintf("Serving the job API on http://%s (jobs in %s%s)", addr, *dir, authNote(auth)))
 
 	var runErr error
 	select {

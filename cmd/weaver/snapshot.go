@@ -33,6 +33,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	db := fs.String("db", "weaver.bolt", "the store `FILE` to copy")
 	force := fs.Bool("force", false, "replace OUT if it exists")
 	verify := fs.Bool("verify", true, "check the copy (as weaver check does) before it replaces OUT")
+	tokenFile := fs.String("token-file", "", "a running crawl's API token, in `FILE` (or set WEAVER_TOKEN)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -47,7 +48,11 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	// The copy must not carry the address of this machine's crawl API.
 	opt := archive.Options{Force: *force, Verify: *verify, DropMeta: []string{metaListenAddr}}
 	start := time.Now()
-	info, how, err := snapshot(ctx, *db, out, opt)
+	auth, err := apiAuth(e, *tokenFile, false)
+	if err != nil {
+		return err
+	}
+	info, how, err := snapshot(ctx, *db, out, opt, withToken(snapshotClient, auth.Token))
 	if err != nil {
 		return err
 	}
@@ -58,7 +63,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 
 // snapshot copies db to out from the file when no other process holds it,
 // else asks the crawl holding it to stream the copy through its API.
-func snapshot(ctx context.Context, db, out string, opt archive.Options) (archive.Info, string, error) {
+func snapshot(ctx context.Context, db, out string, opt archive.Options, client *http.Client) (archive.Info, string, error) {
 	for attempt := 0; ; attempt++ {
 		// A crawl holds the lock for its whole run: when one says it serves
 		// an API, there is no point waiting long for the lock.
@@ -84,7 +89,7 @@ func snapshot(ctx context.Context, db, out string, opt archive.Options) (archive
 		if lerr != nil {
 			return archive.Info{}, "", usageError{lerr}
 		}
-		info, err := archive.Download(ctx, snapshotClient, base, out, opt, db)
+		info, err := archive.Download(ctx, client, base, out, opt, db)
 		return info, "streamed by the running crawl at " + base, archiveError(err)
 	}
 }

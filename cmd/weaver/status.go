@@ -33,6 +33,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
 	asJSON := fs.Bool("json", false, "print the report as JSON, for scripts")
 	timeout := fs.Duration("timeout", 10*time.Second, "wait at most `DURATION` for a running crawl's status API")
+	tokenFile := fs.String("token-file", "", "the running crawl's API token, in `FILE` (or set WEAVER_TOKEN)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +46,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	s, err := kv.Open(path, kv.Options{ReadOnly: true})
 	switch {
 	case errors.Is(err, kv.ErrInUse):
-		if rep, err = remoteStatus(ctx, path, *timeout); err != nil {
+		auth, err := apiAuth(e, *tokenFile, false)
+		if err != nil {
+			return err
+		}
+		if rep, err = remoteStatus(ctx, withToken(statusClient, auth.Token), path, *timeout); err != nil {
 			return err
 		}
 	case err != nil:
@@ -76,7 +81,7 @@ var statusClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
 
 // remoteStatus asks the crawl that holds the store at path for its status,
 // at the address it left in the sidecar file.
-func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serve.Status, error) {
+func remoteStatus(ctx context.Context, client *http.Client, path string, timeout time.Duration) (serve.Status, error) {
 	data, err := os.ReadFile(archive.ListenPath(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return serve.Status{}, usagef("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", path)
@@ -92,7 +97,7 @@ func remoteStatus(ctx context.Context, path string, timeout time.Duration) (serv
 	if err != nil {
 		return serve.Status{}, fmt.Errorf("%s: bad address %q in %s: %w", path, addr, archive.ListenPath(path), err)
 	}
-	resp, err := statusClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, and its status API %s (from %s) does not answer: %w", path, url, archive.ListenPath(path), err)
 	}
