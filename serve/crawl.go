@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,26 +109,79 @@ func (h *crawlHandler) graph(w http.ResponseWriter, r *http.Request) {
 	serveGraph(w, r, h.s, f, opt)
 }
 
-// serveGraph streams s's graph in f from one read transaction.
+// serveGraph answers s's graph in f, exported from one read transaction
+// into a spool file first: the transaction ends before the client reads,
+// however slowly it does.
 func serveGraph(w http.ResponseWriter, r *http.Request, s *kv.Store, f export.Format, opt export.Options) {
-	w.Header().Set("Content-Type", contentType[f])
-	sw := newStreamWriter(w)
-	if _, err := export.Write(r.Context(), sw, s, f, opt); err != nil {
-		failStream(w, sw, err)
-	}
-}
-
-func (h *crawlHandler) snapshot(w http.ResponseWriter, r *http.Request) {
-	sw := newStreamWriter(w)
-	err := h.s.View(func(tx *kv.Tx) error {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Length", strconv.FormatInt(tx.Size(), 10))
-		w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(h.dbPath)+`"`)
-		_, err := tx.WriteTo(sw)
+	file, size, err := spool(s.Path(), func(out io.Writer) error {
+		_, err := export.Write(r.Context(), out, s, f, opt)
 		return err
 	})
 	if err != nil {
-		failStream(w, sw, err)
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer file.Close()
+	w.Header().Set("Content-Type", contentType[f])
+	sendSpool(w, file, size)
+}
+
+func (h *crawlHandler) snapshot(w http.ResponseWriter, r *http.Request) {
+	file, size, err := spool(h.dbPath, func(out io.Writer) error {
+		return h.s.View(func(tx *kv.Tx) error {
+			_, err := tx.WriteTo(out)
+			return err
+		})
+	})
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer file.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(h.dbPath)+`"`)
+	sendSpool(w, file, size)
+}
+
+// spool runs fill into a temporary file beside the store and returns it
+// rewound, with its size. A read transaction held while a client
+// downloads pins the store's map: a commit that must grow the file waits
+// for the last byte, so a client reading 10 KB/s stalled the crawl. A
+// local copy ends the transaction at disk speed instead. The file is
+// unlinked as soon as it is created, so nothing is left behind, even by a
+// kill; it lives on the store's own disk, which had room for the store.
+func spool(storePath string, fill func(io.Writer) error) (*os.File, int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(storePath), "."+filepath.Base(storePath)+".download-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("spool file: %w", err)
+	}
+	os.Remove(f.Name())
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	var size int64
+	if err == nil {
+		size, err = f.Seek(0, io.SeekCurrent)
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// sendSpool streams a spooled answer of size bytes; a client that stops
+// reading is cut off after writeTimeout.
+func sendSpool(w http.ResponseWriter, f *os.File, size int64) {
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	sw := newStreamWriter(w)
+	if _, err := io.Copy(sw, f); err != nil {
+		panic(http.ErrAbortHandler) // the client sees a cut answer, not a complete-looking one
 	}
 }
 
