@@ -1,6 +1,6 @@
 module github.com/weaver-crawler/weaver
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/jimsmart/grobotstxt v1.0.3
