@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -20,9 +22,16 @@ func init() {
 var errProblems = errors.New("problems found")
 
 func runCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "check", "weaver check [--db FILE]", `  weaver check                     # weaver.bolt
-  weaver check --db copy.bolt && weaver crawl --db copy.bolt`)
+	fs := newFlagSet(e, "check", "weaver check [--db FILE] [--repair [-o OUT] [--force]]", `  weaver check                     # weaver.bolt
+  weaver check --db copy.bolt && weaver crawl --db copy.bolt
+  weaver check --repair            # writes weaver.bolt.repaired; weaver.bolt is left as it is
+  weaver check --repair --db damaged.bolt -o fixed.bolt && weaver crawl --db fixed.bolt`)
 	db := fs.String("db", "weaver.bolt", "the store `FILE` to check")
+	repair := fs.Bool("repair", false, "write a repaired copy of the store: every readable record, damaged ones listed and left out, indexes and counters rebuilt")
+	var out string
+	fs.StringVar(&out, "o", "", "with --repair, the repaired store `FILE` (default: the store's name + .repaired)")
+	fs.StringVar(&out, "out", "", "same as -o `FILE`")
+	force := fs.Bool("force", false, "with --repair, replace the output file if it exists")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -34,16 +43,62 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("unexpected arguments %q", pos)
 	}
-	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
-	if errors.Is(err, kv.ErrInUse) {
-		return usageError{fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
+	if *repair {
+		if out == "" {
+			out = *db + ".repaired"
+		}
+		return runRepair(ctx, e, *db, out, *force)
 	}
-	if err != nil {
+	if flagGiven(fs, "o") || flagGiven(fs, "out") || flagGiven(fs, "force") {
+		fs.Usage()
+		return usagef("-o and --force go with --repair")
+	}
+	// bbolt trusts its pages: a damaged one can fault the process instead
+	// of failing. They are read first without it; a file that is not a
+	// store at all is left to kv.Open, which says why.
+	if drops, err := archive.CheckPages(*db); err == nil && len(drops) > 0 {
+		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(drops))
+		for _, d := range drops {
+			fmt.Fprintf(e.Stdout, "  bbolt: %s\n", d)
+		}
+		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
+		return fmt.Errorf("%s: %d %w", *db, len(drops), errProblems)
+	}
+	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
+	switch {
+	case errors.Is(err, kv.ErrInUse):
+		return usageError{fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
+	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
+		return usageError{fmt.Errorf("%w (%s)", err, repairHint(*db))}
+	case err != nil:
 		return storeError(err)
 	}
 	defer s.Close()
 
-	var problems []string
+	problems, counts, queued, leases, err := checkStore(s)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(problems))
+		for _, p := range problems {
+			fmt.Fprintf(e.Stdout, "  %s\n", p)
+		}
+		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
+		return fmt.Errorf("%s: %d %w", *db, len(problems), errProblems)
+	}
+	fmt.Fprintf(e.Stdout, "ok: %d nodes, %d edges, %d queued, %d leases\n", counts.Nodes, counts.Edges, queued, leases)
+	return nil
+}
+
+// repairHint tells what to do about a damaged store.
+func repairHint(db string) string {
+	return fmt.Sprintf("weaver check --repair --db %s writes a copy of what can be read to %s.repaired", db, db)
+}
+
+// checkStore runs bbolt's consistency check and weaver's invariants on s
+// and returns the problems found, one line each, and the store's counts.
+func checkStore(s *kv.Store) (problems []string, counts graph.Counts, queued, leases uint64, err error) {
 	add := func(part string, err error, prefixes ...string) {
 		if err == nil {
 			return
@@ -56,8 +111,6 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	add("bbolt", s.Check(), s.Path()+" "+kv.ErrCorrupt.Error()+": ")
-	var counts graph.Counts
-	var queued, leases uint64
 	err = s.View(func(tx *kv.Tx) error {
 		add("graph", graph.Check(tx), graph.ErrInconsistent.Error()+": ")
 		add("frontier", frontier.Check(tx, func(id uint64) bool {
@@ -66,18 +119,53 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		counts, queued, leases = graph.GetCounts(tx), frontier.Len(tx), frontier.Leases(tx)
 		return nil
 	})
-	if err != nil {
-		return err
+	return problems, counts, queued, leases, err
+}
+
+// runRepair writes a repaired copy of db to out, listing each record it
+// left out as it goes, then checks the copy as weaver check does: exit 0
+// when it passes, 1 when it does not.
+func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+	start := time.Now()
+	res, err := archive.Repair(ctx, db, out, archive.RepairOptions{
+		Force:    force,
+		DropMeta: []string{metaListenAddr}, // the address of a crawl API that is not this copy's
+		Report:   func(d archive.Drop) { fmt.Fprintf(e.Stdout, "dropped %s\n", d) },
+	})
+	if errors.Is(err, kv.ErrInUse) {
+		return usageError{fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
 	}
-	if len(problems) > 0 {
-		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(problems))
-		for _, p := range problems {
-			fmt.Fprintf(e.Stdout, "  %s\n", p)
-		}
-		return fmt.Errorf("%s: %d %w", *db, len(problems), errProblems)
+	if err != nil && !errors.Is(err, archive.ErrUnsound) {
+		return archiveError(err)
 	}
-	fmt.Fprintf(e.Stdout, "ok: %d nodes, %d edges, %d queued, %d leases\n", counts.Nodes, counts.Edges, queued, leases)
-	return nil
+	for _, n := range res.Notes {
+		fmt.Fprintf(e.Stdout, "note: %s\n", n)
+	}
+	fmt.Fprintf(e.Stdout, "repaired %s into %s: kept %d nodes, %d edges, %d queued (%d leases returned to the queue); dropped %d records, lost %d pages; %s in %s\n",
+		db, out, res.Out.Nodes, res.Out.Edges, res.Out.Queued, res.Returned, res.Dropped, res.LostPages,
+		humanBytes(res.Out.Bytes), time.Since(start).Round(time.Millisecond))
+	if err == nil {
+		fmt.Fprintf(e.Stdout, "%s passes weaver check\n", out)
+		return nil
+	}
+	// The copy holds what could be read, but something in it still breaks
+	// an invariant: list it as weaver check would.
+	s, oerr := kv.Open(out, kv.Options{ReadOnly: true})
+	if oerr != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	defer s.Close()
+	problems, _, _, _, cerr := checkStore(s)
+	if cerr != nil {
+		return cerr
+	}
+	fmt.Fprintf(e.Stdout, "%s: %d problems:\n", out, len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(e.Stdout, "  %s\n", p)
+	}
+	return fmt.Errorf("%s: %d %w", out, len(problems), errProblems)
 }
 
 // flagGiven reports whether the flag name was given on the command line.
