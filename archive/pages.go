@@ -409,16 +409,11 @@ type orphan struct {
 
 // orphans returns, by the bucket their records look like they belong to,
 // the leaf pages below the high-water mark that no walk of this pageFile
-// has read and that are not free: when a branch page is lost, its leaves
-// are still in the file, unreferenced. Each list is in key order. It
-// reads nothing when the list of free pages cannot be read: a free page
-// holds an old version of its records, and without the list the two
-// cannot be told apart.
-func (p *pageFile) orphans() (map[string][]orphan, bool) {
-	free, ok := p.freePages()
-	if !ok {
-		return nil, false
-	}
+// has read and that are not in free: when a branch page is lost, its
+// leaves are still in the file, unreferenced. Each list is in key order.
+// A free page holds an old version of its records: without the list of
+// free pages the two cannot be told apart.
+func (p *pageFile) orphans(free map[uint64]bool) map[string][]orphan {
 	out := map[string][]orphan{}
 	ps := uint64(p.meta.pageSize)
 	last := min(p.meta.hwm, uint64(p.size)/ps)
@@ -455,7 +450,7 @@ func (p *pageFile) orphans() (map[string][]orphan, bool) {
 	for _, list := range out {
 		slices.SortFunc(list, func(a, b orphan) int { return bytes.Compare(a.first, b.first) })
 	}
-	return out, true
+	return out
 }
 
 // classify names the bucket a leaf's records look like they come from

@@ -244,13 +244,15 @@ func Repair(ctx context.Context, src, out string, opt RepairOptions) (RepairResu
 // buckets are, what cannot be read, and the leaf pages that hold the
 // records of lost branches.
 type layout struct {
-	meta     boltMeta
-	buckets  map[string][]byte   // bucket name → its header in the root tree
-	rootLost []string            // why parts of the bucket list cannot be read
-	orphans  map[string][]orphan // by bucket, in key order: unreferenced leaves holding keys of lost pages
-	adopted  bool                // orphans were looked for: the list of free pages was read
-	records  int                 // records readable, in the trees and the orphans
-	lost     int                 // pages and elements that cannot be read
+	meta      boltMeta
+	buckets   map[string][]byte   // bucket name → its header in the root tree
+	rootLost  []string            // why parts of the bucket list cannot be read
+	orphans   map[string][]orphan // by bucket, in key order: unreferenced leaves holding keys of lost pages
+	otherFree bool                // the list read was the other meta page's
+	stale     bool                // no list could be read: orphans may be free pages
+	records   int                 // records readable, in the trees and the orphans, of the buckets copied
+	lost      int                 // pages that cannot be read (whole subtrees)
+	bad       int                 // elements that cannot be read
 }
 
 // keyRange is a lost page's [from, to); nil bounds are open.
@@ -261,8 +263,9 @@ func (kr keyRange) holds(k []byte) bool {
 }
 
 // readLayout walks every tree of m without decoding a record, then looks
-// for the orphans of the pages it lost.
-func readLayout(f *os.File, size int64, m boltMeta) *layout {
+// for the orphans of the pages it lost, with m's list of free pages, or
+// other's when m's is lost (other may be nil).
+func readLayout(f *os.File, size int64, m boltMeta, other *boltMeta) *layout {
 	l := &layout{meta: m, buckets: map[string][]byte{}}
 	p := newPageFile(f, size, m)
 	_ = p.walk(m.root, nil, nil, 0, &treeVisitor{
@@ -280,9 +283,15 @@ func readLayout(f *os.File, size int64, m boltMeta) *layout {
 	})
 	lost := map[string][]keyRange{}
 	for name, hdr := range l.buckets {
+		copied := slices.ContainsFunc(copiedBuckets, func(b []byte) bool { return string(b) == name })
 		err := p.walkBucket(hdr, &treeVisitor{
-			record: func(_, _ []byte, _ bool) error { l.records++; return nil },
-			bad:    func(_, _ []byte, _ string) { l.lost++ },
+			record: func(_, _ []byte, _ bool) error {
+				if copied {
+					l.records++
+				}
+				return nil
+			},
+			bad: func(_, _ []byte, _ string) { l.bad++ },
 			lost: func(_ uint64, from, to []byte, _ string) error {
 				l.lost++
 				lost[name] = append(lost[name], keyRange{clone(from), clone(to)})
@@ -302,8 +311,21 @@ func readLayout(f *os.File, size int64, m boltMeta) *layout {
 	if len(lost) == 0 {
 		return l
 	}
-	all, ok := p.orphans()
-	l.adopted = ok
+	free, ok := p.freePages()
+	if !ok && other != nil {
+		// The previous transaction's list: a page the last transaction
+		// rewrote is not in it, and may give the older version of records
+		// whose newer version is lost.
+		free, ok = newPageFile(f, size, *other).freePages()
+		l.otherFree = ok
+	}
+	if !ok {
+		// No list at all: the unreferenced leaves are read as they are
+		// found, free ones too, rather than nothing. Of two versions of a
+		// record, the copy keeps the later (nodeNewer, heavier edges).
+		free, l.stale = map[uint64]bool{}, true
+	}
+	all := p.orphans(free)
 	l.orphans = map[string][]orphan{}
 	for name, list := range all {
 		for _, o := range list {
@@ -317,23 +339,32 @@ func readLayout(f *os.File, size int64, m boltMeta) *layout {
 }
 
 // chooseLayout picks the meta page whose trees to read: the newest,
-// unless its trees lose pages and the older one's give more records.
-// bbolt leaves the older transaction's pages intact until the next write
-// commits, so after a crash or a cut copy it may be the more complete.
+// unless its trees lose pages and the older one's lose fewer and give at
+// least as many records. bbolt leaves the older transaction's pages
+// intact until the next write commits, so after a crash or a cut copy it
+// may be the more complete; it lacks only the last transaction. Damaged
+// elements do not count: both trees share most leaves.
 func chooseLayout(f *os.File, size int64, metas []boltMeta, res *RepairResult) *layout {
-	l := readLayout(f, size, metas[0])
+	var other *boltMeta
+	if len(metas) == 2 {
+		other = &metas[1]
+	}
+	l := readLayout(f, size, metas[0], other)
 	if len(metas) == 1 {
 		res.Notes = append(res.Notes, fmt.Sprintf("one of the two meta pages is damaged; read transaction %d from the other", metas[0].txid))
 	} else if l.lost > 0 || len(l.rootLost) > 0 {
-		older := readLayout(f, size, metas[1])
-		if older.records > l.records || (older.records == l.records && older.lost < l.lost) {
-			res.Notes = append(res.Notes, fmt.Sprintf("read the previous transaction (%d, %d records readable) instead of the newest (%d, %d records readable)",
-				metas[1].txid, older.records, metas[0].txid, l.records))
+		older := readLayout(f, size, metas[1], nil)
+		if older.lost+len(older.rootLost) < l.lost+len(l.rootLost) && older.records >= l.records {
+			res.Notes = append(res.Notes, fmt.Sprintf("read the previous transaction (%d: %d records readable, %d pages lost) instead of the newest (%d: %d records readable, %d pages lost)",
+				metas[1].txid, older.records, older.lost+len(older.rootLost), metas[0].txid, l.records, l.lost+len(l.rootLost)))
 			l = older
 		}
 	}
-	if l.lost > 0 && !l.adopted {
-		res.Notes = append(res.Notes, "the list of free pages is unreadable: the leaves of lost branch pages were not looked for")
+	switch {
+	case l.stale:
+		res.Notes = append(res.Notes, "no list of free pages is readable: the leaves of lost branch pages were read as found, and may give older versions of records")
+	case l.otherFree:
+		res.Notes = append(res.Notes, "the list of free pages is unreadable: the leaves of lost branch pages were looked for with the previous transaction's")
 	}
 	return l
 }
@@ -358,6 +389,8 @@ type repairer struct {
 	nodes, maxID, edges, weight uint64 // kept, for the counters
 	leases                      []queuedAt
 	outboxKept, outboxMax       uint64
+	hasCreated                  bool      // the source's creation time was read
+	firstSeen                   time.Time // the earliest first-seen time of a kept node
 }
 
 type kvPair struct{ k, v []byte }
@@ -415,7 +448,7 @@ func (r *repairer) visitor(bucket []byte, record func(k, v []byte, bucket bool) 
 			why = fmt.Sprintf("%s; %d unreferenced leaf pages holding keys of its range were read in its place", why, len(found))
 		}
 		r.drop(Drop{Bucket: name, Page: page, From: clone(from), To: clone(to), Why: why})
-		return r.readOrphans(name, found, v)
+		return r.readOrphans(found, keyRange{from, to}, v)
 	}
 	return v
 }
@@ -423,6 +456,9 @@ func (r *repairer) visitor(bucket []byte, record func(k, v []byte, bucket bool) 
 // takeOrphans removes from the layout and returns, in key order, the
 // orphan leaves of bucket whose first key is in kr.
 func (r *repairer) takeOrphans(bucket string, kr keyRange) []orphan {
+	if len(r.lay.orphans[bucket]) == 0 {
+		return nil
+	}
 	var found, rest []orphan
 	for _, o := range r.lay.orphans[bucket] {
 		if kr.holds(o.first) {
@@ -435,8 +471,19 @@ func (r *repairer) takeOrphans(bucket string, kr keyRange) []orphan {
 	return found
 }
 
-// readOrphans reads orphan leaves of bucket as if they were in its tree.
-func (r *repairer) readOrphans(bucket string, list []orphan, v *treeVisitor) error {
+// readOrphans reads orphan leaves of bucket in place of the lost range
+// kr: their records outside kr belong to pages that were read, so they
+// are older versions, and are skipped.
+func (r *repairer) readOrphans(list []orphan, kr keyRange, v *treeVisitor) error {
+	inRange := &treeVisitor{
+		record: func(k, val []byte, bucket bool) error {
+			if !kr.holds(k) {
+				return nil
+			}
+			return v.record(k, val, bucket)
+		},
+		bad: v.bad, lost: v.lost,
+	}
 	for _, o := range list {
 		buf, err := r.pf.read(o.page)
 		if err != nil {
@@ -446,7 +493,7 @@ func (r *repairer) readOrphans(bucket string, list []orphan, v *treeVisitor) err
 		if err != nil || branch {
 			continue
 		}
-		if err := leafRecords(elems, nil, v); err != nil {
+		if err := leafRecords(elems, nil, inRange); err != nil {
 			return err
 		}
 	}
@@ -508,7 +555,7 @@ func (r *repairer) scan(bucket []byte, each func(k, v []byte) error, flush func(
 			err = v.lost(0, nil, nil, "bucket header damaged: "+pe.why)
 		}
 	} else {
-		err = r.readOrphans(string(bucket), r.takeOrphans(string(bucket), keyRange{}), v)
+		err = r.readOrphans(r.takeOrphans(string(bucket), keyRange{}), keyRange{}, v)
 	}
 	if err != nil {
 		return err
@@ -542,7 +589,7 @@ func (r *repairer) readMeta() (time.Time, error) {
 	case !ok && r.lay.buckets[string(kv.BucketNodes)] == nil && len(r.lay.orphans[string(kv.BucketNodes)]) == 0:
 		return time.Time{}, fmt.Errorf("%s %w (a bbolt file without weaver's buckets)", r.res.Source, kv.ErrNotStore)
 	case !ok:
-		r.note("the meta records are damaged: read as a weaver store of schema %d", kv.SchemaVersion)
+		r.note("the meta records are lost or damaged: read as a weaver store of schema %d", kv.SchemaVersion)
 	}
 	if v, ok := get("schema_version"); ok {
 		n, err := strconv.Atoi(v)
@@ -559,11 +606,8 @@ func (r *repairer) readMeta() (time.Time, error) {
 		if err != nil {
 			r.dropKey(kv.BucketMeta, []byte("created_at"), "not a time (%q)", v)
 		} else {
-			created = t
+			created, r.hasCreated = t, true
 		}
-	}
-	if _, ok := get("created_at"); !ok {
-		r.note("no creation time was readable: the repaired store says %s", created.Format(time.RFC3339))
 	}
 	return created, nil
 }
@@ -616,12 +660,23 @@ func (r *repairer) copyNodes() error {
 		err := r.dst.Update(func(tx *kv.Tx) error {
 			for i := range batch {
 				n := &batch[i].v
-				if id, ok := graph.Lookup(tx, n.Host); ok {
-					r.dropKey(kv.BucketNodes, batch[i].k, "host %q already belongs to node %d", n.Host, id)
+				if old, ok, err := graph.Get(tx, n.ID); err != nil {
+					return err
+				} else if ok {
+					// Two versions of one node: from an unreferenced page, or
+					// a damaged key. A crawl only ever adds to a node.
+					if old.Host != n.Host || !nodeNewer(n, &old) {
+						r.dropKey(kv.BucketNodes, batch[i].k, "a second record under the same key, older or of another host")
+						continue
+					}
+					r.dropKey(kv.BucketNodes, batch[i].k, "a second record under the same key: the older one is left out")
+					if err := graph.Put(tx, n); err != nil {
+						return err
+					}
 					continue
 				}
-				if tx.GetRaw(kv.BucketNodes, batch[i].k) != nil {
-					r.dropKey(kv.BucketNodes, batch[i].k, "a second record under the same key")
+				if id, ok := graph.Lookup(tx, n.Host); ok {
+					r.dropKey(kv.BucketNodes, batch[i].k, "host %q already belongs to node %d", n.Host, id)
 					continue
 				}
 				if err := graph.Put(tx, n); err != nil {
@@ -632,6 +687,9 @@ func (r *repairer) copyNodes() error {
 				}
 				r.nodes++
 				r.maxID = max(r.maxID, n.ID)
+				if !n.FirstSeen.IsZero() && (r.firstSeen.IsZero() || n.FirstSeen.Before(r.firstSeen)) {
+					r.firstSeen = n.FirstSeen
+				}
 			}
 			return nil
 		})
@@ -671,8 +729,18 @@ func (r *repairer) copyEdges() error {
 					r.dropKey(kv.BucketEdges, batch[i].k, "node %d is not in the repaired store", missing)
 					continue
 				}
-				if tx.GetRaw(kv.BucketEdges, batch[i].k) != nil {
-					r.dropKey(kv.BucketEdges, batch[i].k, "a second record under the same key")
+				var old graph.Edge
+				if ok, err := tx.Get(kv.BucketEdges, batch[i].k, &old); err != nil {
+					return err
+				} else if ok {
+					// Two versions of one edge: weights only grow.
+					r.dropKey(kv.BucketEdges, batch[i].k, "a second record under the same key: the lighter one is left out")
+					if e.Weight > old.Weight || (e.Weight == old.Weight && e.LastSeen.After(old.LastSeen)) {
+						if err := tx.Put(kv.BucketEdges, batch[i].k, e); err != nil {
+							return err
+						}
+						r.weight += e.Weight - old.Weight
+					}
 					continue
 				}
 				if err := tx.Put(kv.BucketEdges, batch[i].k, e); err != nil {
@@ -686,6 +754,19 @@ func (r *repairer) copyEdges() error {
 		batch = batch[:0]
 		return err
 	})
+}
+
+// nodeNewer reports whether a is a later version of node b: more
+// fetches, or as many and seen later.
+func nodeNewer(a, b *graph.Node) bool {
+	fa, fb := a.CrawlCount+a.FailCount, b.CrawlCount+b.FailCount
+	switch {
+	case fa != fb:
+		return fa > fb
+	case !a.LastCrawl.Equal(b.LastCrawl):
+		return a.LastCrawl.After(b.LastCrawl)
+	}
+	return a.LastSeen.After(b.LastSeen)
 }
 
 // missingNode returns the first of ids that is not a node in tx, or 0.
@@ -1033,6 +1114,14 @@ func (r *repairer) copyMeta() error {
 				continue
 			}
 			if err := tx.PutRaw(kv.BucketMeta, p.k, p.v); err != nil {
+				return err
+			}
+		}
+		if !r.hasCreated && !r.firstSeen.IsZero() {
+			// The store was created at its first seed, or just before.
+			created := r.firstSeen.UTC()
+			r.note("the creation time is lost: the earliest first-seen time of a node, %s, stands in for it", created.Format(time.RFC3339))
+			if err := tx.PutRaw(kv.BucketMeta, []byte("created_at"), []byte(created.Format(time.RFC3339Nano))); err != nil {
 				return err
 			}
 		}

@@ -3,16 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -231,5 +238,298 @@ func TestCheck_DamagedValues(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
 		t.Errorf("check and export allocated %d MiB", got>>20)
+	}
+}
+
+// binRun is one run of the built weaver binary.
+type binRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// buildWeaver compiles this command into dir, for the tests that run it
+// as a user does: a real process, real exit codes.
+func buildWeaver(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "weaver")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runBin runs bin with args in dir, with no WEAVER_ variables, and waits
+// at most two minutes.
+func runBin(t *testing.T, bin, dir string, args ...string) binRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "WEAVER_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := binRun{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("weaver %v: %v", args, err)
+	}
+	return r
+}
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// crawledHosts counts a sound store's nodes that were fetched.
+func crawledHosts(t *testing.T, path string) int {
+	t.Helper()
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	if err := s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(node *graph.Node) error {
+			if node.CrawlCount > 0 {
+				n++
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCheck_Repair crawls the fake web with the built binary, leaves
+// leases as a killed crawl would, and damages copies of the store three
+// ways: flipped bytes in leaf pages of nodes, edges, frontier and leases
+// (some that make bbolt fault), msgpack values that lie about their
+// lengths, and a truncated tail. For each, weaver check reports the
+// damage and names --repair; weaver check --repair lists what it dropped
+// and writes a store that passes weaver check, exports, and resumes a
+// crawl; the damaged file is left byte for byte as it was.
+func TestCheck_Repair(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildWeaver(t, dir)
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 14})
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	crawl := func(db string, pages int) binRun {
+		return runBin(t, bin, dir, "crawl", "--db", db, "--metrics", db+".metrics", "--connect-to", srv.ConnectTo(),
+			"--delay", "0", "--quiet", "--retry-delay", "10ms", "--max-crawls-per-node", "1",
+			"--max-pages", strconv.Itoa(pages), w.Seed())
+	}
+	base := filepath.Join(dir, "base.bolt")
+	if r := crawl(base, 120); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s, err := kv.Open(base, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(func(tx *kv.Tx) error { // the leases a killed crawl leaves
+		_, err := frontier.Claim(tx, 60, 1000, time.Now(), func(*frontier.Entry) frontier.Verdict { return frontier.Take })
+		return err
+	})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pristine, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// key returns the key of element i of the middle leaf of bucket, and
+	// the offsets of the element's header and value.
+	key := func(bucket []byte, i int) (k []byte, header, value int64) {
+		_, leaves := storetest.LeafPages(t, base, bucket)
+		if len(leaves) == 0 {
+			t.Fatalf("%s has no leaf page of its own: crawl more", bucket)
+		}
+		leaf := leaves[len(leaves)/2]
+		h, ko, vo := storetest.LeafElement(t, base, leaf, i)
+		return bytes.Clone(pristine[ko:vo]), h, vo
+	}
+
+	cases := []struct {
+		name   string
+		damage func(path string) // applied to a copy of base
+		check  int               // weaver check's exit code on the damaged copy
+		want   []string          // in weaver check --repair's output
+	}{
+		{"flipped", func(path string) {
+			var want []string
+			for _, b := range [][]byte{kv.BucketNodes, kv.BucketEdges, kv.BucketFrontier, kv.BucketLeases} {
+				k, _, v := key(b, 1)
+				storetest.Patch(t, path, v, []byte{0xc1}) // a type code msgpack never uses
+				want = append(want, fmt.Sprintf("dropped %s %x: kv: damaged value: invalid code 0xc1", b, k))
+			}
+			for _, b := range [][]byte{kv.BucketNodes, kv.BucketEdges} {
+				_, h, _ := key(b, 3)
+				storetest.Patch(t, path, h+4, []byte{0xf0, 0xff, 0xff, 0x7f}) // its key 2 GiB away: bbolt faults
+				want = append(want, fmt.Sprintf("dropped %s: element 3 points outside its page", b))
+			}
+			flippedWant = want
+		}, 1, nil},
+		{"values", func(path string) {
+			lie := []byte{0x81, 0xa1, 'h', 0xdb, 0x7f, 0xff, 0xff, 0xff, 'a'} // {"h": <2 GiB string>}
+			s, err := kv.Open(path, kv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			err = s.Update(func(tx *kv.Tx) error {
+				if err := tx.PutRaw(kv.BucketNodes, kv.U64(5), lie); err != nil {
+					return err
+				}
+				for _, b := range []struct{ bucket, value []byte }{
+					{kv.BucketEdges, []byte{0xc9, 0x7f, 0xff, 0xff, 0xff, 0xff}},    // ext32 claiming 2 GiB
+					{kv.BucketFrontier, []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0}}, // array of 4 G elements
+					{kv.BucketLeases, lie},
+				} {
+					k, _ := tx.Cursor(b.bucket).First()
+					if err := tx.PutRaw(b.bucket, bytes.Clone(k), b.value); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, 1, []string{
+			"dropped nodes 0000000000000005: kv: damaged value: length 2147483647",
+			"dropped edges 0000000000000001",
+			"4294967295 elements at byte 5 exceed the 1 bytes left", // the frontier entry
+			"dropped leases 00000000000000",
+			"node 5 is not in the repaired store",
+		}},
+		{"truncated", func(path string) {
+			// bbolt grows files ahead of use: cut what the pages need.
+			le := binary.LittleEndian
+			meta := pristine[16:]
+			if next := pristine[le.Uint32(pristine[24:])+16:]; le.Uint64(next[48:]) > le.Uint64(meta[48:]) {
+				meta = next
+			}
+			need := int64(le.Uint64(meta[40:])) * int64(le.Uint32(meta[8:])) // high-water mark × page size
+			if err := os.Truncate(path, need*7/10); err != nil {
+				t.Fatal(err)
+			}
+		}, 2, []string{"is beyond the end of the file", "dropped "}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(dir, c.name+".bolt")
+			if err := os.WriteFile(db, pristine, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			flippedWant = nil
+			c.damage(db)
+			want := append(c.want, flippedWant...)
+			before := fileSum(t, db)
+
+			r := runBin(t, bin, dir, "check", "--db", db)
+			if r.code != c.check || !strings.Contains(r.stdout+r.stderr, "weaver check --repair --db "+db) {
+				t.Errorf("check: exit %d, want %d and a hint naming --repair\n%s%s", r.code, c.check, r.stdout, r.stderr)
+			}
+			r = runBin(t, bin, dir, "check", "--repair", "--db", db)
+			if r.code != 0 {
+				t.Fatalf("check --repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			out := db + ".repaired"
+			for _, line := range append(want, "repaired "+db+" into "+out+": kept ", out+" passes weaver check") {
+				if !strings.Contains(r.stdout, line) {
+					t.Errorf("check --repair does not say %q:\n%s", line, r.stdout)
+				}
+			}
+			if !strings.HasPrefix(r.stdout, "dropped ") {
+				t.Errorf("check --repair dropped nothing:\n%s", r.stdout)
+			}
+			if fileSum(t, db) != before {
+				t.Errorf("the damaged store was modified")
+			}
+			if r := runBin(t, bin, dir, "check", "--db", out); r.code != 0 || !strings.HasPrefix(r.stdout, "ok: ") {
+				t.Errorf("check of the repaired store: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = runBin(t, bin, dir, "export", "--db", out, "--json")
+			var graphJSON struct {
+				Nodes []struct{ Host string } `json:"nodes"`
+				Edges []json.RawMessage       `json:"edges"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &graphJSON) != nil || len(graphJSON.Nodes) == 0 {
+				t.Errorf("export --json of the repaired store: exit %d, %d nodes\n%.500s%s", r.code, len(graphJSON.Nodes), r.stdout, r.stderr)
+			}
+
+			// The output is not replaced without --force, which is named.
+			if r := runBin(t, bin, dir, "check", "--repair", "--db", db); r.code != 2 || !strings.Contains(r.stderr, "--force") {
+				t.Errorf("second repair without --force: exit %d, want 2 naming --force\n%s", r.code, r.stderr)
+			}
+			if r := runBin(t, bin, dir, "check", "--repair", "--force", "--db", db, "-o", out); r.code != 0 {
+				t.Errorf("repair --force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+
+			// A crawl resumes from the repaired store.
+			crawled := crawledHosts(t, out)
+			if r := crawl(out, 20); r.code != 0 {
+				t.Fatalf("crawl of the repaired store: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if got := crawledHosts(t, out); got <= crawled {
+				t.Errorf("the resumed crawl fetched nothing: %d crawled hosts before, %d after", crawled, got)
+			}
+			if r := runBin(t, bin, dir, "check", "--db", out); r.code != 0 {
+				t.Errorf("check after the resumed crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+
+	// A store in use by another process is not read.
+	held, err := kv.Open(base, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if r := runBin(t, bin, dir, "check", "--repair", "--db", base); r.code != 2 || !strings.Contains(r.stderr, "weaver snapshot") {
+		t.Errorf("repair of a store in use: exit %d, want 2 with a hint\n%s", r.code, r.stderr)
+	}
+}
+
+// flippedWant is what the "flipped" case of TestCheck_Repair must report:
+// its damage function finds the keys.
+var flippedWant []string
+
+func TestCheck_Repair_Usage(t *testing.T) {
+	db := archiveStore(t, filepath.Join(t.TempDir(), "w.bolt"), 6, nil)
+	for _, args := range [][]string{
+		{"check", "--db", db, "-o", "x.bolt"},
+		{"check", "--db", db, "--force"},
+		{"check", "--repair", "--db", db, "-o", db},
+	} {
+		if code, out, errs := runArchiveCmd(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errs)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "fixed.bolt")
+	code, stdout, errs := runArchiveCmd(t, "check", "--repair", db, "--out", out)
+	want := "repaired " + db + " into " + out + ": kept 6 nodes, 5 edges, 2 queued (1 leases returned to the queue); dropped 0 records, lost 0 pages;"
+	if code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("exit %d, want 0 and %q\n%s%s", code, want, stdout, errs)
 	}
 }
