@@ -3,6 +3,10 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 60s
+# FUZZPARALLEL sets the fuzz workers per target (go test -parallel); empty
+# means Go's default, GOMAXPROCS. On a shared machine: make fuzz FUZZPARALLEL=1.
+FUZZPARALLEL ?=
+FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
 .PHONY: all build test test-short lint fuzz bench demo golden cross clean tools
 
@@ -26,12 +30,12 @@ lint:
 
 # Each fuzz target runs FUZZTIME; crashers land in testdata/fuzz as regression cases.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeHost$$' -fuzztime $(FUZZTIME) ./graph
-	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/extract
-	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./crawl/robots
-	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./crawl
-	$(GO) test -run '^$$' -fuzz '^FuzzWellFormed$$' -fuzztime $(FUZZTIME) ./kv
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/storetest
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeHost$$' $(FUZZFLAGS) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/extract
+	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/robots
+	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' $(FUZZFLAGS) ./crawl
+	$(GO) test -run '^$$' -fuzz '^FuzzWellFormed$$' $(FUZZFLAGS) ./kv
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./internal/storetest
 
 # weaver against the ideal and against Colly on fakeweb, one table, also
 # written to bench/RESULTS.md. bench/ is its own module (it needs Colly; the
