@@ -1,6 +1,7 @@
-// Package archive moves weaver stores between machines and compares them:
-// hot snapshots of a store (from the file, or streamed by the process that
-// holds it), merges of several stores into one, and diffs of two.
+// Package archive moves weaver stores between machines, compares and
+// repairs them: hot snapshots of a store (from the file, or streamed by the
+// process that holds it), merges of several stores into one, diffs of two,
+// and a repaired copy of a damaged one.
 //
 // A store file carries nothing bound to the machine that wrote it: no
 // absolute paths, process ids or host names, only relative facts (hosts
@@ -31,4 +32,18 @@
 // Diff compares two stores by host (or registrable domain): hosts and
 // edges that appeared or vanished, edges whose weight changed, and nodes
 // whose title or status changed.
+//
+// Repair copies every readable record of a damaged store into a new one.
+// bbolt trusts its pages (a flipped byte in a leaf's header sends a cursor
+// off the page; a truncated file faults on access), so Repair reads the
+// file itself, page by page (pages.go): each page checked to lie in the
+// file, name itself and hold its elements; a page that fails is reported
+// with the keys its parent gives it, and its leaves, still in the file,
+// are found among the pages no branch points at and bbolt's list of free
+// pages does not name. Records are then kept when they decode and agree
+// with each other, and the indexes (hosts, queued) and counters are
+// rebuilt from them. A copy that fails its check is still renamed into
+// place (it holds what could be read) and the error says so. CheckPages
+// is the same read without the copy: weaver check runs it before it lets
+// bbolt read a file.
 package archive
