@@ -41,6 +41,10 @@ func request(t *testing.T, client *http.Client, method, url string, hdr map[stri
 		t.Fatal(err)
 	}
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
@@ -196,6 +200,28 @@ func TestAuth_ExposedWithoutToken(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line naming %s", c.name, r.code, r.stderr, c.want)
 		}
 	}
+	// A token that guards nothing, or two that disagree.
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("abc123\n"), 0o600)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"short token file", nil, []string{"serve", "--dir", filepath.Join(dir, "jobs"), "--token-file", short}, "at least 16"},
+		{"short WEAVER_TOKEN", []string{"WEAVER_TOKEN=abc"}, []string{"crawl", "--db", db, "--listen", "127.0.0.1:0", "http://a.test/"}, "WEAVER_TOKEN"},
+		{"token with a space", []string{"WEAVER_TOKEN=abcdefgh ijklmnopqrstu"}, []string{"serve", "--dir", filepath.Join(dir, "jobs")}, "letters, digits"},
+		{"base64 token", []string{"WEAVER_TOKEN=abcdefgh+ijklmnopqrstu="}, []string{"serve", "--dir", filepath.Join(dir, "jobs")}, `not '+'`},
+		{"WEAVER_TOKEN and --token-file differ", []string{"WEAVER_TOKEN=another-token-0123456789"},
+			[]string{"crawl", "--db", db, "--listen", "127.0.0.1:0", "--token-file", tokenFile(t, dir), "http://a.test/"}, "different tokens"},
+	} {
+		r := weaverEnv(t, dir, c.env, c.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line naming %q", c.name, r.code, r.stderr, c.want)
+		}
+	}
 	for _, p := range []string{db, filepath.Join(dir, "jobs")} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was created by a refused command", p)
@@ -219,4 +245,30 @@ func TestAuth_ServeJobAPI(t *testing.T) {
 	}
 	p.cmd.Process.Signal(os.Interrupt)
 	p.wait(t)
+}
+
+// TestAuth_LoopbackWithoutToken: without a token, loopback works as
+// before for curl and weaver itself, while a web page in the operator's
+// browser can neither change anything cross-origin nor reach the API
+// under a rebound host name.
+func TestAuth_LoopbackWithoutToken(t *testing.T) {
+	sc := startSlowCrawl(t)
+	base := sc.api.base
+	if code, body, _ := request(t, nil, "GET", base+"/status", nil, ""); code != http.StatusOK || !strings.Contains(body, `"crawl"`) {
+		t.Errorf("GET /status without a token on loopback: %d %q", code, body)
+	}
+	if code, body, _ := request(t, nil, "GET", strings.Replace(base, "127.0.0.1", "localhost", 1)+"/status", nil, ""); code != http.StatusOK {
+		t.Errorf("GET /status through localhost: %d %q", code, body)
+	}
+	if code, _, _ := request(t, nil, "GET", base+"/status", map[string]string{"Host": "rebound.evil.example"}, ""); code != http.StatusForbidden {
+		t.Errorf("GET /status with a foreign Host: %d, want 403", code)
+	}
+	evil := map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain"}
+	if code, _, _ := request(t, nil, "POST", base+"/stop", evil, ""); code != http.StatusForbidden {
+		t.Errorf("cross-origin POST /stop: %d, want 403", code)
+	}
+	if code, body, _ := request(t, nil, "POST", base+"/seeds", map[string]string{"Content-Type": "application/json"}, `{"url": "http://`+sc.fresh+`/"}`); code != http.StatusOK {
+		t.Errorf("POST /seeds without a token on loopback: %d %q", code, body)
+	}
+	sc.stop(t)
 }

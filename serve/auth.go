@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,14 +46,30 @@ func (a Auth) session() string {
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
-// Wrap returns h guarded by a; h itself when a has no token.
+// Wrap returns h guarded by a. Without a token (cmd/weaver then binds
+// to loopback only) it still refuses two things a web page in the
+// operator's browser could do to a loopback API: reach it under another
+// host name (DNS rebinding: the Host header must be an IP address or
+// localhost), and change something from another origin (a request other
+// than GET and HEAD whose Origin is not this server). Clients that send
+// no Origin, curl and weaver itself, work as before.
 func (a Auth) Wrap(h http.Handler) http.Handler {
 	if a.Token == "" {
-		return h
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !plainHost(r.Host) {
+				writeError(w, http.StatusForbidden, "Host %q refused: without a token this API answers only requests addressed to its IP address or localhost", r.Host)
+				return
+			}
+			if !safeMethod(r) && !sameOriginOrNone(r) {
+				writeError(w, http.StatusForbidden, "cross-origin %s refused (Origin %s)", r.Method, r.Header.Get("Origin"))
+				return
+			}
+			h.ServeHTTP(w, withVia(r, ViaOpen))
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.MetricsPublic && r.URL.Path == "/metrics" {
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, withVia(r, ViaPublic))
 			return
 		}
 		if v := r.Header.Get("Authorization"); v != "" {
@@ -60,12 +78,11 @@ func (a Auth) Wrap(h http.Handler) http.Handler {
 				unauthorized(w, "wrong token in the Authorization header")
 				return
 			}
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, withVia(r, ViaBearer))
 			return
 		}
-		safe := r.Method == http.MethodGet || r.Method == http.MethodHead
 		if q := r.URL.Query(); q.Has("token") {
-			if !safe || !equal(q.Get("token"), a.Token) {
+			if !safeMethod(r) || !equal(q.Get("token"), a.Token) {
 				unauthorized(w, "wrong token")
 				return
 			}
@@ -84,18 +101,63 @@ func (a Auth) Wrap(h http.Handler) http.Handler {
 			unauthorized(w, "this API needs a token: send 'Authorization: Bearer TOKEN', or open the page once with ?token=TOKEN")
 			return
 		}
-		if !safe {
+		if !safeMethod(r) {
 			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 				writeError(w, http.StatusForbidden, "a %s from a browser session must send Content-Type: application/json", r.Method)
 				return
 			}
-			if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
-				writeError(w, http.StatusForbidden, "cross-origin %s refused (Origin %s)", r.Method, o)
+			if !sameOriginOrNone(r) {
+				writeError(w, http.StatusForbidden, "cross-origin %s refused (Origin %s)", r.Method, r.Header.Get("Origin"))
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, withVia(r, ViaSession))
 	})
+}
+
+// How a request was let in, as Via reports it.
+const (
+	ViaOpen    = "open"    // no token is configured (loopback only)
+	ViaBearer  = "bearer"  // the Authorization header
+	ViaSession = "session" // the browser's session cookie
+	ViaPublic  = "public"  // /metrics with MetricsPublic
+)
+
+type viaKey struct{}
+
+func withVia(r *http.Request, via string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), viaKey{}, via))
+}
+
+// Via says how Wrap let r in: ViaOpen, ViaBearer, ViaSession or
+// ViaPublic; "" when r did not come through Wrap. A route needs it only
+// to adapt what it shows (a page opened through a session, say): Wrap has
+// already refused whatever it must, for every route, old and new.
+func Via(r *http.Request) string {
+	v, _ := r.Context().Value(viaKey{}).(string)
+	return v
+}
+
+func safeMethod(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead
+}
+
+// sameOriginOrNone reports whether r has no Origin header or one naming
+// the server it came to.
+func sameOriginOrNone(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	return o == "" || sameOrigin(o, r)
+}
+
+// plainHost reports whether a Host header is an IP address or localhost,
+// with or without a port: what a client that reaches a loopback API
+// without a DNS name of its own sends.
+func plainHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
 }
 
 // sameOrigin reports whether an Origin header names the server the

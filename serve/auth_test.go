@@ -80,11 +80,67 @@ func TestAuth_Wrap(t *testing.T) {
 			t.Errorf("metrics public, %s: got %d, want %d", target, rec.Code, want)
 		}
 	}
-	// No token: the handler itself.
-	if rec := httptest.NewRecorder(); true {
-		serve.Auth{}.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})).ServeHTTP(rec, httptest.NewRequest("POST", "/stop", nil))
-		if rec.Code != 200 {
-			t.Errorf("no token: got %d, want 200", rec.Code)
+	// No token (loopback only): open to clients addressing it by IP or
+	// localhost, closed to DNS rebinding and to cross-origin changes.
+	var via string
+	none := serve.Auth{}.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { via = serve.Via(r) }))
+	for _, c := range []struct {
+		name, method, target string
+		hdr                  map[string]string
+		want                 int
+	}{
+		{"curl POST", "POST", "http://127.0.0.1:8088/stop", nil, 200},
+		{"localhost", "GET", "http://localhost:8088/status", nil, 200},
+		{"IPv6 loopback", "GET", "http://[::1]:8088/status", nil, 200},
+		{"same-origin POST", "POST", "http://127.0.0.1:8088/seeds", map[string]string{"Origin": "http://127.0.0.1:8088"}, 200},
+		{"cross-origin POST", "POST", "http://127.0.0.1:8088/stop", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"cross-origin DELETE", "DELETE", "http://127.0.0.1:8088/crawl/x", map[string]string{"Origin": "null"}, 403},
+		{"rebound host name", "GET", "http://evil.example:8088/graph", nil, 403},
+	} {
+		via = ""
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(c.method, c.target, nil)
+		for k, v := range c.hdr {
+			req.Header.Set(k, v)
 		}
+		none.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("no token, %s: got %d, want %d (%s)", c.name, rec.Code, c.want, rec.Body)
+		}
+		if wantVia := map[bool]string{true: serve.ViaOpen}[c.want == 200]; via != wantVia {
+			t.Errorf("no token, %s: Via %q, want %q", c.name, via, wantVia)
+		}
+	}
+}
+
+// TestAuth_Via: a route learns how its request was let in.
+func TestAuth_Via(t *testing.T) {
+	const token = "s3cret-token-0123456789"
+	var via string
+	h := serve.Auth{Token: token, MetricsPublic: true}.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { via = serve.Via(r) }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/?token="+token, nil))
+	cookie := rec.Result().Cookies()[0]
+	for _, c := range []struct {
+		name, target string
+		hdr          map[string]string
+		want         string
+	}{
+		{"bearer", "/status", map[string]string{"Authorization": "Bearer " + token}, serve.ViaBearer},
+		{"session", "/", map[string]string{"Cookie": cookie.Name + "=" + cookie.Value}, serve.ViaSession},
+		{"public metrics", "/metrics", nil, serve.ViaPublic},
+	} {
+		via = ""
+		req := httptest.NewRequest("GET", c.target, nil)
+		for k, v := range c.hdr {
+			req.Header.Set(k, v)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		if via != c.want {
+			t.Errorf("%s: Via %q, want %q", c.name, via, c.want)
+		}
+	}
+	if got := serve.Via(httptest.NewRequest("GET", "/", nil)); got != "" {
+		t.Errorf("Via of a request that did not come through Wrap: %q, want empty", got)
 	}
 }

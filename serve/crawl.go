@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,16 +107,11 @@ func (h *crawlHandler) graph(w http.ResponseWriter, r *http.Request) {
 	serveGraph(w, r, h.s, f, opt)
 }
 
-// serveGraph answers s's graph in f, exported from one read transaction
-// into a spool file first: the transaction ends before the client reads,
-// however slowly it does.
+// serveGraph answers s's graph in f.
 func serveGraph(w http.ResponseWriter, r *http.Request, s *kv.Store, f export.Format, opt export.Options) {
-	file, size, err := spool(s.Path(), func(out io.Writer) error {
-		_, err := export.Write(r.Context(), out, s, f, opt)
-		return err
-	})
+	file, size, err := spoolGraph(r, s, f, opt)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+		spoolError(w, err)
 		return
 	}
 	defer file.Close()
@@ -126,63 +119,35 @@ func serveGraph(w http.ResponseWriter, r *http.Request, s *kv.Store, f export.Fo
 	sendSpool(w, file, size)
 }
 
+// spoolGraph exports s's graph in f from one read transaction into a
+// spool file (spool.go): the transaction ends before the client reads,
+// however slowly it does.
+func spoolGraph(r *http.Request, s *kv.Store, f export.Format, opt export.Options) (*spoolFile, int64, error) {
+	return spool(s.Path(), 0, func(out io.Writer) error {
+		_, err := export.Write(r.Context(), out, s, f, opt)
+		return err
+	})
+}
+
 func (h *crawlHandler) snapshot(w http.ResponseWriter, r *http.Request) {
-	file, size, err := spool(h.dbPath, func(out io.Writer) error {
+	var expect int64
+	if fi, err := os.Stat(h.dbPath); err == nil {
+		expect = fi.Size() // the copy is at most the file's size
+	}
+	file, size, err := spool(h.dbPath, expect, func(out io.Writer) error {
 		return h.s.View(func(tx *kv.Tx) error {
 			_, err := tx.WriteTo(out)
 			return err
 		})
 	})
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+		spoolError(w, err)
 		return
 	}
 	defer file.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(h.dbPath)+`"`)
 	sendSpool(w, file, size)
-}
-
-// spool runs fill into a temporary file beside the store and returns it
-// rewound, with its size. A read transaction held while a client
-// downloads pins the store's map: a commit that must grow the file waits
-// for the last byte, so a client reading 10 KB/s stalled the crawl. A
-// local copy ends the transaction at disk speed instead. The file is
-// unlinked as soon as it is created, so nothing is left behind, even by a
-// kill; it lives on the store's own disk, which had room for the store.
-func spool(storePath string, fill func(io.Writer) error) (*os.File, int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(storePath), "."+filepath.Base(storePath)+".download-*")
-	if err != nil {
-		return nil, 0, fmt.Errorf("spool file: %w", err)
-	}
-	os.Remove(f.Name())
-	bw := bufio.NewWriterSize(f, 256<<10)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	var size int64
-	if err == nil {
-		size, err = f.Seek(0, io.SeekCurrent)
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, size, nil
-}
-
-// sendSpool streams a spooled answer of size bytes; a client that stops
-// reading is cut off after writeTimeout.
-func sendSpool(w http.ResponseWriter, f *os.File, size int64) {
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-	sw := newStreamWriter(w)
-	if _, err := io.Copy(sw, f); err != nil {
-		panic(http.ErrAbortHandler) // the client sees a cut answer, not a complete-looking one
-	}
 }
 
 // seedsRequest is POST /seeds's body.

@@ -7,7 +7,7 @@
 //
 //	GET  /status    the store summary (ReadSummary) and the live crawl.Status, as JSON
 //	GET  /metrics   Prometheus text format, read from crawl.Status at scrape time
-//	GET  /graph     ?format=json|graphml|dot: the graph so far, one read transaction, streamed
+//	GET  /graph     ?format=json|graphml|dot: the graph so far, from one read transaction
 //	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
 //	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl
 //	POST /stop      a graceful stop, the same as SIGTERM
@@ -26,8 +26,20 @@
 // Both handlers answer errors as {"error": "..."} with a status code that
 // says whose fault it is: 400 for bad JSON or a bad value (naming it), 404
 // for an unknown path or job id, 405 (with Allow) for a wrong method, 413 for
-// a request body over MaxBodyBytes, 503 while shutting down.
+// a request body over MaxBodyBytes, 503 while shutting down; Auth adds 401
+// (with WWW-Authenticate) and 403, spooling 507.
 //
-// The handlers carry no authentication: cmd/weaver binds them to loopback
-// unless told otherwise (see ListenAddr).
+// Auth.Wrap guards a whole handler, so every route, present or added
+// later, is behind it: with a token, `Authorization: Bearer TOKEN` or a
+// browser session cookie obtained with ?token= (GET pages; a change
+// through the cookie must be JSON from the same origin); without one
+// (cmd/weaver then binds to loopback only, see ListenAddr and
+// IsLoopback), requests addressed to an IP address or localhost, and no
+// cross-origin changes. A route learns how its request got in from Via.
+//
+// /graph, /snapshot and a job's graph are spooled (spool.go): written to
+// a temporary file beside the store under a short read transaction and
+// sent from it, so a slow client never holds a transaction that a commit
+// growing the store's file would wait for; a spool that would leave the
+// store's disk too full for the crawl is refused with 507 (ErrNoSpace).
 package serve

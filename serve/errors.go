@@ -14,3 +14,8 @@ var (
 	// jobs.
 	ErrClosing = errors.New("shutting down")
 )
+
+// ErrNoSpace means a download (graph or snapshot) would leave the store's
+// disk with less free space than the crawl keeps for itself; it is
+// answered 507.
+var ErrNoSpace = errors.New("not enough free disk space for this download")

@@ -196,11 +196,25 @@ func (h *jobHandler) graph(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// The job's store is held (its use lock) only while the export is
+	// spooled: a slow client must not keep a finishing job from closing
+	// its store, nor the requests behind that from reading it.
+	var file *spoolFile
+	var size int64
+	var spoolErr error
 	err = h.m.withStore(j, func(s *kv.Store) error {
-		serveGraph(w, r, s, f, opt)
+		file, size, spoolErr = spoolGraph(r, s, f, opt)
 		return nil
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		writeError(w, http.StatusInternalServerError, "opening the job's store: %v", err)
+		return
+	case spoolErr != nil:
+		spoolError(w, spoolErr)
+		return
 	}
+	defer file.Close()
+	w.Header().Set("Content-Type", contentType[f])
+	sendSpool(w, file, size)
 }

@@ -40,8 +40,8 @@ func TestSlowReader_CommitsContinue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fill(0, 2500) // ~10 MB
-	if err := f.s.Update(func(tx *kv.Tx) error { // and a graph whose export is MBs long
+	fill(0, 2500) // ~10 MB, and a graph whose export is MBs long:
+	if err := f.s.Update(func(tx *kv.Tx) error {
 		now := time.Now()
 		var prev uint64
 		for i := 0; i < 20000; i++ {
@@ -85,7 +85,7 @@ func TestSlowReader_CommitsContinue(t *testing.T) {
 		return stalled{resp, buf[:n]}
 	}
 	snap := open("/snapshot")
-	graph := open("/graph?format=graphml")
+	gr := open("/graph?format=graphml")
 
 	// The store grows past several remaps of bbolt's map while both
 	// clients have read 4 KB of answers many MB long.
@@ -143,9 +143,9 @@ func TestSlowReader_CommitsContinue(t *testing.T) {
 		}
 		return nil
 	})
-	g, err := io.ReadAll(graph.resp.Body)
-	graph.resp.Body.Close()
-	if err != nil || !bytes.HasSuffix(bytes.TrimSpace(append(graph.got, g...)), []byte("</graphml>")) {
+	g, err := io.ReadAll(gr.resp.Body)
+	gr.resp.Body.Close()
+	if err != nil || !bytes.HasSuffix(bytes.TrimSpace(append(gr.got, g...)), []byte("</graphml>")) {
 		t.Errorf("the GraphML download did not finish whole: %v", err)
 	}
 	// No spool file is left beside the store.

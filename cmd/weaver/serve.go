@@ -102,16 +102,20 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	}
 }
 
-// apiAuth is the authentication of a --listen API: the token in
-// WEAVER_TOKEN, else the one line of tokenFile (config token_file, flag
-// --token-file); none when neither is set.
+// apiAuth is the authentication of a --listen API: the one line of
+// tokenFile (config token_file, flag --token-file) or the token in
+// WEAVER_TOKEN; none when neither is set. Both set to different tokens is
+// a usage error rather than one silently winning.
 func apiAuth(e *env, tokenFile string, metricsPublic bool) (serve.Auth, error) {
 	a := serve.Auth{MetricsPublic: metricsPublic}
-	if t := strings.TrimSpace(e.Getenv("WEAVER_TOKEN")); t != "" {
-		a.Token = t
-		return a, nil
+	env := strings.TrimSpace(e.Getenv("WEAVER_TOKEN"))
+	if env != "" {
+		if err := checkToken(env); err != nil {
+			return a, usagef("WEAVER_TOKEN: %v", err)
+		}
 	}
 	if tokenFile == "" {
+		a.Token = env
 		return a, nil
 	}
 	data, err := os.ReadFile(tokenFile)
@@ -122,8 +126,33 @@ func apiAuth(e *env, tokenFile string, metricsPublic bool) (serve.Auth, error) {
 	if strings.TrimSpace(t) == "" || strings.ContainsAny(t, "\r\n") || t != strings.TrimSpace(t) {
 		return a, usagef("--token-file %s: want one line holding the token (no spaces around it)", tokenFile)
 	}
+	if err := checkToken(t); err != nil {
+		return a, usagef("--token-file %s: %v", tokenFile, err)
+	}
+	if env != "" && env != t {
+		return a, usagef("--token-file %s and WEAVER_TOKEN hold different tokens: give one of them", tokenFile)
+	}
 	a.Token = t
 	return a, nil
+}
+
+// minTokenLen is the shortest token accepted: one that can be guessed
+// guards nothing, and the API may face a network for weeks.
+const minTokenLen = 16
+
+// checkToken refuses a token too short to guard anything, or one that
+// cannot travel as it is in a header and in a URL's ?token= (base64's +
+// would arrive as a space).
+func checkToken(t string) error {
+	for _, c := range t {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-._~", c)) {
+			return fmt.Errorf("the token may hold only letters, digits and - . _ ~ (e.g. from 'openssl rand -hex 32'), not %q", c)
+		}
+	}
+	if len(t) < minTokenLen {
+		return fmt.Errorf("the token is %d characters long, want at least %d (e.g. from 'openssl rand -hex 32')", len(t), minTokenLen)
+	}
+	return nil
 }
 
 // checkExposure refuses a --listen address that other machines can reach
