@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -28,7 +29,10 @@ func FuzzDecodeRecords(f *testing.F) {
 	}
 	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}) // array32 claiming 4 G elements
 	f.Add([]byte{0xdb, 0xff, 0xff, 0xff, 0xff}) // str32 claiming 4 GiB
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		metrics.Read(allocs)
+		before := allocs[0].Value.Uint64()
 		var n graph.Node
 		_ = kv.Decode(data, &n)
 		var e graph.Edge
@@ -37,5 +41,12 @@ func FuzzDecodeRecords(f *testing.F) {
 		_ = kv.Decode(data, &en)
 		var l frontier.Lease
 		_ = kv.Decode(data, &l)
+		// Four decodes of at most a MiB each beyond the data (msgpack's
+		// read chunk); a decoder buffer that grows from value to value
+		// goes past it within a few inputs.
+		metrics.Read(allocs)
+		if got, limit := allocs[0].Value.Uint64()-before, uint64(5<<20+16*len(data)); got > limit {
+			t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", len(data), got, limit)
+		}
 	})
 }
