@@ -146,3 +146,35 @@ func BenchmarkMerge_2x500kEdges(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRepair_1MEdges repairs a sound store of 100,000 hosts and
+// 1,000,000 edges (every record read, checked and copied, the copy
+// verified), and reads its pages as weaver check does before bbolt.
+func BenchmarkRepair_1MEdges(b *testing.B) {
+	dir := b.TempDir()
+	src := filepath.Join(dir, "big.bolt")
+	bigStore(b, src, 0, 100_000, 10)
+	b.Run("repair", func(b *testing.B) {
+		var res archive.RepairResult
+		resetPeakRSS(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var err error
+			res, err = archive.Repair(context.Background(), src, filepath.Join(dir, "out.bolt"), archive.RepairOptions{Force: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(res.Out.Edges), "edges")
+		b.ReportMetric(float64(res.Out.Bytes)/(1<<20), "file-MiB")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+	})
+	b.Run("check-pages", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if d, err := archive.CheckPages(src); err != nil || len(d) > 0 {
+				b.Fatal(err, d)
+			}
+		}
+	})
+}

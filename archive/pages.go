@@ -127,11 +127,23 @@ type pageFile struct {
 	f    *os.File
 	size int64
 	meta boltMeta
-	seen map[uint64]bool // pages read since the last reset: each is in one tree, once
+	seen pageSet // pages read: each is in one tree, once
 }
 
 func newPageFile(f *os.File, size int64, m boltMeta) *pageFile {
-	return &pageFile{f: f, size: size, meta: m, seen: map[uint64]bool{}}
+	return &pageFile{f: f, size: size, meta: m, seen: make(pageSet, (uint64(size)/uint64(m.pageSize)+64)/64)}
+}
+
+// pageSet is a set of the pages of a file, one bit each (pages past the
+// end of the file are never added).
+type pageSet []uint64
+
+func (s pageSet) has(id uint64) bool { return id/64 < uint64(len(s)) && s[id/64]&(1<<(id%64)) != 0 }
+
+func (s pageSet) add(id uint64) {
+	if id/64 < uint64(len(s)) {
+		s[id/64] |= 1 << (id % 64)
+	}
 }
 
 // errPage describes why a page cannot be read.
@@ -151,7 +163,7 @@ func (p *pageFile) read(id uint64) ([]byte, error) {
 		return nil, pageErr("points at a meta page")
 	case id >= p.meta.hwm:
 		return nil, pageErr("is past the file's high-water mark (%d pages)", p.meta.hwm)
-	case p.seen[id]:
+	case p.seen.has(id):
 		return nil, pageErr("is reached twice (a damaged pointer)")
 	case (id+1)*ps > uint64(p.size):
 		return nil, pageErr("is beyond the end of the file (%d bytes: truncated)", p.size)
@@ -173,12 +185,12 @@ func (p *pageFile) read(id uint64) ([]byte, error) {
 		return nil, pageErr("claims %d overflow pages, past the end of the file", overflow)
 	}
 	for o := id; o <= id+overflow; o++ {
-		if p.seen[o] {
+		if p.seen.has(o) {
 			return nil, pageErr("overlaps page %d, already read (a damaged pointer)", o)
 		}
 	}
 	for o := id; o <= id+overflow; o++ {
-		p.seen[o] = true
+		p.seen.add(o)
 	}
 	buf := make([]byte, span)
 	if _, err := p.f.ReadAt(buf, int64(id*ps)); err != nil && !errors.Is(err, io.EOF) {
@@ -419,7 +431,7 @@ func (p *pageFile) orphans(free map[uint64]bool) map[string][]orphan {
 	last := min(p.meta.hwm, uint64(p.size)/ps)
 	var hdr [pageHeaderSize]byte
 	for id := uint64(2); id < last; id++ {
-		if p.seen[id] || free[id] {
+		if p.seen.has(id) || free[id] {
 			continue
 		}
 		if _, err := p.f.ReadAt(hdr[:], int64(id*ps)); err != nil {

@@ -98,8 +98,8 @@ type RepairResult struct {
 	Source string `json:"source"`
 	Out    Info   `json:"out"`
 	// Txid is the bbolt transaction whose trees were read; Newest is the
-	// file's newest. They differ when the older of bbolt's two meta pages
-	// gave more records (the newest one's trees lost more pages).
+	// file's newest. They differ when the newest one's trees lose pages and
+	// the previous one's lose fewer and give as many records.
 	Txid   uint64 `json:"txid"`
 	Newest uint64 `json:"newest_txid"`
 	// Dropped counts the records left out, LostPages the pages that could
@@ -157,7 +157,8 @@ var (
 //
 // Repair returns checkTarget's errors (ErrSameFile, ErrExists, ErrIsDir),
 // kv.ErrInUse when a process holds src, kv.ErrEmptyFile, kv.ErrNotStore
-// or kv.ErrCorrupt (no valid meta page) when nothing can be read,
+// or kv.ErrCorrupt (no valid meta page, or neither a bucket list nor a
+// page of records can be read) when nothing can be read,
 // kv.ErrNewerSchema, ctx's error, and file system errors. On such an
 // error out is left as it was.
 func Repair(ctx context.Context, src, out string, opt RepairOptions) (RepairResult, error) {
@@ -226,6 +227,12 @@ func Repair(ctx context.Context, src, out string, opt RepairOptions) (RepairResu
 		return RepairResult{}, err
 	}
 	info, verr := VerifyFile(tmp)
+	if verr != nil {
+		info, err = countFile(tmp)
+		if err != nil {
+			return RepairResult{}, fmt.Errorf("%s: %w", out, err)
+		}
+	}
 	if err := install(tmp, out); err != nil {
 		return RepairResult{}, err
 	}
@@ -238,6 +245,21 @@ func Repair(ctx context.Context, src, out string, opt RepairOptions) (RepairResu
 		return r.res, fmt.Errorf("%s: %w: %w", out, ErrUnsound, verr)
 	}
 	return r.res, nil
+}
+
+// countFile reads the counters of the store at path.
+func countFile(path string) (Info, error) {
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		return Info{}, err
+	}
+	defer s.Close()
+	var info Info
+	err = s.View(func(tx *kv.Tx) error {
+		info = countsOf(tx)
+		return nil
+	})
+	return info, err
 }
 
 // layout is what a first read of one meta page's trees finds: where the
