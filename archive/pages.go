@@ -131,8 +131,20 @@ type pageFile struct {
 }
 
 func newPageFile(f *os.File, size int64, m boltMeta) *pageFile {
-	return &pageFile{f: f, size: size, meta: m, seen: make(pageSet, (uint64(size)/uint64(m.pageSize)+64)/64)}
+	p := &pageFile{f: f, size: size, meta: m}
+	p.seen = p.newSet()
+	return p
 }
+
+// newSet returns an empty set of this file's pages.
+func (p *pageFile) newSet() pageSet {
+	return make(pageSet, (uint64(p.size)/uint64(p.meta.pageSize)+64)/64)
+}
+
+// maxSpan bounds the bytes of one page with its overflow: the largest
+// record weaver writes is a robots.txt cache entry of about 500 KiB, and a
+// damaged header must not make a reader allocate the whole file.
+const maxSpan = 64 << 20
 
 // pageSet is a set of the pages of a file, one bit each (pages past the
 // end of the file are never added).
@@ -181,8 +193,8 @@ func (p *pageFile) read(id uint64) ([]byte, error) {
 	}
 	overflow := uint64(le.Uint32(hdr[12:]))
 	span := (1 + overflow) * ps
-	if id+overflow >= p.meta.hwm || id*ps+span > uint64(p.size) {
-		return nil, pageErr("claims %d overflow pages, past the end of the file", overflow)
+	if id+overflow >= p.meta.hwm || id*ps+span > uint64(p.size) || span > maxSpan {
+		return nil, pageErr("claims %d overflow pages, past the end of the file or more than any record needs", overflow)
 	}
 	for o := id; o <= id+overflow; o++ {
 		if p.seen.has(o) {
@@ -372,7 +384,7 @@ func clone(b []byte) []byte {
 // freePages reads the meta page's list of free pages (free and pending:
 // bbolt writes both), with the pages the list itself takes. ok is false
 // when the list cannot be read.
-func (p *pageFile) freePages() (free map[uint64]bool, ok bool) {
+func (p *pageFile) freePages() (free pageSet, ok bool) {
 	ps := uint64(p.meta.pageSize)
 	id := p.meta.freelist
 	if id < 2 || id >= p.meta.hwm || (id+1)*ps > uint64(p.size) {
@@ -388,26 +400,26 @@ func (p *pageFile) freePages() (free map[uint64]bool, ok bool) {
 	}
 	overflow := uint64(le.Uint32(hdr[12:]))
 	span := (1 + overflow) * ps
-	if id+overflow >= p.meta.hwm || id*ps+span > uint64(p.size) {
+	if id+overflow >= p.meta.hwm || id*ps+span > uint64(p.size) || span > 16*maxSpan {
 		return nil, false
 	}
 	start, count := uint64(pageHeaderSize), uint64(le.Uint16(hdr[10:]))
 	if count == 0xFFFF {
 		start, count = pageHeaderSize+8, le.Uint64(hdr[pageHeaderSize:])
 	}
-	if start+count*8 > span {
+	if count > span/8 || start+count*8 > span {
 		return nil, false
 	}
 	buf := make([]byte, start+count*8)
 	if _, err := p.f.ReadAt(buf, int64(id*ps)); err != nil {
 		return nil, false
 	}
-	free = make(map[uint64]bool, count+overflow+1)
+	free = p.newSet()
 	for i := uint64(0); i < count; i++ {
-		free[le.Uint64(buf[start+8*i:])] = true
+		free.add(le.Uint64(buf[start+8*i:]))
 	}
 	for o := id; o <= id+overflow; o++ {
-		free[o] = true
+		free.add(o)
 	}
 	return free, true
 }
@@ -425,13 +437,13 @@ type orphan struct {
 // leaves are still in the file, unreferenced. Each list is in key order.
 // A free page holds an old version of its records: without the list of
 // free pages the two cannot be told apart.
-func (p *pageFile) orphans(free map[uint64]bool) map[string][]orphan {
+func (p *pageFile) orphans(free pageSet) map[string][]orphan {
 	out := map[string][]orphan{}
 	ps := uint64(p.meta.pageSize)
 	last := min(p.meta.hwm, uint64(p.size)/ps)
 	var hdr [pageHeaderSize]byte
 	for id := uint64(2); id < last; id++ {
-		if p.seen.has(id) || free[id] {
+		if p.seen.has(id) || free.has(id) {
 			continue
 		}
 		if _, err := p.f.ReadAt(hdr[:], int64(id*ps)); err != nil {
@@ -442,10 +454,10 @@ func (p *pageFile) orphans(free map[uint64]bool) map[string][]orphan {
 			continue // a branch (its leaves are found one by one), or not a page
 		}
 		overflow := uint64(le.Uint32(hdr[12:]))
-		buf := make([]byte, (1+overflow)*ps)
-		if id+overflow >= last {
-			continue
+		if id+overflow >= last || (1+overflow)*ps > maxSpan {
+			continue // a damaged header: checked before its span is allocated
 		}
+		buf := make([]byte, (1+overflow)*ps)
 		if _, err := p.f.ReadAt(buf, int64(id*ps)); err != nil {
 			continue
 		}

@@ -345,7 +345,7 @@ func readLayout(f *os.File, size int64, m boltMeta, other *boltMeta) *layout {
 		// No list at all: the unreferenced leaves are read as they are
 		// found, free ones too, rather than nothing. Of two versions of a
 		// record, the copy keeps the later (nodeNewer, heavier edges).
-		free, l.stale = map[uint64]bool{}, true
+		free, l.stale = p.newSet(), true
 	}
 	all := p.orphans(free)
 	l.orphans = map[string][]orphan{}

@@ -204,7 +204,7 @@ func keyAt(data []byte, leaf storetest.Leaf, i int) []byte {
 // damage is one way of breaking a leaf page, and the report it must give.
 type damage struct {
 	bucket []byte
-	kind   string // "value": a value's first byte made invalid; "element": an element points off its page; "page": the page's count made impossible
+	kind   string // "value": a value's first byte made invalid; "element": an element points off its page; "page": the page's count made impossible; "overflow": the page claims 4 G more
 }
 
 // TestRepair_FlippedLeafBytes damages leaf pages of nodes, edges,
@@ -227,7 +227,7 @@ func TestRepair_FlippedLeafBytes(t *testing.T) {
 	lostNodes := map[uint64]bool{}
 	for _, d := range []damage{
 		{kv.BucketNodes, "value"}, {kv.BucketNodes, "element"}, {kv.BucketNodes, "page"},
-		{kv.BucketEdges, "value"}, {kv.BucketEdges, "element"}, {kv.BucketEdges, "page"},
+		{kv.BucketEdges, "value"}, {kv.BucketEdges, "element"}, {kv.BucketEdges, "page"}, {kv.BucketEdges, "overflow"},
 		{kv.BucketFrontier, "value"}, {kv.BucketFrontier, "element"},
 		{kv.BucketLeases, "value"},
 	} {
@@ -236,7 +236,7 @@ func TestRepair_FlippedLeafBytes(t *testing.T) {
 			t.Fatalf("%s has %d leaf pages: the store is too small for this test", d.bucket, len(leaves))
 		}
 		// A different leaf for each kind of damage.
-		leaf := leaves[map[string]int{"value": 1, "element": 2, "page": 3}[d.kind]]
+		leaf := leaves[map[string]int{"value": 1, "element": 2, "page": 3, "overflow": 4}[d.kind]]
 		switch d.kind {
 		case "value":
 			_, _, v := storetest.LeafElement(t, pristine, leaf, 2)
@@ -253,6 +253,9 @@ func TestRepair_FlippedLeafBytes(t *testing.T) {
 			if string(d.bucket) == "nodes" {
 				lostNodes[binary.BigEndian.Uint64(keyAt(data, leaf, 3))] = true
 			}
+		case "overflow":
+			storetest.Patch(t, src, leaf.Offset+12, []byte{0xff, 0xff, 0xff, 0xff}) // 4 G pages of overflow
+			wantPages = append(wantPages, fmt.Sprintf("%s page %d", d.bucket, leaf.Page))
 		case "page":
 			storetest.Patch(t, src, leaf.Offset+10, []byte{0xff, 0xff}) // count 65535
 			wantPages = append(wantPages, fmt.Sprintf("%s page %d", d.bucket, leaf.Page))
@@ -266,7 +269,7 @@ func TestRepair_FlippedLeafBytes(t *testing.T) {
 	before := fileHash(t, src)
 
 	problems, err := archive.CheckPages(src)
-	if err != nil || len(problems) != 5 { // the two damaged headers of each bucket, and the count
+	if err != nil || len(problems) != 6 { // the damaged element headers, counts and overflow
 		t.Errorf("CheckPages: %v, %d problems: %v", err, len(problems), problems)
 	}
 	out := filepath.Join(dir, "out.bolt")
@@ -292,8 +295,8 @@ func TestRepair_FlippedLeafBytes(t *testing.T) {
 			t.Errorf("no drop reported for %q", want)
 		}
 	}
-	if res.LostPages != 2 {
-		t.Errorf("%d pages lost, want 2\n%s", res.LostPages, all)
+	if res.LostPages != 3 {
+		t.Errorf("%d pages lost, want 3\n%s", res.LostPages, all)
 	}
 	got, orig := nodesOf(t, out), nodesOf(t, pristine)
 	for id, n := range orig {
@@ -484,7 +487,8 @@ func TestRepair_Truncated(t *testing.T) {
 }
 
 // TestRepair_RandomFlips flips random bits anywhere in a store's pages —
-// branches, the bucket list, the free list, leaves — and repairs it:
+// branches, the bucket list, the free list, leaves; half of them in page
+// headers — and repairs it:
 // Repair must return an error or a store that passes Verify, never panic
 // or hang.
 func TestRepair_RandomFlips(t *testing.T) {
@@ -507,6 +511,9 @@ func TestRepair_RandomFlips(t *testing.T) {
 		d := bytes.Clone(data)
 		for range 1 + rng.IntN(40) {
 			off := 2*ps + rng.Int64N(need-2*ps)
+			if rng.IntN(2) == 0 { // a page header: id, flags, count, overflow
+				off = off/ps*ps + rng.Int64N(16)
+			}
 			d[off] ^= 1 << rng.IntN(8)
 		}
 		if err := os.WriteFile(src, d, 0o600); err != nil {
