@@ -664,6 +664,10 @@ func (r *repairer) copyNodes() error {
 			return nil
 		}
 		var n graph.Node
+		if len(v) > 0 && isExt(v[0]) {
+			r.dropKey(kv.BucketNodes, k, "an extension value, not a node")
+			return nil
+		}
 		if err := kv.Decode(v, &n); err != nil {
 			r.dropKey(kv.BucketNodes, k, "%v", err)
 			return nil
@@ -777,6 +781,13 @@ func (r *repairer) copyEdges() error {
 		return err
 	})
 }
+
+// isExt reports whether c starts a msgpack extension value. Node and
+// robots records are maps, and msgpack reads an extension where it wants
+// a map as a wrapper around the bytes after it, lengths kv.Decode's
+// checks take for payload: its pooled decoder then grows its buffer a
+// MiB per such value and keeps it. Repair never hands it one.
+func isExt(c byte) bool { return (c >= 0xc7 && c <= 0xc9) || (c >= 0xd4 && c <= 0xd8) }
 
 // nodeNewer reports whether a is a later version of node b: more
 // fetches, or as many and seen later.
@@ -1037,6 +1048,10 @@ func (r *repairer) copyRobots() error {
 			return nil
 		}
 		var rec robotsRecord
+		if len(v) > 0 && isExt(v[0]) {
+			r.dropKey(kv.BucketRobots, k, "an extension value, not a robots.txt record")
+			return nil
+		}
 		if err := kv.Decode(v, &rec); err != nil {
 			r.dropKey(kv.BucketRobots, k, "%v", err)
 			return nil

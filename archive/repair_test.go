@@ -334,6 +334,9 @@ func TestRepair_DamagedValues(t *testing.T) {
 		a, _ := graph.Lookup(tx, "a.test")
 		for _, p := range []struct{ bucket, key, value []byte }{
 			{kv.BucketNodes, kv.U64(a), lie},
+			// An extension where a node's map belongs: msgpack reads the
+			// bytes after it as the map, past kv's length checks.
+			{kv.BucketNodes, kv.U64(9), []byte("\xc7\x000\x86\xdb0000")},
 			{kv.BucketEdges, append(kv.U64(2), kv.U64(3)...), []byte{0xc9, 0x7f, 0xff, 0xff, 0xff, 0xff}},
 			{kv.BucketLeases, []byte{1}, lie[:2]},
 			{kv.BucketFrontier, append(kv.U32(1), kv.U64(99)...), []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0}},
@@ -358,6 +361,7 @@ func TestRepair_DamagedValues(t *testing.T) {
 	}
 	want := []string{
 		"nodes 0000000000000001: kv: damaged value: length 2147483647 at byte 8 exceeds the 1 bytes left",
+		"nodes 0000000000000009: an extension value, not a node",
 		"edges 0000000000000001000000000000000" + "2: node 1 is not in the repaired store",
 		"edges 00000000000000020000000000000003: kv: damaged value: length 2147483648 at byte 5 exceeds the 1 bytes left",
 		"edges 00000000000000020000000000000001: node 1 is not in the repaired store",
