@@ -190,19 +190,36 @@ func (c *Cursor) Seek(seek []byte) (key, val []byte) { return c.c.Seek(seek) }
 func (c *Cursor) Delete() error { return c.c.Delete() }
 
 // Decode decodes a msgpack value read through a cursor. A damaged value
-// gives an error, never a panic, and never an allocation larger than data
-// (see wellFormed).
+// gives an error, never a panic, and allocates at most about a MiB more
+// than data (see wellFormed and decoders).
 func Decode(data []byte, v any) (err error) {
 	if err := wellFormed(data); err != nil {
 		return fmt.Errorf("kv: damaged value: %w", err)
 	}
+	dec := decoders.Get().(*msgpack.Decoder)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("kv: damaged value: %v", r)
 		}
 	}()
-	return msgpack.Unmarshal(data, v)
+	dec.Reset(bytes.NewReader(data))
+	err = dec.Decode(v)
+	if err == nil && len(data) <= 64<<10 {
+		dec.Reset(nil)
+		decoders.Put(dec)
+	}
+	return err
 }
+
+// decoders keeps the msgpack decoders of values that decoded. msgpack
+// reads a claimed length by growing its decoder's buffer a MiB at a time
+// until the data runs out, and keeps the grown buffer: wellFormed bounds
+// the lengths of the value, but msgpack decodes an extension header where
+// a map is expected as a wrapper around the bytes that follow it, lengths
+// wellFormed saw as opaque payload. msgpack.Unmarshal's pool kept those
+// buffers, so each such value grew the next decoder by a MiB (8 GiB in a
+// fuzz worker within a minute); a decoder that failed is dropped instead.
+var decoders = sync.Pool{New: func() any { return msgpack.NewDecoder(nil) }}
 
 // Encode encodes v with msgpack into a new slice of exactly its size.
 // msgpack.Marshal grew an empty buffer step by step (four copies for a
