@@ -1,0 +1,250 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// Graph is a directed graph with weighted edges, held compactly in memory
+// (compressed sparse rows) for the rank algorithms. Nodes are numbered
+// 0..Len()-1 in the order of their ids; ID and Index translate. A Graph is
+// read-only once built and safe for concurrent readers.
+type Graph struct {
+	ids []uint64  // ids[i] is node i's id, ascending
+	off []uint32  // node i's out-edges are to[off[i]:off[i+1]], len Len()+1
+	to  []uint32  // target node of each edge, by source then target
+	w   []float64 // weight of each edge
+	pos []uint32  // pos[id] = 1 + the node of id (0: none); nil when ids are sparse
+}
+
+// Len returns the number of nodes.
+func (g *Graph) Len() int { return len(g.ids) }
+
+// Edges returns the number of edges.
+func (g *Graph) Edges() int { return len(g.to) }
+
+// ID returns the id of node i.
+func (g *Graph) ID(i int) uint64 { return g.ids[i] }
+
+// Index returns the node whose id is id, and whether there is one.
+func (g *Graph) Index(id uint64) (int, bool) {
+	if g.pos != nil {
+		if id < uint64(len(g.pos)) && g.pos[id] != 0 {
+			return int(g.pos[id] - 1), true
+		}
+		return 0, false
+	}
+	return slices.BinarySearch(g.ids, id)
+}
+
+// Out returns the targets of node i's out-edges, ascending, and their
+// weights. The slices belong to g and must not be changed.
+func (g *Graph) Out(i int) (to []uint32, w []float64) {
+	a, b := g.off[i], g.off[i+1]
+	return g.to[a:b:b], g.w[a:b:b]
+}
+
+// InWeights returns, for every node, the sum of the weights of the edges
+// pointing at it.
+func (g *Graph) InWeights() []uint64 {
+	in := make([]uint64, g.Len())
+	for e, v := range g.to {
+		in[v] += uint64(g.w[e])
+	}
+	return in
+}
+
+// Builder builds a Graph from nodes in id order, then edges in (from, to)
+// order: the order of a store's buckets and of the export view. The zero
+// value is ready to use; NewBuilder reserves room.
+type Builder struct {
+	g     Graph
+	edges bool   // an edge was added: no more nodes
+	from  int    // node of the last edge
+	last  int64  // target node of the last edge, -1 before the first edge of from
+	err   error  // the first error, returned by every later call
+	hint  int    // edges expected, for the first allocation
+	maxID uint64 // largest id so far
+}
+
+// NewBuilder returns a Builder with room for nodes nodes and edges edges
+// (hints: more or fewer may be added).
+func NewBuilder(nodes, edges int) *Builder {
+	b := &Builder{hint: max(edges, 0)}
+	b.g.ids = make([]uint64, 0, max(nodes, 0))
+	return b
+}
+
+// maxIndex is the largest count of nodes or edges a Graph numbers.
+const maxIndex = math.MaxUint32
+
+// AddNode adds the node id. Ids must come in increasing order, before any
+// edge. It returns ErrOrder or ErrTooLarge (and the first error again for
+// every later call).
+func (b *Builder) AddNode(id uint64) error {
+	switch {
+	case b.err != nil:
+		return b.err
+	case b.edges:
+		b.err = fmt.Errorf("%w: node %d after the edges", ErrOrder, id)
+	case len(b.g.ids) > 0 && id <= b.maxID:
+		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.maxID)
+	case len(b.g.ids) >= maxIndex:
+		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, maxIndex)
+	default:
+		b.g.ids = append(b.g.ids, id)
+		b.maxID = id
+		return nil
+	}
+	return b.err
+}
+
+// AddEdge adds the edge from → to of weight w. Both nodes must have been
+// added; edges must come in (from, to) order, each pair once. A weight of
+// 0 is an edge that carries no PageRank but still a path. It returns
+// ErrUnknownNode, ErrOrder or ErrTooLarge (and the first error again for
+// every later call).
+func (b *Builder) AddEdge(from, to, w uint64) error {
+	if b.err != nil {
+		return b.err
+	}
+	if !b.edges {
+		b.edges = true
+		b.index()
+		b.g.off = make([]uint32, 1, len(b.g.ids)+1)
+		b.g.to = make([]uint32, 0, b.hint)
+		b.g.w = make([]float64, 0, b.hint)
+		b.last = -1
+	}
+	f, ok := b.g.Index(from)
+	if !ok {
+		b.err = fmt.Errorf("%w: edge %d → %d: no node %d", ErrUnknownNode, from, to, from)
+		return b.err
+	}
+	t, ok := b.g.Index(to)
+	if !ok {
+		b.err = fmt.Errorf("%w: edge %d → %d: no node %d", ErrUnknownNode, from, to, to)
+		return b.err
+	}
+	switch {
+	case f < b.from || (f == b.from && int64(t) <= b.last):
+		b.err = fmt.Errorf("%w: edge %d → %d", ErrOrder, from, to)
+		return b.err
+	case len(b.g.to) >= maxIndex:
+		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, maxIndex)
+		return b.err
+	}
+	// off[i] for every node up to f is where its edges start.
+	for len(b.g.off) <= f {
+		b.g.off = append(b.g.off, uint32(len(b.g.to)))
+	}
+	b.from, b.last = f, int64(t)
+	b.g.to = append(b.g.to, uint32(t))
+	b.g.w = append(b.g.w, float64(w))
+	return nil
+}
+
+// index builds the id → node table once the nodes are known: a dense
+// table when ids are dense enough (4 bytes per id up to the largest),
+// else Index searches the sorted ids.
+func (b *Builder) index() {
+	n := uint64(len(b.g.ids))
+	if n == 0 || b.maxID > 4*n+1024 {
+		return
+	}
+	b.g.pos = make([]uint32, b.maxID+1)
+	for i, id := range b.g.ids {
+		b.g.pos[id] = uint32(i + 1)
+	}
+}
+
+// Graph returns the graph built, or the first error of AddNode or AddEdge.
+// The Builder must not be used afterwards.
+func (b *Builder) Graph() (*Graph, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if !b.edges {
+		b.index()
+		b.g.off = make([]uint32, 1, len(b.g.ids)+1)
+	}
+	for len(b.g.off) <= len(b.g.ids) {
+		b.g.off = append(b.g.off, uint32(len(b.g.to)))
+	}
+	g := b.g
+	b.g = Graph{}
+	return &g, nil
+}
+
+// loadEvery is how many rows Load reads between two looks at its context
+// and two releases of the store's pages.
+const loadEvery = 1 << 16
+
+// Load builds the Graph of every node and edge of the store, in tx. Pages
+// of the store are handed back to the kernel as the walk goes (see
+// kv.Tx.ReleasePages), so what stays resident is the Graph. It returns
+// the context's error, a decoding error for a damaged record, or
+// ErrUnknownNode for an edge whose node is missing (weaver check reports
+// those).
+func Load(ctx context.Context, tx *kv.Tx) (*Graph, error) {
+	c := graph.GetCounts(tx)
+	b := NewBuilder(int(min(c.Nodes, maxIndex)), int(min(c.Edges, maxIndex)))
+	rows := 0
+	tick := func() error {
+		rows++
+		if rows%loadEvery == 0 {
+			tx.ReleasePages()
+			return ctx.Err()
+		}
+		return nil
+	}
+	err := graph.ForEachNode(tx, func(n *graph.Node) error {
+		if err := tick(); err != nil {
+			return err
+		}
+		return b.AddNode(n.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rank: load: %w", err)
+	}
+	err = graph.ForEachEdge(tx, func(e *graph.Edge) error {
+		if err := tick(); err != nil {
+			return err
+		}
+		return b.AddEdge(e.From, e.To, e.Weight)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rank: load: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.Graph()
+}
+
+// transpose returns the in-edges of g in compressed sparse rows: node v's
+// in-edges come from src[off[v]:off[v+1]], ascending.
+func (g *Graph) transpose() (off, src []uint32) {
+	n := g.Len()
+	off = make([]uint32, n+1)
+	for _, v := range g.to {
+		off[v+1]++
+	}
+	for i := range n {
+		off[i+1] += off[i]
+	}
+	src = make([]uint32, len(g.to))
+	next := slices.Clone(off[:n])
+	for u := range n {
+		for _, v := range g.to[g.off[u]:g.off[u+1]] {
+			src[next[v]] = uint32(u)
+			next[v]++
+		}
+	}
+	return off, src
+}
