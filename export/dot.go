@@ -15,7 +15,9 @@ import (
 // sfdp (layout=sfdp: Graphviz's dot layout does not finish in minutes on a
 // web graph of a thousand hosts; `dot -Glayout=dot` overrides it): nodes "n<id>"
 // labelled with their host (their domain with Domains) and with their page
-// title as tooltip, edges labelled with their weight and drawn with a pen
+// title as tooltip, sized by their PageRank (the label's font size, see
+// fontsize) and carrying their pagerank and harmonic as attributes
+// (unless Options.NoRanks), edges labelled with their weight and drawn with a pen
 // width that grows with its logarithm. Every string is quoted and escaped
 // (see appendDOTString) so that dot accepts any page title. It returns
 // what was written, or the writer's, the store's or the context's error.
@@ -30,6 +32,10 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 		b = append(b, isoTime(opt.Now())...)
 		b = append(b, ", "...)
 		b = append(b, opt.filters()...)
+		if m := v.harmonicMethod(); m != "" {
+			b = append(b, ", harmonic: "...)
+			b = appendDOTLine(b, m)
+		}
 		b = append(b, `
 // Laid out by sfdp, whatever the command: dot's ranked layout takes minutes
 // on a thousand hosts. For a small graph, try: dot -Glayout=dot -Tsvg
@@ -49,6 +55,16 @@ digraph weaver {
 			if n.Title != "" {
 				b = append(b, ", tooltip="...)
 				b = appendDOTString(b, n.Title)
+			}
+			if pr, h, ok := v.rankOf(n.ID); ok {
+				b = append(b, ", fontsize="...)
+				b = strconv.AppendFloat(b, fontsize(pr, v.nodeCount()), 'f', 1, 64)
+				// Quoted: DOT numerals have no exponent.
+				b = append(b, `, pagerank="`...)
+				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
+				b = append(b, `", harmonic="`...)
+				b = strconv.AppendFloat(b, h, 'g', -1, 64)
+				b = append(b, '"')
 			}
 			b = append(b, "];\n"...)
 			_, err := bw.Write(b)
@@ -89,6 +105,17 @@ func penwidth(w uint64) float64 {
 		return 1
 	}
 	return min(1+math.Log2(float64(w)), 8)
+}
+
+// fontsize maps a PageRank to the size of a node's label, and so of its
+// box: 10 points for an average host (PageRank × nodes = 1), 4 more for
+// each doubling, between 6 and 48, so that the hubs of a crawl stand out
+// and the many hosts nobody links to stay small.
+func fontsize(pagerank float64, nodes int) float64 {
+	if nodes == 0 || pagerank <= 0 {
+		return 10
+	}
+	return min(max(10+4*math.Log2(pagerank*float64(nodes)), 6), 48)
 }
 
 // appendDOTLine appends s for a // comment: printable ASCII only.

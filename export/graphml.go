@@ -15,6 +15,7 @@ import (
 const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_version" attr.type="string"/>
   <key id="exported_at" for="graph" attr.name="exported_at" attr.type="string"/>
   <key id="filters" for="graph" attr.name="filters" attr.type="string"/>
+  <key id="harmonic_method" for="graph" attr.name="harmonic_method" attr.type="string"/>
   <key id="label" for="node" attr.name="label" attr.type="string"/>
   <key id="host" for="node" attr.name="host" attr.type="string"/>
   <key id="domain" for="node" attr.name="domain" attr.type="string"/>
@@ -23,13 +24,17 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="status" for="node" attr.name="status" attr.type="string"/>
   <key id="crawl_count" for="node" attr.name="crawl_count" attr.type="int"/>
   <key id="http_status" for="node" attr.name="http_status" attr.type="int"/>
+  <key id="pagerank" for="node" attr.name="pagerank" attr.type="double"/>
+  <key id="harmonic" for="node" attr.name="harmonic" attr.type="double"/>
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
 `
 
 // GraphML writes s to w as a directed GraphML 1.0 graph, valid against the
 // GraphML schema: node ids are "n" and the store id, nodes carry host,
 // domain, title, description, status, crawl_count and http_status (empty
-// strings and a zero HTTP status are left out), edges their weight. Every
+// strings and a zero HTTP status are left out), pagerank and harmonic
+// (doubles, unless Options.NoRanks; the graph's harmonic_method says
+// whether harmonic is exact), edges their weight. Every
 // string is escaped for XML, and characters XML 1.0 cannot hold are
 // dropped, so any page title gives a well-formed file. It returns what was
 // written, or the writer's, the store's or the context's error.
@@ -46,6 +51,7 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		b = graphmlData(b, "    ", "weaver_version", opt.Version)
 		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
 		b = graphmlData(b, "    ", "filters", opt.filters())
+		b = graphmlData(b, "    ", "harmonic_method", v.harmonicMethod())
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -65,6 +71,13 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 			if n.HTTPStatus != 0 {
 				b = append(b, `<data key="http_status">`...)
 				b = strconv.AppendInt(b, int64(n.HTTPStatus), 10)
+				b = append(b, `</data>`...)
+			}
+			if pr, h, ok := v.rankOf(n.ID); ok {
+				b = append(b, `<data key="pagerank">`...)
+				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
+				b = append(b, `</data><data key="harmonic">`...)
+				b = strconv.AppendFloat(b, h, 'g', -1, 64)
 				b = append(b, `</data>`...)
 			}
 			b = append(b, "</node>\n"...)

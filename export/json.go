@@ -33,6 +33,10 @@ type jsonNode struct {
 	FirstSeen   string `json:"first_seen,omitempty"`
 	LastSeen    string `json:"last_seen,omitempty"`
 	LastCrawl   string `json:"last_crawl,omitempty"`
+	// PageRank and Harmonic are the node's ranks (see package rank); left
+	// out with Options.NoRanks.
+	PageRank *float64 `json:"pagerank,omitempty"`
+	Harmonic *float64 `json:"harmonic,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -52,12 +56,16 @@ type jsonGraph struct {
 	MinWeight     uint64 `json:"min_weight"`
 	CrawledOnly   bool   `json:"crawled_only"`
 	Domains       bool   `json:"domains"`
+	// HarmonicMethod is "exact", or "hyperball, ..." when the harmonic
+	// centralities are estimates; left out with Options.NoRanks.
+	HarmonicMethod string `json:"harmonic_method,omitempty"`
 }
 
 // JSON writes s to w as one JSON object in networkx's node-link form:
 // {"directed": true, "multigraph": false, "graph": {...}, "nodes": [...],
 // "edges": [...]}, each node and edge on a line of its own, nodes keyed by
-// their store id ("id"), edges by "source" and "target". Python loads it
+// their store id ("id") with their "pagerank" and "harmonic" (unless
+// Options.NoRanks), edges by "source" and "target". Python loads it
 // with networkx.node_link_graph(data, edges="edges"). Invalid UTF-8 in a
 // string becomes U+FFFD. It returns what was written, or the writer's, the
 // store's or the context's error.
@@ -68,6 +76,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		head, err := json.Marshal(jsonGraph{
 			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
 			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains,
+			HarmonicMethod: v.harmonicMethod(),
 		})
 		if err != nil {
 			return err
@@ -79,6 +88,10 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		}
 		sep := "\n"
 		err = v.nodes(func(n *graph.Node) error {
+			var pagerank, harmonic *float64
+			if pr, h, ok := v.rankOf(n.ID); ok {
+				pagerank, harmonic = &pr, &h
+			}
 			line, err := json.Marshal(jsonNode{
 				ID: n.ID, Host: n.Host, Domain: n.Domain, Scheme: n.Scheme,
 				Title: n.Title, Description: n.Description, Status: string(n.Status),
@@ -86,6 +99,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentType: n.ContentType, Server: n.Server, Bytes: n.Bytes, FetchMS: n.FetchMS,
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
+				PageRank: pagerank, Harmonic: harmonic,
 			})
 			if err != nil {
 				return err

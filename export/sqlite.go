@@ -64,6 +64,15 @@ var nodeColumns = []string{
 	"last_crawl TIMESTAMP",
 }
 
+// rankTable holds every node's ranks (see package rank), a table of its
+// own so that the seed's nodes table keeps its definition. It is empty
+// with Options.NoRanks.
+const rankTable = `CREATE TABLE node_ranks (
+    node_id INTEGER PRIMARY KEY REFERENCES nodes(node_id),
+    pagerank REAL,
+    harmonic REAL
+)`
+
 var edgeColumns = []string{
 	"first_seen TIMESTAMP",
 	"last_seen TIMESTAMP",
@@ -77,9 +86,11 @@ CREATE VIEW edge_hosts AS
 
 // SQLite writes s to the SQLite database path, replacing any database
 // there: the tables, columns, constraints and indexes of seed 000 §4.1,
-// with the columns weaver adds (see nodeColumns), a meta table (weaver
+// with the columns weaver adds (see nodeColumns), a node_ranks table
+// (node_id, pagerank, harmonic: see rankTable), a meta table (weaver
 // version, export time, the store's creation time, the crawl's time range,
-// counts and filters) and an edge_hosts view. node_id is the store's id,
+// counts, filters and how harmonic centrality was computed) and an
+// edge_hosts view. node_id is the store's id,
 // domain_name the host (the registrable domain with Domains), created_at
 // the time it was first seen; edge_id numbers edges in (from, to) order.
 //
@@ -144,6 +155,7 @@ const (
 		registrable_domain, title, status, http_status, fail_count, content_type, server, bytes, fetch_ms,
 		content_hash, depth, scheme, last_error, first_seen, last_seen, last_crawl`
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
+	rankInsertColumns = "node_id, pagerank, harmonic"
 )
 
 // Rows go to SQLite several at a time, one multi-row INSERT per batch: a
@@ -153,11 +165,19 @@ const (
 const (
 	nodesPerBatch = 32
 	edgesPerBatch = 128
+	ranksPerBatch = 256
+)
+
+// The tables rows go to.
+const (
+	tableNodes = iota
+	tableEdges
+	tableRanks
 )
 
 // rowBatch is the values of up to a batch of rows of one table.
 type rowBatch struct {
-	edges bool
+	table int // tableNodes, tableEdges or tableRanks
 	args  []any
 }
 
@@ -200,7 +220,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer tx.Rollback()
-	ddl := []string{seedNodes, seedEdges}
+	ddl := []string{seedNodes, seedEdges, rankTable}
 	for _, c := range nodeColumns {
 		ddl = append(ddl, "ALTER TABLE nodes ADD COLUMN "+c)
 	}
@@ -222,17 +242,23 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer edges.close()
+	ranks, err := newInserter(bg, tx, "node_ranks", rankInsertColumns, ranksPerBatch)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer ranks.close()
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	batches := make(chan rowBatch, 8)
 	free := make(chan []any, 10) // used batches, for the walker to refill
-	var first, last string
+	var first, last, method string
 	var walkErr error
 	go func() {
 		defer close(batches)
 		st, walkErr = walk(wctx, s, opt, func(v *view) error {
 			err := walkRows(wctx, v, batches, free)
+			method = v.harmonicMethod()
 			if !v.first.IsZero() {
 				first = isoTime(v.first)
 			}
@@ -245,10 +271,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	var insErr error
 	for b := range batches {
 		if insErr == nil {
-			ins := nodes
-			if b.edges {
-				ins = edges
-			}
+			ins := [...]*inserter{tableNodes: nodes, tableEdges: edges, tableRanks: ranks}[b.table]
 			if insErr = ins.exec(b.args); insErr != nil {
 				stop() // the walker stops at its next row
 			}
@@ -287,6 +310,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		{"min_weight", strconv.FormatUint(opt.MinWeight, 10)},
 		{"crawled_only", strconv.FormatBool(opt.CrawledOnly)},
 		{"domains", strconv.FormatBool(opt.Domains)},
+		{"harmonic_method", method},
 	}
 	for _, kv := range meta {
 		if _, err := tx.ExecContext(bg, "INSERT INTO meta (key, value) VALUES (?, ?)", kv[0], nullText(kv[1])); err != nil {
@@ -302,20 +326,20 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 // walkRows turns the view's nodes and edges into batches of row values
 // and sends them on batches, reusing the slices that come back on free.
 func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan []any) error {
-	var cur []any
-	send := func(edges bool) error {
-		if len(cur) == 0 {
+	var cur, rankRows []any
+	send := func(table int, rows *[]any) error {
+		if len(*rows) == 0 {
 			return nil
 		}
 		select {
-		case batches <- rowBatch{edges: edges, args: cur}:
+		case batches <- rowBatch{table: table, args: *rows}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		select {
-		case cur = <-free:
+		case *rows = <-free:
 		default:
-			cur = nil
+			*rows = nil
 		}
 		return nil
 	}
@@ -328,13 +352,24 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 			nullText(n.ContentType), nullText(n.Server), n.Bytes, n.FetchMS,
 			nullText(n.ContentHash), int64(n.Depth), nullText(n.Scheme), nullText(n.Error),
 			created, times[1].null(n.LastSeen), times[2].null(n.LastCrawl))
+		if pr, h, ok := v.rankOf(n.ID); ok {
+			rankRows = append(rankRows, int64(n.ID), pr, h)
+			if len(rankRows) == 3*ranksPerBatch {
+				if err := send(tableRanks, &rankRows); err != nil {
+					return err
+				}
+			}
+		}
 		if len(cur) == 21*nodesPerBatch {
-			return send(false)
+			return send(tableNodes, &cur)
 		}
 		return nil
 	})
 	if err == nil {
-		err = send(false)
+		err = send(tableNodes, &cur)
+	}
+	if err == nil {
+		err = send(tableRanks, &rankRows)
 	}
 	if err != nil {
 		return fmt.Errorf("nodes: %w", err)
@@ -345,12 +380,12 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 		cur = append(cur, edgeID, int64(e.From), int64(e.To), int64(e.Weight),
 			times[3].null(e.FirstSeen), times[4].null(e.LastSeen))
 		if len(cur) == 6*edgesPerBatch {
-			return send(true)
+			return send(tableEdges, &cur)
 		}
 		return nil
 	})
 	if err == nil {
-		err = send(true)
+		err = send(tableEdges, &cur)
 	}
 	if err != nil {
 		return fmt.Errorf("edges: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/rank"
 )
 
 // Options choose what an export contains. The zero value exports every
@@ -25,6 +26,10 @@ type Options struct {
 	// weights of the host edges between two domains are summed, edges
 	// inside one domain are dropped.
 	Domains bool
+	// NoRanks leaves out the ranks (PageRank and harmonic centrality)
+	// every node otherwise carries. Computing them reads the graph once
+	// more and holds it in memory (see package rank).
+	NoRanks bool
 	// Force lets SQLite replace an existing file that is not a SQLite
 	// database, and the text formats replace a database. It never allows
 	// replacing the store being exported.
@@ -79,6 +84,7 @@ type view struct {
 	kept    bitset // ids of the nodes kept, filled by nodes when CrawledOnly
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
+	ranks   *viewRanks // nil with NoRanks
 
 	stats Stats
 	// first and last are the earliest and latest times over every node of
@@ -95,7 +101,81 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
 		}
 		v.domains = d
 	}
+	if !opt.NoRanks {
+		if err := v.rank(); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
+}
+
+// viewRanks are the ranks of the graph a view shows.
+type viewRanks struct {
+	g *rank.Graph
+	r rank.Ranks
+}
+
+// rank computes the ranks of the view's graph, filters and domains
+// applied, so that they are the ranks of the graph the export holds (what
+// networkx computes from the file): one walk of the view to build the
+// graph, after which the view starts again for the writer.
+func (v *view) rank() error {
+	var b *rank.Builder
+	if v.domains != nil {
+		b = rank.NewBuilder(len(v.domains.nodes), len(v.domains.edges))
+	} else {
+		c := graph.GetCounts(v.tx)
+		b = rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32)))
+	}
+	err := v.nodes(func(n *graph.Node) error { return b.AddNode(n.ID) })
+	if err == nil {
+		err = v.edges(func(e *graph.Edge) error { return b.AddEdge(e.From, e.To, e.Weight) })
+	}
+	if err != nil {
+		return err
+	}
+	g, err := b.Graph()
+	if err != nil {
+		return err
+	}
+	r, err := rank.Compute(v.ctx, g, rank.Options{})
+	if err != nil {
+		return err
+	}
+	v.ranks = &viewRanks{g: g, r: r}
+	v.stats, v.walked = Stats{}, false
+	return nil
+}
+
+// rankOf returns the ranks of the node id, and false when the view has no
+// ranks.
+func (v *view) rankOf(id uint64) (pagerank, harmonic float64, ok bool) {
+	if v.ranks == nil {
+		return 0, 0, false
+	}
+	i, ok := v.ranks.g.Index(id)
+	if !ok {
+		return 0, 0, false
+	}
+	return v.ranks.r.PageRank[i], v.ranks.r.Harmonic[i], true
+}
+
+// harmonicMethod says how the view's harmonic centrality was computed;
+// "" without ranks.
+func (v *view) harmonicMethod() string {
+	if v.ranks == nil {
+		return ""
+	}
+	return string(v.ranks.r.HarmonicMethod)
+}
+
+// nodeCount is the number of nodes of the view, once ranked; 0 without
+// ranks.
+func (v *view) nodeCount() int {
+	if v.ranks == nil {
+		return 0
+	}
+	return v.ranks.g.Len()
 }
 
 // releaseEvery is how many rows pass between two page releases.
