@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+func init() {
+	register(&command{Name: "rank", Summary: "list the hosts with the highest PageRank, with their harmonic centrality", Run: runRank})
+}
+
+const rankSynopsis = `weaver rank [--db FILE] [--top N] [--domains] [--json]
+
+Lists the hosts of the store with the highest PageRank (weighted by link
+weight, as networkx.pagerank(G, weight="weight")), with their harmonic
+centrality (networkx.harmonic_centrality(G): exact up to 10,000 hosts,
+estimated with HyperBall above), the summed weight of the links to them
+and their page title. A store a running crawl holds is ranked through the
+crawl's --listen API.`
+
+const rankExamples = `  weaver rank                               # the top 20 hosts of weaver.bolt
+  weaver rank --db crawl.bolt --top 50 --domains
+  weaver rank --top 0 --json | jq -r '.top[] | [.host, .harmonic] | @tsv'`
+
+// rankTimeout bounds the wait for a running crawl's graph.
+const rankTimeout = 10 * time.Minute
+
+func runRank(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "rank", rankSynopsis, rankExamples)
+	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
+	top := fs.Int("top", 20, "list `N` hosts; 0 lists every host")
+	domains := fs.Bool("domains", false, "rank registrable domains (hosts collapsed, weights summed) instead of hosts")
+	asJSON := fs.Bool("json", false, "print the list as JSON, for scripts")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("rank takes no arguments (got %q): name the store with --db", fs.Args())
+	}
+	if *top < 0 {
+		return usagef("--top %d: want a number of hosts, or 0 for all", *top)
+	}
+	path := firstNonEmpty(*db, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+
+	var list export.RankList
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	switch {
+	case errors.Is(err, kv.ErrInUse):
+		auth, err := apiAuth(e, "", false)
+		if err != nil {
+			return err
+		}
+		if list, err = remoteRanks(ctx, withToken(statusClient, auth.Token), path, *top, *domains); err != nil {
+			return err
+		}
+	case err != nil:
+		return storeError(err)
+	default:
+		list, err = export.Top(ctx, s, export.Options{Domains: *domains, Version: Version}, *top)
+		s.Close()
+		if errors.Is(err, context.Canceled) {
+			return errors.New("interrupted")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		data, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = e.Stdout.Write(append(data, '\n'))
+		return err
+	}
+	return printRanks(e.Stdout, list)
+}
+
+// remoteRanks ranks the graph of the crawl that holds the store at path:
+// it checks, through GET /status, that the address in the sidecar file
+// serves this store, then reads GET /graph's JSON, whose nodes carry
+// their ranks.
+func remoteRanks(ctx context.Context, client *http.Client, path string, top int, domains bool) (export.RankList, error) {
+	if _, err := remoteStatus(ctx, client, path, 10*time.Second); err != nil {
+		return export.RankList{}, err
+	}
+	data, err := os.ReadFile(archive.ListenPath(path))
+	if err != nil {
+		return export.RankList{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, rankTimeout)
+	defer cancel()
+	url := fmt.Sprintf("http://%s/graph?format=json&domains=%t", dialAddr(strings.TrimSpace(string(data))), domains)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return export.RankList{}, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return export.RankList{}, fmt.Errorf("%s is in use by a running crawl, and GET %s failed: %w", path, url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return export.RankList{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	list, err := export.TopFromJSON(resp.Body, top)
+	if err != nil {
+		return export.RankList{}, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return list, nil
+}
+
+// printRanks writes the list as an aligned table.
+func printRanks(w io.Writer, list export.RankList) error {
+	what := "hosts"
+	if list.Domains {
+		what = "domains"
+	}
+	method := list.HarmonicMethod
+	if method == "" {
+		method = "exact"
+	}
+	fmt.Fprintf(w, "Top %d of %d %s by PageRank (%d edges; harmonic centrality: %s)\n\n", len(list.Top), list.Nodes, what, list.Edges, method)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\t%s\tpagerank\tharmonic\tin-weight\ttitle\n", strings.TrimSuffix(what, "s"))
+	for i, r := range list.Top {
+		fmt.Fprintf(tw, "%d\t%s\t%.6g\t%.2f\t%d\t%s\n", i+1, r.Host, r.PageRank, r.Harmonic, r.InWeight, oneLine(r.Title, 60))
+	}
+	return tw.Flush()
+}
+
+// oneLine makes s fit a table cell: control characters become spaces,
+// runs of spaces one, and it is cut to at most n runes with "…".
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
