@@ -16,8 +16,9 @@
 // (compressed sparse rows: uint32 node indices, one offset per node, one
 // target and one float64 weight per edge, about 12 bytes per edge and 16
 // per node), built with a Builder from nodes in id order and edges in
-// (from, to) order, the order the store and the export view hand them
-// out. Load builds one from a store's read transaction.
+// (from, to) order, the order the store and the export view hand them out
+// (nodes first, or edges first for a walk that reads the edges first).
+// Load builds one from a store's read transaction.
 //
 // PageRank is a power iteration, as networkx's: x ← α(xP + d/N) + (1−α)/N
 // where P is the row-normalised weight matrix and d the rank held by

@@ -59,17 +59,37 @@ func (g *Graph) InWeights() []uint64 {
 	return in
 }
 
-// Builder builds a Graph from nodes in id order, then edges in (from, to)
-// order: the order of a store's buckets and of the export view. The zero
-// value is ready to use; NewBuilder reserves room.
+// Builder builds a Graph from nodes in id order and edges in (from, to)
+// order, the order of a store's buckets and of the export view: either
+// every node then every edge, or every edge then every node (a walk that
+// reads the edges first need not read the nodes twice). The zero value is
+// ready to use; NewBuilder reserves room.
 type Builder struct {
-	g     Graph
-	edges bool   // an edge was added: no more nodes
-	from  int    // node of the last edge
-	last  int64  // target node of the last edge, -1 before the first edge of from
-	err   error  // the first error, returned by every later call
-	hint  int    // edges expected, for the first allocation
-	maxID uint64 // largest id so far
+	g      Graph
+	phase  int       // what has been added so far: see the phases below
+	from   int       // nodes first: node of the last edge
+	last   int64     // nodes first: target node of the last edge, -1 before the first edge of from
+	lastID [2]uint64 // edges first: the last edge's ids
+	rows   []source  // edges first: the sources, in order, with their first edge
+	err    error     // the first error, returned by every later call
+	hint   int       // edges expected, for the first allocation
+	maxID  uint64    // largest node id so far
+}
+
+// The phases of a Builder.
+const (
+	phaseStart      = iota
+	phaseNodes      // nodes added, no edge yet
+	phaseNodesEdges // edges added after the nodes
+	phaseEdges      // edges added, no node yet
+	phaseEdgesNodes // nodes added after the edges
+)
+
+// source is a node that has out-edges, while edges come before nodes: its
+// id and where its edges start.
+type source struct {
+	id    uint64
+	start uint32
 }
 
 // NewBuilder returns a Builder with room for nodes nodes and edges edges
@@ -83,20 +103,25 @@ func NewBuilder(nodes, edges int) *Builder {
 // maxIndex is the largest count of nodes or edges a Graph numbers.
 const maxIndex = math.MaxUint32
 
-// AddNode adds the node id. Ids must come in increasing order, before any
-// edge. It returns ErrOrder or ErrTooLarge (and the first error again for
-// every later call).
+// AddNode adds the node id. Ids must come in increasing order, all before
+// the first edge or all after the last. It returns ErrOrder or
+// ErrTooLarge (and the first error again for every later call).
 func (b *Builder) AddNode(id uint64) error {
 	switch {
 	case b.err != nil:
 		return b.err
-	case b.edges:
+	case b.phase == phaseNodesEdges:
 		b.err = fmt.Errorf("%w: node %d after the edges", ErrOrder, id)
 	case len(b.g.ids) > 0 && id <= b.maxID:
 		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.maxID)
 	case len(b.g.ids) >= maxIndex:
 		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, maxIndex)
 	default:
+		if b.phase == phaseStart {
+			b.phase = phaseNodes
+		} else if b.phase == phaseEdges {
+			b.phase = phaseEdgesNodes
+		}
 		b.g.ids = append(b.g.ids, id)
 		b.maxID = id
 		return nil
@@ -104,22 +129,39 @@ func (b *Builder) AddNode(id uint64) error {
 	return b.err
 }
 
-// AddEdge adds the edge from → to of weight w. Both nodes must have been
-// added; edges must come in (from, to) order, each pair once. A weight of
-// 0 is an edge that carries no PageRank but still a path. It returns
-// ErrUnknownNode, ErrOrder or ErrTooLarge (and the first error again for
-// every later call).
+// AddEdge adds the edge from → to of weight w. Edges must come in (from,
+// to) order, each pair once, and name nodes that are added before them or,
+// when the edges come first, after them (ids above 2^32 must come first).
+// A weight of 0 is an edge that carries no PageRank but still a path. It
+// returns ErrUnknownNode, ErrOrder or ErrTooLarge (and the first error
+// again for every later call); with the edges first, Graph reports unknown
+// nodes.
 func (b *Builder) AddEdge(from, to, w uint64) error {
 	if b.err != nil {
 		return b.err
 	}
-	if !b.edges {
-		b.edges = true
+	switch b.phase {
+	case phaseStart:
+		b.phase = phaseEdges
+		b.g.to = make([]uint32, 0, b.hint)
+		b.g.w = make([]float64, 0, b.hint)
+	case phaseNodes:
+		b.phase = phaseNodesEdges
 		b.index()
 		b.g.off = make([]uint32, 1, len(b.g.ids)+1)
 		b.g.to = make([]uint32, 0, b.hint)
 		b.g.w = make([]float64, 0, b.hint)
 		b.last = -1
+	case phaseEdgesNodes:
+		b.err = fmt.Errorf("%w: edge %d → %d after the nodes", ErrOrder, from, to)
+		return b.err
+	}
+	if len(b.g.to) >= maxIndex {
+		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, maxIndex)
+		return b.err
+	}
+	if b.phase == phaseEdges {
+		return b.addEdgeFirst(from, to, w)
 	}
 	f, ok := b.g.Index(from)
 	if !ok {
@@ -131,12 +173,8 @@ func (b *Builder) AddEdge(from, to, w uint64) error {
 		b.err = fmt.Errorf("%w: edge %d → %d: no node %d", ErrUnknownNode, from, to, to)
 		return b.err
 	}
-	switch {
-	case f < b.from || (f == b.from && int64(t) <= b.last):
+	if f < b.from || (f == b.from && int64(t) <= b.last) {
 		b.err = fmt.Errorf("%w: edge %d → %d", ErrOrder, from, to)
-		return b.err
-	case len(b.g.to) >= maxIndex:
-		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, maxIndex)
 		return b.err
 	}
 	// off[i] for every node up to f is where its edges start.
@@ -145,6 +183,26 @@ func (b *Builder) AddEdge(from, to, w uint64) error {
 	}
 	b.from, b.last = f, int64(t)
 	b.g.to = append(b.g.to, uint32(t))
+	b.g.w = append(b.g.w, float64(w))
+	return nil
+}
+
+// addEdgeFirst adds an edge before the nodes: targets are kept as ids
+// until Graph knows the nodes.
+func (b *Builder) addEdgeFirst(from, to, w uint64) error {
+	if n := len(b.rows); n > 0 && (from < b.lastID[0] || from == b.lastID[0] && to <= b.lastID[1]) {
+		b.err = fmt.Errorf("%w: edge %d → %d", ErrOrder, from, to)
+		return b.err
+	}
+	if to > math.MaxUint32 {
+		b.err = fmt.Errorf("%w: edge %d → %d: ids above 2^32 need the nodes before the edges", ErrTooLarge, from, to)
+		return b.err
+	}
+	if len(b.rows) == 0 || from != b.lastID[0] {
+		b.rows = append(b.rows, source{id: from, start: uint32(len(b.g.to))})
+	}
+	b.lastID = [2]uint64{from, to}
+	b.g.to = append(b.g.to, uint32(to))
 	b.g.w = append(b.g.w, float64(w))
 	return nil
 }
@@ -163,15 +221,22 @@ func (b *Builder) index() {
 	}
 }
 
-// Graph returns the graph built, or the first error of AddNode or AddEdge.
-// The Builder must not be used afterwards.
+// Graph returns the graph built, or the first error of AddNode or AddEdge,
+// or, when the edges came first, ErrUnknownNode for an edge whose node
+// was not added. The Builder must not be used afterwards.
 func (b *Builder) Graph() (*Graph, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	if !b.edges {
+	switch b.phase {
+	case phaseStart, phaseNodes:
 		b.index()
 		b.g.off = make([]uint32, 1, len(b.g.ids)+1)
+	case phaseEdges, phaseEdgesNodes:
+		if err := b.settle(); err != nil {
+			b.err = err
+			return nil, err
+		}
 	}
 	for len(b.g.off) <= len(b.g.ids) {
 		b.g.off = append(b.g.off, uint32(len(b.g.to)))
@@ -179,6 +244,41 @@ func (b *Builder) Graph() (*Graph, error) {
 	g := b.g
 	b.g = Graph{}
 	return &g, nil
+}
+
+// settle turns edges added before the nodes into the Graph's form: target
+// ids become node indices, sources become offsets.
+func (b *Builder) settle() error {
+	b.index()
+	for e, id := range b.g.to {
+		i, ok := b.g.Index(uint64(id))
+		if !ok {
+			return fmt.Errorf("%w: an edge to %d: no node %d", ErrUnknownNode, id, id)
+		}
+		b.g.to[e] = uint32(i)
+	}
+	n := len(b.g.ids)
+	b.g.off = make([]uint32, n+1)
+	r := 0
+	for i, id := range b.g.ids {
+		if r < len(b.rows) && b.rows[r].id < id {
+			break // a source that is no node: reported below
+		}
+		if r < len(b.rows) && b.rows[r].id == id {
+			b.g.off[i] = b.rows[r].start
+			r++
+		} else if r < len(b.rows) {
+			b.g.off[i] = b.rows[r].start
+		} else {
+			b.g.off[i] = uint32(len(b.g.to))
+		}
+	}
+	if r < len(b.rows) {
+		return fmt.Errorf("%w: edges from %d: no node %d", ErrUnknownNode, b.rows[r].id, b.rows[r].id)
+	}
+	b.g.off[n] = uint32(len(b.g.to))
+	b.rows = nil
+	return nil
 }
 
 // loadEvery is how many rows Load reads between two looks at its context

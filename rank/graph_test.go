@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -57,6 +58,57 @@ func TestBuilder_Graph(t *testing.T) {
 				t.Errorf("InWeights = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestBuilder_EdgesFirst: edges then nodes make the same graph as nodes
+// then edges, dense or sparse ids, with nodes that have no edge.
+func TestBuilder_EdgesFirst(t *testing.T) {
+	for seed := range uint64(10) {
+		n := 3 + int(seed)*11
+		edges := randomGraph(n, 3*n, seed)
+		ids := make([]uint64, n)
+		for i := range ids {
+			ids[i] = uint64(i + 1)
+			if seed%2 == 1 {
+				ids[i] = uint64(i+1) * 1_000_003 // sparse: the searched index
+			}
+		}
+		for i := range edges {
+			edges[i].from, edges[i].to = ids[edges[i].from-1], ids[edges[i].to-1]
+		}
+		want := buildIDs(t, ids, edges)
+		slices.SortFunc(edges, func(a, b edge) int {
+			if a.from != b.from {
+				return cmp.Compare(a.from, b.from)
+			}
+			return cmp.Compare(a.to, b.to)
+		})
+		b := rank.NewBuilder(0, 0)
+		for _, e := range edges {
+			if err := b.AddEdge(e.from, e.to, e.w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range ids {
+			if err := b.AddNode(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := b.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Len() != want.Len() || got.Edges() != want.Edges() {
+			t.Fatalf("seed %d: %d nodes %d edges, want %d %d", seed, got.Len(), got.Edges(), want.Len(), want.Edges())
+		}
+		for i := range want.Len() {
+			gt, gw := got.Out(i)
+			wt, ww := want.Out(i)
+			if got.ID(i) != want.ID(i) || !slices.Equal(gt, wt) || !slices.Equal(gw, ww) {
+				t.Fatalf("seed %d, node %d: %d %v %v, want %d %v %v", seed, i, got.ID(i), gt, gw, want.ID(i), wt, ww)
+			}
+		}
 	}
 }
 
@@ -131,6 +183,40 @@ func TestBuilder_Errors(t *testing.T) {
 			b.AddNode(1 << 50)
 			return b.AddEdge(1, 1<<49, 1)
 		}, rank.ErrUnknownNode},
+		{"edges first: unknown target", func(b *rank.Builder) error {
+			b.AddEdge(1, 2, 1)
+			b.AddEdge(2, 3, 1)
+			b.AddNode(1)
+			b.AddNode(2)
+			_, err := b.Graph()
+			return err
+		}, rank.ErrUnknownNode},
+		{"edges first: unknown source", func(b *rank.Builder) error {
+			b.AddEdge(1, 2, 1)
+			b.AddEdge(3, 2, 1)
+			b.AddNode(1)
+			b.AddNode(2)
+			_, err := b.Graph()
+			return err
+		}, rank.ErrUnknownNode},
+		{"edges first: unknown source past the last node", func(b *rank.Builder) error {
+			b.AddEdge(9, 1, 1)
+			b.AddNode(1)
+			_, err := b.Graph()
+			return err
+		}, rank.ErrUnknownNode},
+		{"edges first: not sorted", func(b *rank.Builder) error {
+			b.AddEdge(2, 1, 1)
+			return b.AddEdge(1, 2, 1)
+		}, rank.ErrOrder},
+		{"edges first: an edge after the nodes", func(b *rank.Builder) error {
+			b.AddEdge(1, 2, 1)
+			b.AddNode(1)
+			return b.AddEdge(2, 1, 1)
+		}, rank.ErrOrder},
+		{"edges first: an id above 2^32", func(b *rank.Builder) error {
+			return b.AddEdge(1, 1<<33, 1)
+		}, rank.ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := rank.NewBuilder(0, 0)

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/rank"
 )
 
 // TopHosts is how many hosts Summary ranks by in-weight.
@@ -27,6 +30,7 @@ type Summary struct {
 	Leases          uint64            `json:"leases"`
 	RobotsCached    int               `json:"robots_cached"` // robots.txt outcomes in the cache
 	TopHosts        []HostWeight      `json:"top_hosts"`     // by in-weight, at most TopHosts
+	TopPageRank     []HostRank        `json:"top_pagerank"`  // by PageRank, at most TopHosts
 	LastCrawl       *time.Time        `json:"last_crawl"`    // latest node fetch; null when none
 	Created         time.Time         `json:"created_at"`    // when the store was created (ReadSummary only)
 	ComputedAt      time.Time         `json:"computed_at"`   // when this summary was read
@@ -45,6 +49,15 @@ type HostWeight struct {
 	InWeight uint64 `json:"in_weight"` // sum of the weights of its in-edges
 	InHosts  uint64 `json:"in_hosts"`  // hosts linking to it (its in-edges)
 	Status   string `json:"status"`
+}
+
+// HostRank is a host ranked by its PageRank (weighted by link weight,
+// networkx.pagerank(G, weight="weight"); see package rank).
+type HostRank struct {
+	Host     string  `json:"host"`
+	PageRank float64 `json:"pagerank"`
+	InWeight uint64  `json:"in_weight"`
+	Status   string  `json:"status"`
 }
 
 // Status is the report of GET /status and of `weaver status --json`: the
@@ -74,8 +87,11 @@ func ReadSummary(s *kv.Store, now time.Time) (Summary, error) {
 
 // Summarize reads a Summary in the caller's transaction: the counters, one
 // pass over the nodes, one over the edges (in-weight per node id kept in a
-// map, so memory grows with the number of nodes) and one over the frontier
-// keys. It returns a decoding error for a damaged record.
+// map, and the graph in rank's compact form for PageRank, so memory grows
+// with the graph: ~60 bytes per node and 12 per edge) and one over the
+// frontier keys. PageRank adds ~15 % to the passes' time (1M hosts, 10M
+// edges: ~1 s). It returns a decoding error for a damaged record, or
+// rank's error for an edge whose node is missing.
 func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	start := time.Now()
 	c := graph.GetCounts(tx)
@@ -94,12 +110,13 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 
 	type in struct{ weight, hosts uint64 }
 	inw := map[uint64]in{}
+	ranks := rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32)))
 	err := graph.ForEachEdge(tx, func(e *graph.Edge) error {
 		v := inw[e.To]
 		v.weight += e.Weight
 		v.hosts++
 		inw[e.To] = v
-		return nil
+		return ranks.AddEdge(e.From, e.To, e.Weight)
 	})
 	if err != nil {
 		return Summary{}, err
@@ -122,6 +139,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		if n.LastCrawl.After(last) {
 			last = n.LastCrawl
 		}
+		if err := ranks.AddNode(n.ID); err != nil {
+			return err
+		}
 		v, ok := inw[n.ID]
 		if !ok {
 			return nil
@@ -141,6 +161,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		return Summary{}, err
 	}
 	sum.TopHosts = top
+	if sum.TopPageRank, err = topPageRank(tx, ranks, func(id uint64) uint64 { return inw[id].weight }); err != nil {
+		return Summary{}, err
+	}
 	if sum.TopHosts == nil {
 		sum.TopHosts = []HostWeight{}
 	}
@@ -153,4 +176,29 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	}
 	sum.ComputeSeconds = time.Since(start).Seconds()
 	return sum, nil
+}
+
+// topPageRank returns the TopHosts nodes of the graph in b with the highest
+// PageRank.
+func topPageRank(tx *kv.Tx, b *rank.Builder, inWeight func(id uint64) uint64) ([]HostRank, error) {
+	g, err := b.Graph()
+	if err != nil {
+		return nil, err
+	}
+	pr, _, err := rank.PageRank(context.Background(), g, rank.PageRankOptions{})
+	if err != nil {
+		return nil, err
+	}
+	top := []HostRank{}
+	for _, i := range rank.Top(pr, TopHosts) {
+		n, ok, err := graph.Get(tx, g.ID(i))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("serve: summary: node %d vanished", g.ID(i))
+		}
+		top = append(top, HostRank{Host: n.Host, PageRank: pr[i], InWeight: inWeight(n.ID), Status: string(n.Status)})
+	}
+	return top, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -55,6 +56,10 @@ func runRank(ctx context.Context, e *env, args []string) error {
 		return usagef("--top %d: want a number of hosts, or 0 for all", *top)
 	}
 	path := firstNonEmpty(*db, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
+	// The ranks hold a large graph for the whole command and make garbage
+	// only while reading the store: the crawl's GC setting (200 %, see
+	// main) would let that garbage grow to twice the graph's size.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -41,6 +42,10 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return usagef("status takes no arguments (got %q): name the store with --db", fs.Args())
 	}
 	path := firstNonEmpty(*db, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
+	// The summary holds the graph for PageRank while it reads the store:
+	// the crawl's GC setting (200 %, see main) would let garbage grow to
+	// twice its size.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
 	var rep serve.Status
 	s, err := kv.Open(path, kv.Options{ReadOnly: true})
@@ -188,6 +193,13 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	}
 	for i, h := range st.TopHosts {
 		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %d hosts\t%s\n", i+1, h.Host, h.InWeight, h.InHosts, h.Status)
+	}
+	fmt.Fprintf(tw, "\nTop %d hosts by PageRank\n", serve.TopHosts)
+	if len(st.TopPageRank) == 0 {
+		fmt.Fprintln(tw, "  (no hosts)")
+	}
+	for i, h := range st.TopPageRank {
+		fmt.Fprintf(tw, "  %d\t%s\t%.6g\tin-weight %d\t%s\n", i+1, h.Host, h.PageRank, h.InWeight, h.Status)
 	}
 	if c := rep.Crawl; c != nil {
 		where := ""

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -80,6 +81,8 @@ func TestStatus_IdleStore_Text(t *testing.T) {
 		"Last crawl:     2025-02-03T04:06:06Z",
 		"Frontier by depth\n  depth 1  1\n",
 		"Top 10 hosts by in-weight\n  1  hub.test  6  from 3 hosts  discovered\n",
+		// hub.test: h = 0.15/4 + 0.85(3y + h/4) and y = 0.15/4 + 0.85·h/4.
+		"Top 10 hosts by PageRank\n  1  hub.test  0.541985  in-weight 6  discovered\n  2  a.test    0.152672  in-weight 0  crawled\n",
 		"Nodes by status\n  crawled     2\n  discovered  2\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -110,7 +113,9 @@ func TestStatus_IdleStore_JSON(t *testing.T) {
 	}
 	st := rep.Store
 	if st.Nodes != 4 || st.CrawledNodes != 2 || st.Edges != 3 || st.TotalWeight != 6 || st.FrontierSize != 1 ||
-		len(st.TopHosts) != 1 || st.TopHosts[0].Host != "hub.test" || st.LastCrawl == nil {
+		len(st.TopHosts) != 1 || st.TopHosts[0].Host != "hub.test" || st.LastCrawl == nil ||
+		len(st.TopPageRank) != 4 || st.TopPageRank[0].Host != "hub.test" || st.TopPageRank[0].InWeight != 6 ||
+		math.Abs(st.TopPageRank[0].PageRank-0.8875/1.6375) > 1e-9 || st.TopPageRank[3].Host != "c.test" {
 		t.Errorf("store: %+v", st)
 	}
 }
