@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZPARALLEL ?=
 FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
-.PHONY: all build test test-short lint fuzz bench demo golden cross clean tools
+.PHONY: all build test test-short lint fuzz bench demo golden cross clean tools ui map-png
 
 all: build
 
@@ -44,9 +44,20 @@ bench:
 	$(MAKE) build
 	cd bench && $(GO) run ./cmd/benchrun --root .. $(BENCHFLAGS)
 
-# A real crawl, offline, of the bundled fake internet; then the exports.
+# A real crawl, offline, of the bundled fake internet; then the exports,
+# the map page (demo-out/map.html) among them.
 demo: build
 	./scripts/demo.sh
+
+# The map page's script: ui/dist/ from ui/src/ and the exact packages of
+# ui/package-lock.json (needs node and npm). dist/ is committed, so that
+# building weaver needs neither.
+ui:
+	cd ui && npm ci --no-audit --no-fund && node build.mjs
+
+# docs/map.png, the README's picture of the map, taken by the browser test.
+map-png:
+	$(GO) test ./e2e -run '^TestMap_ExportHTML$$' -count=1 -args -update-map-png
 
 # Raspberry Pi / ARM Linux binaries with cgo (SQLite): bin/weaver-linux-arm64 and
 # bin/weaver-linux-armv7. Needs gcc-aarch64-linux-gnu and gcc-arm-linux-gnueabihf.

@@ -1,7 +1,8 @@
 // Package export turns a weaver store into files other programs open:
 // a SQLite database with the schema of seed 000 §4.1 (sqlite3, Python,
-// Datasette), GraphML (Gephi, networkx, yEd), DOT (Graphviz) and JSON in
-// networkx's node-link form (scripts, web pages).
+// Datasette), GraphML (Gephi, networkx, yEd), DOT (Graphviz), JSON in
+// networkx's node-link form (scripts, web pages) and HTML: the map page of
+// package ui with that JSON inside, one file a browser opens from disk.
 //
 // Every writer reads the store in one read transaction through one filtered
 // view (Options: MinWeight, CrawledOnly, Domains), so the filters exist in

@@ -27,7 +27,8 @@ const (
 	FormatJSON    Format = "json"
 )
 
-// Write writes s to w in f, one of the text formats (GraphML, DOT, JSON).
+// Write writes s to w in f, one of the text formats (GraphML, DOT, JSON,
+// HTML).
 // It returns what was written, or the writer's, the store's or the
 // context's error; it returns an error for FormatSQLite, which needs a
 // file.
@@ -39,6 +40,8 @@ func Write(ctx context.Context, w io.Writer, s *kv.Store, f Format, opt Options)
 		return DOT(ctx, w, s, opt)
 	case FormatJSON:
 		return JSON(ctx, w, s, opt)
+	case FormatHTML:
+		return HTML(ctx, w, s, opt)
 	case FormatSQLite:
 		return Stats{}, fmt.Errorf("export: sqlite: cannot write to a stream, only to a file")
 	}

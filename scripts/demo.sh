@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start the fake internet on loopback, crawl it with weaver
-# through --connect-to, export SQLite, DOT, GraphML and JSON, render an SVG
-# when graphviz is installed, and stop the fake internet.
+# through --connect-to, export SQLite, DOT, GraphML, JSON and the map page
+# (map.html), render an SVG when graphviz is installed, and stop the fake
+# internet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=demo-out
@@ -20,7 +21,8 @@ echo "fake internet of $hosts hosts on 127.0.0.1:$port, seed $seed"
   --connect-to "::127.0.0.1:$port" --delay 100ms --max-depth 0 --quiet "$seed"
 ./bin/weaver status --db "$out/weaver.bolt" 2>/dev/null || true
 ./bin/weaver export --db "$out/weaver.bolt" --sqlite "$out/crawler.db" --dot "$out/map.dot" \
-  --graphml "$out/graph.graphml" --json "$out/graph.json"
+  --graphml "$out/graph.graphml" --json "$out/graph.json" --html "$out/map.html"
+echo "the map: open $out/map.html in a browser (one file, no server needed)"
 if command -v dot >/dev/null; then
   # The picture keeps links seen at least 3 times: all 3,000 edges make a hairball.
   ./bin/weaver export --db "$out/weaver.bolt" --min-weight 3 --crawled-only --dot - | dot -Tsvg -o "$out/map.svg" &&

@@ -59,7 +59,8 @@ type crawlHandler struct {
 }
 
 // NewCrawlHandler returns the status API of crawler c running on store s:
-// GET /status, /metrics, /graph and /snapshot, POST /seeds and /stop. stop
+// GET /status, /metrics, /graph and /snapshot, POST /seeds and /stop, and
+// the map page: GET / and /map/data. stop
 // is called by POST /stop and must stop the crawl gracefully (cancel Run's
 // context); version is recorded in /status and graph exports.
 func NewCrawlHandler(c *crawl.Crawler, s *kv.Store, stop func(), version string) http.Handler {
@@ -77,6 +78,8 @@ func NewCrawlHandler(c *crawl.Crawler, s *kv.Store, stop func(), version string)
 	mx.handle("/snapshot", route{http.MethodGet: h.snapshot})
 	mx.handle("/seeds", route{http.MethodPost: h.seeds})
 	mx.handle("/stop", route{http.MethodPost: h.stopCrawl})
+	mx.handle("/{$}", route{http.MethodGet: h.mapPage}) // map.go
+	mx.handle("/map/data", route{http.MethodGet: h.mapData})
 	return mx
 }
 

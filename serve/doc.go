@@ -11,6 +11,8 @@
 //	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
 //	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl
 //	POST /stop      a graceful stop, the same as SIGTERM
+//	GET  /          the map page (package ui), which polls:
+//	GET  /map/data  ?since=CURSOR: the graph, or what changed since an earlier answer (map.go)
 //
 // JobManager runs crawl jobs, each in its own store DIR/<id>.bolt whose
 // meta bucket records the job (the client's request and the job's state),
@@ -22,6 +24,8 @@
 //	GET    /crawl/{id}  a job's status; once it ended, its nodes and edges too
 //	DELETE /crawl/{id}  stop a job
 //	GET    /crawl/{id}/graph  ?format=json|graphml|dot: the job's graph
+//	GET    /                  the jobs, each with a link to its map
+//	GET    /crawl/{id}/map    the job's map page, polling /crawl/{id}/map/data
 //
 // Both handlers answer errors as {"error": "..."} with a status code that
 // says whose fault it is: 400 for bad JSON or a bad value (naming it), 404

@@ -52,14 +52,18 @@ type jobHandler struct {
 }
 
 // NewJobHandler returns seed 004's job API on m: POST /crawl, GET /crawl,
-// GET and DELETE /crawl/{id}, and GET /crawl/{id}/graph. version is
-// recorded in graph exports.
+// GET and DELETE /crawl/{id}, and GET /crawl/{id}/graph; and the maps: GET
+// / lists the jobs, GET /crawl/{id}/map and /crawl/{id}/map/data. version
+// is recorded in graph exports.
 func NewJobHandler(m *JobManager, version string) http.Handler {
 	h := &jobHandler{m: m, version: version}
 	mx := newMux()
 	mx.handle("/crawl", route{http.MethodPost: h.create, http.MethodGet: h.list})
 	mx.handle("/crawl/{id}", route{http.MethodGet: h.get, http.MethodDelete: h.stop})
 	mx.handle("/crawl/{id}/graph", route{http.MethodGet: h.graph})
+	mx.handle("/{$}", route{http.MethodGet: h.index}) // map.go
+	mx.handle("/crawl/{id}/map", route{http.MethodGet: h.mapPage})
+	mx.handle("/crawl/{id}/map/data", route{http.MethodGet: h.mapData})
 	return mx
 }
 

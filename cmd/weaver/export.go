@@ -15,26 +15,28 @@ import (
 func init() {
 	register(&command{
 		Name:    "export",
-		Summary: "write the graph as SQLite, GraphML, DOT or JSON",
+		Summary: "write the graph as SQLite, GraphML, DOT, JSON or an HTML map",
 		Run:     runExport,
 	})
 }
 
-const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE]) [flags]
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE]) [flags]
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
-under a temporary name and renamed into place when complete.`
+under a temporary name and renamed into place when complete. --html writes
+the map page: one self-contained file a browser opens from disk.`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
   weaver export --graphml map.graphml --json map.json --crawled-only
-  weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot`
+  weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot
+  weaver export --html map.html`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
-	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true}
+	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
 	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true}
 )
 
@@ -52,6 +54,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
+		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
 	}
 	minWeight := fs.Uint64("min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
@@ -68,7 +71,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var targets []exportTarget
 	toStdout := 0
-	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON} {
+	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML} {
 		if !set[string(f)] {
 			continue
 		}
@@ -87,7 +90,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	switch {
 	case len(targets) == 0:
 		fs.Usage()
-		return usagef("no format given: use --sqlite FILE, --graphml, --dot or --json")
+		return usagef("no format given: use --sqlite FILE, --graphml, --dot, --json or --html")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}

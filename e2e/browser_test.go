@@ -1,0 +1,240 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath is Debian's chromium, or whatever chromium is on PATH. It
+// skips the test when there is none, and fails it under CI=true, where
+// .ci/run installs it.
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed (CI=true: apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed: skipped (CI fails instead)")
+	return ""
+}
+
+// browser is a headless chromium driven over the DevTools protocol, with
+// the JavaScript errors of its pages collected.
+type browser struct {
+	t   testing.TB
+	ctx context.Context
+
+	mu     sync.Mutex // guards errors
+	errors []string
+}
+
+// newBrowser starts a headless chromium with a fresh profile; the test's
+// cleanup closes it and fails the test if a page threw an exception.
+func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	b := &browser{t: t, ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.errors {
+			t.Errorf("the page threw: %s", e)
+		}
+	})
+	// The first Run starts the browser, and must not have a time limit
+	// (it would be the browser's); a failing start ends in the allocator's
+	// own timeout.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var d *runtime.ExceptionDetails
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d = ev.ExceptionDetails
+		case runtime.EventExceptionThrown:
+			d = ev.ExceptionDetails
+		default:
+			return
+		}
+		msg := "exception"
+		if d != nil {
+			msg = fmt.Sprintf("%s at %s:%d:%d", d.Text, d.URL, d.LineNumber+1, d.ColumnNumber+1)
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg += ": " + d.Exception.Description
+			}
+		}
+		b.mu.Lock()
+		b.errors = append(b.errors, msg)
+		b.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("listening to the page: %v", err)
+	}
+	return b
+}
+
+// do runs actions with a time limit.
+func (b *browser) do(timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	return chromedp.Do(ctx, actions...)
+}
+
+// must runs actions or fails the test.
+func (b *browser) must(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := b.do(time.Minute, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// open loads url and waits for an element matched by a CSS selector.
+func (b *browser) open(url, selector string) {
+	b.t.Helper()
+	b.must("opening "+url, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS(selector)))
+}
+
+// eval evaluates a JavaScript expression, awaiting a promise, into v
+// (JSON-decoded; nil: the value is dropped).
+func (b *browser) eval(expr string, v any) {
+	b.t.Helper()
+	b.evalWithin(time.Minute, expr, v)
+}
+
+// evalWithin is eval with a time limit other than a minute.
+func (b *browser) evalWithin(timeout time.Duration, expr string, v any) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			b.t.Fatalf("evaluating %s: %v (%s)", expr, err, raw)
+		}
+	}
+}
+
+// stats is what the map says it draws (#stats); stats fails the test when
+// the map reports an error.
+type stats struct {
+	Nodes     int    `json:"nodes"`
+	Edges     int    `json:"edges"`
+	State     string `json:"state"`
+	FullLoads int    `json:"fullLoads"`
+	Updates   int    `json:"updates"`
+	Error     string `json:"error"`
+	Text      string `json:"text"`
+}
+
+func (s stats) String() string {
+	return fmt.Sprintf("%d nodes, %d edges, %s, %d updates (%d full): %q", s.Nodes, s.Edges, s.State, s.Updates, s.FullLoads, s.Text)
+}
+
+func (b *browser) stats() stats {
+	b.t.Helper()
+	var s stats
+	b.eval(`(() => { const d = document.getElementById('stats').dataset;
+		return {nodes: +d.nodes, edges: +d.edges, state: d.state, fullLoads: +(d.fullLoads || 0),
+			updates: +(d.updates || 0), error: d.error || '', text: document.getElementById('stats').textContent}; })()`, &s)
+	if s.Error != "" {
+		b.t.Errorf("the map says: %s", s.Error)
+	}
+	return s
+}
+
+// waitFor evaluates cond (a JavaScript expression) every 100 ms until it
+// is true, or fails the test after timeout.
+func (b *browser) waitFor(what, cond string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		b.eval("!!("+cond+")", &ok)
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out after %v waiting for %s; the map shows %v", timeout, what, b.stats())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// text returns the text of the element matched by a CSS selector, or ""
+// when there is none.
+func (b *browser) text(selector string) string {
+	b.t.Helper()
+	var s string
+	b.eval(`(() => { const e = document.querySelector(`+jsString(selector)+`); return e ? e.textContent : ''; })()`, &s)
+	return s
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// clickHost clicks the node with key on the map, where it is drawn, after
+// stopping the layout so that it stays there.
+func (b *browser) clickHost(key string) {
+	b.t.Helper()
+	var at []float64
+	b.eval(`(async () => {
+		weaverMap.stopLayout();
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const r = weaverMap.renderer, d = r.getNodeDisplayData(`+jsString(key)+`);
+		const p = r.framedGraphToViewport(d), box = document.getElementById('graph').getBoundingClientRect();
+		return [box.left + p.x, box.top + p.y];
+	})()`, &at)
+	if len(at) != 2 {
+		b.t.Fatalf("no place for node %s: %v", key, at)
+	}
+	b.must("clicking node "+key, chromedp.MouseClickXY(at[0], at[1]))
+}
+
+// screenshot returns a PNG of the viewport.
+func (b *browser) screenshot() []byte {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot: %v", err)
+	}
+	return png
+}

@@ -1,0 +1,272 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image/png"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/serve"
+)
+
+var updateMapPNG = flag.Bool("update-map-png", false, "write docs/map.png from TestMap_ExportHTML (make map-png)")
+
+// storeCounts is what a running crawl's /status says its store holds.
+func storeCounts(a api, bearer string) (nodes, edges int) {
+	a.t.Helper()
+	var st serve.Status
+	if bearer == "" {
+		a.json("GET", "/status", "", http.StatusOK, &st)
+	} else {
+		code, body, _ := request(a.t, nil, "GET", a.base+"/status", map[string]string{"Authorization": "Bearer " + bearer}, "")
+		if code != http.StatusOK {
+			a.t.Fatalf("GET /status with the token: %d %s", code, body)
+		}
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+	return int(st.Store.Nodes), int(st.Store.Edges)
+}
+
+// TestMap_LiveCrawl: the map page of `weaver crawl --listen` shows the
+// store's graph, node for node, and grows with the crawl by updates, never
+// a reload.
+//
+// One worker crawls a slow web (250 ms a page). The seed's first link is
+// slow-a.drip.test, which answers a byte a second: it holds the only
+// worker until the 8 s timeout, so the graph stands still while the map
+// must catch up with it exactly; then the crawl goes on and the map must
+// grow.
+func TestMap_LiveCrawl(t *testing.T) {
+	b := newBrowser(t)
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 11, Latency: 250 * time.Millisecond, RobotsDisallowEvery: -1,
+		Faults: map[string]fakeweb.Fault{"slow-a.drip.test": fakeweb.SlowDrip}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	p := start(t, dir, crawlArgs(srv, db, "--listen", "127.0.0.1:0", "--workers", "1", "--ignore-robots",
+		"--max-crawls-per-node", "1", "--timeout", "8s", "--retries", "0", w.Seed())...)
+	a := listenAPI(t, p, db)
+	b.open(a.base+"/", "#stats")
+
+	// While the worker waits for the slow host, the map equals the store.
+	var nodes, edges int
+	var s stats
+	deadline := time.Now().Add(7 * time.Second)
+	for {
+		nodes, edges = storeCounts(a, "")
+		s = b.stats()
+		if nodes > 1 && s.Nodes == nodes && s.Edges == edges {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the map shows %v; the store holds %d nodes and %d edges", s, nodes, edges)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s.State != "live" {
+		t.Errorf("state %q, want live", s.State)
+	}
+	t.Logf("stalled crawl: the map shows %v, the store %d nodes and %d edges", s, nodes, edges)
+
+	// Then it grows, update by update.
+	seen := []int{s.Nodes}
+	deadline = time.Now().Add(45 * time.Second)
+	for len(seen) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the map did not grow: node counts %v, store %d nodes", seen, nodes)
+		}
+		time.Sleep(300 * time.Millisecond)
+		s = b.stats()
+		nodes, _ = storeCounts(a, "")
+		if s.Nodes > nodes {
+			t.Fatalf("the map shows %d nodes, more than the store's %d", s.Nodes, nodes)
+		}
+		if last := seen[len(seen)-1]; s.Nodes < last {
+			t.Fatalf("the map shrank from %d to %d nodes", last, s.Nodes)
+		} else if s.Nodes > last {
+			seen = append(seen, s.Nodes)
+		}
+	}
+	if s.FullLoads != 1 {
+		t.Errorf("%d full loads, want 1: the map must grow by updates", s.FullLoads)
+	}
+	t.Logf("the map grew: %v nodes (%v)", seen, s)
+}
+
+// TestMap_ExportHTML: weaver export --html writes one file that a browser
+// opens from disk, with no server, and that shows every host of the
+// store; clicking a host shows its title; the search finds a host. It
+// takes the screenshot of the README (docs/map.png, with
+// -update-map-png).
+func TestMap_ExportHTML(t *testing.T) {
+	b := newBrowser(t)
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", w.Seed())...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	page := filepath.Join(dir, "map.html")
+	if r := weaver(t, dir, "export", "--db", db, "--html", page); r.code != 0 {
+		t.Fatalf("export --html: exit %d\n%s", r.code, r.stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, remote := range []string{`src="http`, `href="http`, `src="//`, "@import"} {
+		if bytes.Contains(html, []byte(remote)) {
+			t.Errorf("map.html refers to %s...: it must need no network", remote)
+		}
+	}
+	ns, es := nodes(t, db), edges(t, db)
+
+	b.open("file://"+page, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	s := b.stats()
+	if s.Nodes != len(ns) || s.Edges != len(es) {
+		t.Errorf("the map shows %v; the store holds %d nodes and %d edges", s, len(ns), len(es))
+	}
+	var hosts []string
+	b.eval(`weaverMap.graph.mapNodes((k, a) => a.host)`, &hosts)
+	for h := range ns {
+		if !slices.Contains(hosts, h) {
+			t.Errorf("host %s of the store is not on the map", h)
+		}
+	}
+	if *updateMapPNG {
+		// The picture: the layout at rest.
+		b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	}
+
+	// Click the biggest host: the panel shows its title.
+	var big struct{ Key, Host string }
+	b.eval(`(() => { let best = null;
+		weaverMap.graph.forEachNode((k, a) => { if (!best || a.size > best.a.size) best = {k, a}; });
+		return {key: best.k, host: best.a.host}; })()`, &big)
+	b.clickHost(big.Key)
+	b.waitFor("the clicked host's panel", `document.querySelector('#info h2')?.textContent === `+jsString(big.Host), 10*time.Second)
+	if got, want := b.text("#info .title"), ns[big.Host].Title; want == "" || got != want {
+		t.Errorf("clicked %s: title %q, want %q", big.Host, got, want)
+	}
+	if got := b.text("#info"); !strings.Contains(got, "Linked from") || !strings.Contains(got, "crawled") {
+		t.Errorf("the panel lacks the host's status or links: %q", got)
+	}
+	// The export carries ranks: the map sizes hosts by PageRank and shows it.
+	if got := b.text("#info"); strings.Contains(got, "not computed") || !strings.Contains(got, "harmonic") {
+		t.Errorf("the panel lacks the host's ranks: %q", got)
+	}
+	if got := b.text("#legend"); !strings.Contains(got, "Node size: PageRank") {
+		t.Errorf("the legend: %q, want sizes by PageRank", got)
+	}
+
+	// Search another host by a part of its name.
+	var other string
+	for h, n := range ns {
+		if h != big.Host && n.Title != "" && (other == "" || h < other) {
+			other = h
+		}
+	}
+	b.must("typing a search", chromedp.Click(chromedp.ID("search")), chromedp.SendKeys(chromedp.ID("search"), other))
+	b.waitFor("the search results", `[...document.querySelectorAll('#search-results li')].some((li) => li.textContent === `+jsString(other)+`)`, 10*time.Second)
+	b.must("choosing the first result", chromedp.SendKeys(chromedp.ID("search"), kb.Enter))
+	b.waitFor("the found host's panel", `document.querySelector('#info h2')?.textContent === `+jsString(other), 10*time.Second)
+	if got, want := b.text("#info .title"), ns[other].Title; got != want {
+		t.Errorf("found %s: title %q, want %q", other, got, want)
+	}
+
+	// The screenshot, always into the test's directory, and into docs/
+	// when asked: the whole map, the biggest host chosen.
+	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape))
+	b.eval(`weaverMap.select(`+jsString(big.Key)+`), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
+	b.eval(`new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 1000))`, nil)
+	shot := b.screenshot()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil || img.Bounds().Dx() < 800 || img.Bounds().Dy() < 600 {
+		t.Fatalf("screenshot: %v, %v", err, img)
+	}
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "map.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if *updateMapPNG {
+		if err := os.WriteFile(filepath.Join("..", "docs", "map.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote docs/map.png (%d bytes)", len(shot))
+	}
+}
+
+// TestMap_Token: behind a token the page opens with ?token= (the browser
+// keeps the session cookie and the page's requests carry it) and shows the
+// store's graph; without it the page is refused.
+func TestMap_Token(t *testing.T) {
+	b := newBrowser(t)
+	_, _, base := startTokenCrawl(t)
+	if code, body, _ := request(t, nil, "GET", base+"/", nil, ""); code != http.StatusUnauthorized {
+		t.Errorf("GET / without the token: %d %s, want 401", code, body)
+	}
+	if code, _, _ := request(t, nil, "GET", base+"/map/data", nil, ""); code != http.StatusUnauthorized {
+		t.Errorf("GET /map/data without the token: %d, want 401", code)
+	}
+	b.open(base+"/?token="+testToken, "#stats")
+	var loc string
+	b.eval(`document.location.toString()`, &loc)
+	if strings.Contains(loc, testToken) {
+		t.Errorf("the token stayed in the address bar: %s", loc)
+	}
+	a := api{t: t, base: base}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nodes, edges := storeCounts(a, testToken)
+		s := b.stats()
+		if s.State == "live" && nodes > 0 && s.Nodes == nodes && s.Edges == edges {
+			t.Logf("with a token: %v", s)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the map shows %v; the store holds %d nodes and %d edges", s, nodes, edges)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestMap_Serve: weaver serve lists its jobs at /, each with a link to its
+// map, which shows the job's whole graph once the job has ended.
+func TestMap_Serve(t *testing.T) {
+	b := newBrowser(t)
+	w := fakeweb.New(fakeweb.Config{Hosts: 60, Seed: 3})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	p := start(t, dir, "serve", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "jobs"), "--connect-to", srv.ConnectTo())
+	a := jobAPI(t, p)
+	var created serve.CreatedAnswer
+	a.json("POST", "/crawl", fmt.Sprintf(`{"url": %q, "max_depth": 0, "politeness_delay_ms": 0, "max_crawls_per_node": 1}`, w.Seed()),
+		http.StatusCreated, &created)
+	var job fullJob
+	p.poll(t, "the job to complete", func() bool {
+		a.json("GET", "/crawl/"+created.JobID, "", http.StatusOK, &job)
+		return job.Job.Status == serve.JobCompleted
+	})
+	b.open(a.base+"/", "#jobs")
+	b.must("following the job's map link", chromedp.Click(chromedp.CSS(`a[href="crawl/`+created.JobID+`/map"]`)),
+		chromedp.WaitReady(chromedp.ID("stats")))
+	b.waitFor("the job's graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	if s := b.stats(); s.Nodes != len(job.Job.Nodes) || s.Edges != len(job.Job.Edges) || len(job.Job.Nodes) < 10 {
+		t.Errorf("the job's map shows %v; the job has %d nodes and %d edges", s, len(job.Job.Nodes), len(job.Job.Edges))
+	}
+}

@@ -1,0 +1,342 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/ui"
+)
+
+// The map page (package ui) is served at GET / of a crawl and at GET
+// /crawl/{id}/map of a job; it polls map/data beside it.
+//
+// GET map/data?since=CURSOR answers the graph as the page needs it:
+//
+//	{"cursor": "...", "full": true|false, "live": true|false,
+//	 "total": {"nodes": N, "edges": M},
+//	 "nodes": [{"id", "host", "domain", "title", "status", "http_status", "crawl_count", "depth"}, ...],
+//	 "edges": [[from, to, weight], ...],
+//	 "next_ms": 1500}
+//
+// Without since (or with since=0) it is the whole graph ("full": true).
+// With the cursor of a previous answer it holds only the nodes and edges
+// written since: a page commit stamps every node and edge it changes with
+// its time (LastSeen), inside its transaction, and commits apply in the
+// order of those times, so the greatest time in the store at a read is a
+// cursor that nothing committed later can fall behind. The cursor is that
+// time in Unix nanoseconds, as a string (JavaScript numbers stop at 2^53).
+// Items stamped exactly at the cursor come again in the next answer, which
+// the page merges harmlessly. "total" lets the page notice anything it
+// missed all the same (a wall clock stepped back): its counts then differ
+// and it asks for the whole graph again. "live" is false once the crawl or
+// job has ended: the page stops polling. "next_ms" is when to ask again:
+// 1.5 s, or ten times what this answer cost to build, so polling a big
+// store costs it at most a tenth of a core.
+//
+// Every answer scans the store's nodes and edges in one read transaction
+// and is built before it is sent: in memory up to mapMemoryBytes, then in
+// an unlinked temporary file beside the store (spill), so neither a slow
+// client nor a huge graph holds the transaction or the process's memory.
+
+// mapMemoryBytes is how much of a map/data answer is built in memory
+// before the rest goes to a temporary file.
+const mapMemoryBytes = 4 << 20
+
+// mapPoll is the page's polling interval while a scan is cheap.
+const mapPoll = 1500 * time.Millisecond
+
+// mapNode is a node as the map page needs it: the JSON export's names.
+type mapNode struct {
+	ID         uint64 `json:"id"`
+	Host       string `json:"host"`
+	Domain     string `json:"domain"`
+	Title      string `json:"title,omitempty"`
+	Status     string `json:"status"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	CrawlCount int    `json:"crawl_count"`
+	Depth      int    `json:"depth"`
+}
+
+// pageCSP lets the page run only its own script (by hash) and the layout
+// worker it starts from a blob, and fetch only from this server.
+var pageCSP = func() string {
+	sum := sha256.Sum256([]byte(ui.Script()))
+	return "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+		"worker-src blob:; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}()
+
+// servePage answers the map page, polling data (relative to the page).
+func servePage(w http.ResponseWriter, title, data string) {
+	var buf bytes.Buffer
+	if err := ui.WritePage(&buf, title, ui.Config{Live: true, Data: data}, nil); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Write(buf.Bytes())
+}
+
+// mapSince reads map/data's query: since, a cursor of an earlier answer
+// (0 when absent: the whole graph).
+func mapSince(r *http.Request) (int64, error) {
+	q := r.URL.Query()
+	for key := range q {
+		if key != "since" {
+			return 0, fmt.Errorf("unknown query parameter %q (known: since)", key)
+		}
+	}
+	v := q.Get("since")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("since %q: want the cursor of an earlier answer (a whole number)", v)
+	}
+	return n, nil
+}
+
+// serveMapData answers map/data from s; live says whether the crawl goes
+// on.
+func serveMapData(w http.ResponseWriter, r *http.Request, s *kv.Store, live bool) {
+	since, err := mapSince(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	start := time.Now()
+	out := newSpill(s.Path(), mapMemoryBytes)
+	defer out.Close()
+	bw := bufio.NewWriterSize(out, 64<<10)
+	err = s.View(func(tx *kv.Tx) error { return writeMapData(r.Context(), bw, tx, since, live) })
+	next := max(mapPoll, 10*time.Since(start))
+	if err == nil {
+		_, err = fmt.Fprintf(bw, ",\n\"next_ms\":%d}\n", min(next, time.Minute).Milliseconds())
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the graph: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := out.send(w); err != nil {
+		panic(http.ErrAbortHandler) // the client sees a cut answer, not a complete-looking one
+	}
+}
+
+// writeMapData writes map/data's answer, all but its closing next_ms.
+func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, live bool) error {
+	full := since == 0
+	counts := graph.GetCounts(tx)
+	// The cursor is the greatest time stamped in the store, which only the
+	// scan below finds: it goes at the end, the head says the rest.
+	fmt.Fprintf(w, `{"full":%t,"live":%t,"total":{"nodes":%d,"edges":%d},`+"\n"+`"nodes":[`,
+		full, live, counts.Nodes, counts.Edges)
+	var cursor int64
+	stamp := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		n := t.UnixNano()
+		cursor = max(cursor, n)
+		return n
+	}
+	sep := "\n"
+	rows := 0
+	err := graph.ForEachNode(tx, func(n *graph.Node) error {
+		if rows++; rows%10_000 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		seen := max(stamp(n.FirstSeen), stamp(n.LastSeen), stamp(n.LastCrawl))
+		if !full && seen < since {
+			return nil
+		}
+		b, err := json.Marshal(mapNode{ID: n.ID, Host: n.Host, Domain: n.Domain, Title: n.Title,
+			Status: string(n.Status), HTTPStatus: n.HTTPStatus, CrawlCount: n.CrawlCount, Depth: n.Depth})
+		if err != nil {
+			return err
+		}
+		w.WriteString(sep)
+		sep = ",\n"
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteString("\n],\n\"edges\":[")
+	sep = "\n"
+	var num []byte
+	err = graph.ForEachEdge(tx, func(e *graph.Edge) error {
+		if rows++; rows%10_000 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if seen := stamp(e.LastSeen); !full && seen < since {
+			return nil
+		}
+		num = append(num[:0], sep...)
+		num = append(num, '[')
+		num = strconv.AppendUint(num, e.From, 10)
+		num = append(num, ',')
+		num = strconv.AppendUint(num, e.To, 10)
+		num = append(num, ',')
+		num = strconv.AppendUint(num, e.Weight, 10)
+		num = append(num, ']')
+		sep = ","
+		_, err := w.Write(num)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\n],\n\"cursor\":\"%d\"", max(cursor, since))
+	return err
+}
+
+// spill holds an answer being built: in memory up to limit bytes, then in
+// a temporary file beside the store, unlinked as soon as it is created.
+type spill struct {
+	dir   string
+	limit int
+	mem   bytes.Buffer
+	file  *os.File
+	size  int64
+}
+
+func newSpill(storePath string, limit int) *spill {
+	return &spill{dir: filepath.Dir(storePath), limit: limit}
+}
+
+func (s *spill) Write(p []byte) (int, error) {
+	if s.file == nil && s.mem.Len()+len(p) > s.limit {
+		f, err := os.CreateTemp(s.dir, ".weaver-map-*")
+		if err != nil {
+			return 0, fmt.Errorf("spool file: %w", err)
+		}
+		os.Remove(f.Name())
+		s.file = f
+		if _, err := f.Write(s.mem.Bytes()); err != nil {
+			return 0, err
+		}
+		s.mem = bytes.Buffer{}
+	}
+	s.size += int64(len(p))
+	if s.file != nil {
+		return s.file.Write(p)
+	}
+	return s.mem.Write(p)
+}
+
+// send writes what was built to w, with its length.
+func (s *spill) send(w http.ResponseWriter) error {
+	w.Header().Set("Content-Length", strconv.FormatInt(s.size, 10))
+	sw := newStreamWriter(w)
+	if s.file == nil {
+		_, err := sw.Write(s.mem.Bytes())
+		return err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(sw, s.file)
+	return err
+}
+
+func (s *spill) Close() error {
+	if s.file != nil {
+		return s.file.Close()
+	}
+	return nil
+}
+
+// The crawl's map: GET / and GET /map/data.
+
+func (h *crawlHandler) mapPage(w http.ResponseWriter, r *http.Request) {
+	servePage(w, "weaver map: "+filepath.Base(h.dbPath), "map/data")
+}
+
+func (h *crawlHandler) mapData(w http.ResponseWriter, r *http.Request) {
+	st := h.c.Status()
+	serveMapData(w, r, h.s, st.Running || st.TerminationReason == "")
+}
+
+// The jobs' maps: GET / lists the jobs, GET /crawl/{id}/map and
+// /crawl/{id}/map/data.
+
+func (h *jobHandler) mapPage(w http.ResponseWriter, r *http.Request) {
+	j, ok := h.lookup(w, r)
+	if !ok {
+		return
+	}
+	servePage(w, "weaver map: "+j.id+" ("+j.cfg.SeedURL+")", "map/data")
+}
+
+func (h *jobHandler) mapData(w http.ResponseWriter, r *http.Request) {
+	j, ok := h.lookup(w, r)
+	if !ok {
+		return
+	}
+	live := !h.m.view(j, false).Status.final()
+	err := h.m.withStore(j, func(s *kv.Store) error {
+		serveMapData(w, r, s, live)
+		return nil
+	})
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "opening the job's store: %v", err)
+	}
+}
+
+// jobsPage is GET /'s page: every job with a link to its map.
+var jobsPage = template.Must(template.New("jobs").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>weaver jobs</title>
+<style>
+ body { font: 14px/1.5 system-ui, sans-serif; margin: 24px; color: #1d2330; }
+ table { border-collapse: collapse; } td, th { padding: 4px 12px 4px 0; text-align: left; }
+ th { color: #6b7380; font-weight: normal; } a { color: #1d4fa8; }
+</style></head><body>
+<h1>weaver jobs</h1>
+{{if .}}<table id="jobs">
+<tr><th>job</th><th>status</th><th>seed</th><th>created</th><th>map</th><th>API</th></tr>
+{{range .}}<tr data-job="{{.ID}}"><td>{{.ID}}</td><td>{{.Status}}</td><td>{{.SeedURL}}</td><td>{{.CreatedAt.Format "2006-01-02 15:04:05"}}</td>
+<td><a href="crawl/{{.ID}}/map">map</a></td><td><a href="crawl/{{.ID}}?graph=false">status</a></td></tr>
+{{end}}</table>{{else}}<p>No jobs yet: <code>POST /crawl {"url": "https://example.com/"}</code> starts one.</p>{{end}}
+</body></html>
+`))
+
+func (h *jobHandler) index(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	if err := jobsPage.Execute(&buf, h.m.List()); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	w.Write(buf.Bytes())
+}

@@ -1,0 +1,262 @@
+package serve_test
+
+import (
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
+)
+
+// mapData is GET map/data's answer.
+type mapData struct {
+	Cursor string `json:"cursor"`
+	Full   bool   `json:"full"`
+	Live   bool   `json:"live"`
+	NextMS int64  `json:"next_ms"`
+	Total  struct {
+		Nodes uint64 `json:"nodes"`
+		Edges uint64 `json:"edges"`
+	} `json:"total"`
+	Nodes []struct {
+		ID         uint64 `json:"id"`
+		Host       string `json:"host"`
+		Domain     string `json:"domain"`
+		Title      string `json:"title"`
+		Status     string `json:"status"`
+		HTTPStatus int    `json:"http_status"`
+		CrawlCount int    `json:"crawl_count"`
+		Depth      int    `json:"depth"`
+	} `json:"nodes"`
+	Edges [][3]uint64 `json:"edges"`
+}
+
+func getMapData(t *testing.T, url string) mapData {
+	t.Helper()
+	a := do(t, "GET", url, "")
+	if a.code != http.StatusOK || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET %s: %d %s %s", url, a.code, a.header.Get("Content-Type"), a.body)
+	}
+	var d mapData
+	decode(t, a, &d)
+	return d
+}
+
+func (d mapData) hosts() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range d.Nodes {
+		out[n.Host] = true
+	}
+	return out
+}
+
+// TestCrawlHandler_MapPage: GET / is the map page, polling map/data, with
+// a policy that lets only its own script run.
+func TestCrawlHandler_MapPage(t *testing.T) {
+	f := newLoopFixture(t)
+	a := do(t, "GET", f.url+"/", "")
+	if a.code != http.StatusOK || a.header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /: %d %s", a.code, a.header.Get("Content-Type"))
+	}
+	body := string(a.body)
+	for _, want := range []string{`<div id="stats"`, `{"live":true,"data":"map/data"}`, "weaver map: weaver.bolt"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	csp := a.header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'sha256-") || !strings.Contains(csp, "worker-src blob:") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+	if a := do(t, "POST", f.url+"/", ""); a.code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d, want 405", a.code)
+	}
+	if a := do(t, "GET", f.url+"/index.html", ""); a.code != http.StatusNotFound {
+		t.Errorf("GET /index.html: %d, want 404 (only / is the page)", a.code)
+	}
+}
+
+// TestCrawlHandler_MapData_Delta: without since the answer is the whole
+// graph; with the cursor it holds only what was written since, and
+// written later than the cursor always comes.
+func TestCrawlHandler_MapData_Delta(t *testing.T) {
+	f := newLoopFixture(t)
+	full := getMapData(t, f.url+"/map/data")
+	if !full.Full || len(full.Nodes) != 3 || len(full.Edges) != 3 || full.Total.Nodes != 3 || full.Total.Edges != 3 {
+		t.Fatalf("full answer: full %t, %d nodes, %d edges, total %+v", full.Full, len(full.Nodes), len(full.Edges), full.Total)
+	}
+	if full.Live {
+		t.Error("live is true for a crawl that ended")
+	}
+	if full.NextMS < 1000 {
+		t.Errorf("next_ms %d, want at least 1000", full.NextMS)
+	}
+	for _, e := range full.Edges {
+		if e[2] != 2 {
+			t.Errorf("edge %v: weight %d, want 2", e, e[2])
+		}
+	}
+	for _, n := range full.Nodes {
+		if n.Status != "crawled" || n.Title == "" || n.CrawlCount != 2 || n.HTTPStatus != 200 || n.Domain == "" {
+			t.Errorf("node %+v", n)
+		}
+	}
+	cursor, err := strconv.ParseInt(full.Cursor, 10, 64)
+	if err != nil || cursor <= 0 {
+		t.Fatalf("cursor %q", full.Cursor)
+	}
+
+	// Nothing written since: at most what was stamped at the cursor itself.
+	same := getMapData(t, f.url+"/map/data?since="+full.Cursor)
+	if same.Full || len(same.Nodes) >= 3 || len(same.Edges) >= 3 || same.Cursor != full.Cursor {
+		t.Errorf("unchanged store: full %t, %d nodes, %d edges, cursor %s (was %s)", same.Full, len(same.Nodes), len(same.Edges), same.Cursor, full.Cursor)
+	}
+
+	// A page commit a second later: a new host linked from an old one.
+	later := time.Unix(0, cursor).Add(time.Second)
+	var from uint64
+	err = f.s.Update(func(tx *kv.Tx) error {
+		src := full.Nodes[0]
+		from = src.ID
+		n, _, err := graph.Ensure(tx, "new.example.org", "http", later)
+		if err != nil {
+			return err
+		}
+		return graph.AddEdge(tx, src.ID, n.ID, 1, later)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer holds the new host and edge, and again what was stamped
+	// at the cursor (same), nothing else.
+	d := getMapData(t, f.url+"/map/data?since="+full.Cursor)
+	if d.Full || !d.hosts()["new.example.org"] || len(d.Nodes) != len(same.Nodes)+1 {
+		t.Errorf("after a commit: nodes %v, want new.example.org and %v", d.hosts(), same.hosts())
+	}
+	newEdge := false
+	for _, e := range d.Edges {
+		newEdge = newEdge || e[0] == from && e[2] == 1
+	}
+	if !newEdge || len(d.Edges) != len(same.Edges)+1 {
+		t.Errorf("after a commit: edges %v, want the new one and %v", d.Edges, same.Edges)
+	}
+	if d.Total.Nodes != 4 || d.Total.Edges != 4 {
+		t.Errorf("total %+v, want 4 nodes and 4 edges", d.Total)
+	}
+	if want := strconv.FormatInt(later.UnixNano(), 10); d.Cursor != want {
+		t.Errorf("cursor %s, want %s (the commit's time)", d.Cursor, want)
+	}
+	// A weight that grows comes again with its new weight.
+	again := later.Add(time.Second)
+	err = f.s.Update(func(tx *kv.Tx) error {
+		return graph.AddEdge(tx, full.Edges[0][0], full.Edges[0][1], 1, again)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := getMapData(t, f.url+"/map/data?since="+d.Cursor)
+	found := false
+	for _, e := range d2.Edges {
+		if e[0] == full.Edges[0][0] && e[1] == full.Edges[0][1] {
+			found = e[2] == 3
+		}
+	}
+	if !found {
+		t.Errorf("a heavier edge: %v, want %v with weight 3", d2.Edges, full.Edges[0][:2])
+	}
+}
+
+func TestCrawlHandler_MapData_Errors(t *testing.T) {
+	f := newLoopFixture(t)
+	for q, want := range map[string]string{
+		"?since=yesterday": "since",
+		"?since=-5":        "since",
+		"?from=3":          "from",
+	} {
+		a := do(t, "GET", f.url+"/map/data"+q, "")
+		if a.code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", q, a.code)
+			continue
+		}
+		if msg := errorOf(t, a); !strings.Contains(msg, want) {
+			t.Errorf("%s: %q does not name %q", q, msg, want)
+		}
+	}
+	if a := do(t, "POST", f.url+"/map/data", ""); a.code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /map/data: %d, want 405", a.code)
+	}
+}
+
+// TestCrawlHandler_MapData_Big: an answer larger than what is built in
+// memory goes through a temporary file and arrives whole; the file is gone.
+func TestCrawlHandler_MapData_Big(t *testing.T) {
+	f := newLoopFixture(t)
+	now := time.Now()
+	title := strings.Repeat("a long title ", 40)
+	err := f.s.Update(func(tx *kv.Tx) error {
+		for i := range 12_000 {
+			n, _, err := graph.Ensure(tx, "host-"+strconv.Itoa(i)+".example.net", "http", now)
+			if err != nil {
+				return err
+			}
+			n.Title = title
+			if err := graph.Put(tx, &n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := getMapData(t, f.url+"/map/data")
+	if len(d.Nodes) != 12_003 || d.Total.Nodes != 12_003 {
+		t.Fatalf("%d nodes, total %d, want 12,003", len(d.Nodes), d.Total.Nodes)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.s.Path()), ".weaver-map-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestJobHandler_Maps: GET / lists the jobs with a link to each map, and a
+// finished job's map data is its whole graph, not live.
+func TestJobHandler_Maps(t *testing.T) {
+	w := fakeweb.Loop3()
+	srv := startWeb(t, w)
+	m, url := newManager(t, t.TempDir(), srv)
+
+	a := do(t, "GET", url+"/", "")
+	if a.code != http.StatusOK || !strings.Contains(string(a.body), "No jobs yet") {
+		t.Fatalf("GET / without jobs: %d %s", a.code, a.body)
+	}
+	a = do(t, "POST", url+"/crawl", `{"url": "`+w.Seed()+`", "max_depth": 0, "politeness_delay_ms": 0}`)
+	var created serve.CreatedAnswer
+	decode(t, a, &created)
+	eventually(t, time.Minute, "the job to complete", func() bool {
+		j, err := m.Get(created.JobID)
+		return err == nil && j.Status == serve.JobCompleted
+	})
+	a = do(t, "GET", url+"/", "")
+	if a.code != http.StatusOK || !strings.Contains(string(a.body), `href="crawl/`+created.JobID+`/map"`) {
+		t.Errorf("GET /: %d, no link to the job's map:\n%s", a.code, a.body)
+	}
+	a = do(t, "GET", url+"/crawl/"+created.JobID+"/map", "")
+	if a.code != http.StatusOK || !strings.Contains(string(a.body), `"data":"map/data"`) {
+		t.Errorf("GET /crawl/{id}/map: %d", a.code)
+	}
+	d := getMapData(t, url+"/crawl/"+created.JobID+"/map/data")
+	if !d.Full || d.Live || len(d.Nodes) != 3 || len(d.Edges) != 3 {
+		t.Errorf("job map data: full %t, live %t, %d nodes, %d edges", d.Full, d.Live, len(d.Nodes), len(d.Edges))
+	}
+	for _, path := range []string{"/crawl/crawl_nothere/map", "/crawl/crawl_nothere/map/data"} {
+		if a := do(t, "GET", url+path, ""); a.code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, a.code)
+		}
+	}
+}

@@ -1,0 +1,810 @@
+// weaver's map page: the host graph of a store, drawn with sigma.js and
+// laid out by ForceAtlas2 in a web worker.
+//
+// The page gets its data in one of two ways, said by #weaver-config:
+//   - live ({"live": true, "data": "map/data"}): it polls the data URL with
+//     ?since=CURSOR and merges what changed since the previous answer, so the
+//     graph grows while a crawl runs without being reloaded or laid out again;
+//   - embedded ({"live": false}): #weaver-graph holds weaver's node-link JSON
+//     export (weaver export --html), and nothing is fetched.
+// Either way #stats carries data-nodes and data-edges: what is drawn.
+
+import Graph from 'graphology';
+import Sigma from 'sigma';
+import { NodePointProgram } from 'sigma/rendering';
+import FA2Layout from 'graphology-layout-forceatlas2/worker';
+import forceAtlas2 from 'graphology-layout-forceatlas2';
+import louvain from 'graphology-communities-louvain';
+
+const $ = (id) => document.getElementById(id);
+
+const config = JSON.parse($('weaver-config').textContent || '{}');
+
+// Above these sizes the page trades detail for frame rate. Measured in
+// headless chromium on software WebGL (SwiftShader), 20,000 hosts: sigma's
+// circle program (a quad per node) drew ~1 frame/s, its point program (one
+// vertex per node, the same anti-aliased disc) ~20; 196,000 edges take
+// seconds a frame, so they are left out while the camera moves.
+const ARROWS_MAX_EDGES = 5000; // arrow heads cost a second program
+const POINT_NODES_ABOVE = 2000; // nodes drawn as point sprites
+const HIDE_EDGES_ON_MOVE_ABOVE = 20000; // edges not drawn while panning and zooming
+
+const state = {
+  hosts: newGraph(), // every host: the data
+  domains: null, // hosts collapsed by registrable domain, built when shown
+  view: 'hosts',
+  colour: 'domain',
+  minWeight: 1,
+  ranked: false, // nodes carry PageRank: size by it
+  cursor: '0',
+  live: !!config.live,
+  error: '',
+  loaded: false,
+  fullLoads: 0,
+  updates: 0,
+  hovered: null,
+  selected: null,
+  focusNeighbours: null,
+  communities: null, // community colouring of the shown graph, when asked
+  legend: [],
+  drawnEdges: 0,
+  nodeType: null, // 'point' for big graphs, else sigma's circles
+};
+
+function newGraph() {
+  return new Graph({ type: 'directed', multi: false, allowSelfLoops: true });
+}
+
+function shown() {
+  return state.view === 'domains' ? state.domains : state.hosts;
+}
+
+// ---- colours ---------------------------------------------------------------
+
+function hash(s) {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return h >>> 0;
+}
+
+function hex2(v) {
+  return Math.round(Math.max(0, Math.min(255, v * 255))).toString(16).padStart(2, '0');
+}
+
+function hsl(h, s, l) {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n) => {
+    const k = (n + h / 30) % 12;
+    return l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+  };
+  return '#' + hex2(f(0)) + hex2(f(8)) + hex2(f(4));
+}
+
+// A stable colour per name: the same domain has the same colour on every
+// page and every reload.
+function nameColour(name) {
+  const h = hash(name);
+  return hsl((h % 360), 0.55 + ((h >>> 9) % 25) / 100, 0.42 + ((h >>> 17) % 18) / 100);
+}
+
+const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
+  '#ff9da7', '#9c755f', '#3b8bc2', '#d37295', '#8cd17d'];
+
+const EDGE_COLOUR = '#8d97a880';
+const EDGE_FOCUS = '#33405ad0';
+const DIMMED = '#e4e6eb';
+
+// ---- data ------------------------------------------------------------------
+
+function edgeSize(w) {
+  return Math.min(6, 1 + Math.log2(w) * 0.7);
+}
+
+// ingest merges an answer of the data URL, or a node-link export, into the
+// host graph. A full answer replaces the graph's content, keeping the
+// positions of the hosts it already had.
+function ingest(data, full) {
+  const H = state.hosts;
+  const nodes = data.nodes || [];
+  const edges = data.edges || [];
+  const seenNodes = full ? new Set() : null;
+  const seenEdges = full ? new Set() : null;
+  const fresh = [];
+  let ranked = state.ranked;
+  for (const n of nodes) {
+    const key = String(n.id);
+    if (seenNodes) seenNodes.add(key);
+    const attrs = {
+      label: n.host,
+      host: n.host,
+      domain: n.domain || n.host,
+      title: n.title || '',
+      status: n.status || '',
+      http: n.http_status || 0,
+      crawls: n.crawl_count || 0,
+      depth: n.depth || 0,
+    };
+    if (typeof n.pagerank === 'number') {
+      attrs.pagerank = n.pagerank;
+      ranked = true;
+    }
+    if (typeof n.harmonic === 'number') attrs.harmonic = n.harmonic;
+    if (H.hasNode(key)) {
+      H.mergeNodeAttributes(key, attrs);
+    } else {
+      attrs.inW = 0;
+      attrs.outW = 0;
+      attrs.x = 0;
+      attrs.y = 0;
+      attrs.size = 2;
+      attrs.placed = false;
+      H.addNode(key, attrs);
+      fresh.push(key);
+    }
+  }
+  const inDelta = new Map();
+  const outDelta = new Map();
+  const add = (m, k, d) => m.set(k, (m.get(k) || 0) + d);
+  for (const e of edges) {
+    let s, t, w;
+    if (Array.isArray(e)) [s, t, w] = e;
+    else ({ source: s, target: t, weight: w } = e);
+    s = String(s);
+    t = String(t);
+    w = w || 1;
+    if (!H.hasNode(s) || !H.hasNode(t)) continue;
+    const key = s + '>' + t;
+    if (seenEdges) seenEdges.add(key);
+    let prev = 0;
+    if (H.hasEdge(key)) {
+      prev = H.getEdgeAttribute(key, 'weight');
+      if (prev === w) continue;
+      H.mergeEdgeAttributes(key, { weight: w, size: edgeSize(w) });
+    } else {
+      H.addDirectedEdgeWithKey(key, s, t, { weight: w, size: edgeSize(w) });
+    }
+    add(outDelta, s, w - prev);
+    add(inDelta, t, w - prev);
+  }
+  let dropped = 0;
+  if (full) {
+    for (const key of H.edges()) {
+      if (seenEdges.has(key)) continue;
+      const w = H.getEdgeAttribute(key, 'weight');
+      add(outDelta, H.source(key), -w);
+      add(inDelta, H.target(key), -w);
+      H.dropEdge(key);
+      dropped++;
+    }
+    for (const key of H.nodes()) {
+      if (!seenNodes.has(key)) {
+        H.dropNode(key);
+        inDelta.delete(key);
+        outDelta.delete(key);
+        dropped++;
+      }
+    }
+  }
+  if (inDelta.size || outDelta.size) {
+    H.updateEachNodeAttributes((key, a) => {
+      const i = inDelta.get(key);
+      const o = outDelta.get(key);
+      if (i) a.inW += i;
+      if (o) a.outW += o;
+      return a;
+    }); // no hints: sigma must index the nodes just added (see restyle)
+  }
+  state.ranked = ranked;
+  place(H, fresh);
+  return { fresh: fresh.length, changed: nodes.length + edges.length + dropped };
+}
+
+// place gives new nodes a position near the nodes they link with, so that
+// a growing graph does not jump: breadth first from the placed ones, each
+// node at the mean of its placed neighbours, a little off. A node with no
+// placed neighbour starts a component at a random spot.
+function place(G, keys) {
+  const todo = new Set();
+  for (const k of keys) if (G.hasNode(k) && !G.getNodeAttribute(k, 'placed')) todo.add(k);
+  if (todo.size === 0) return;
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  G.forEachNode((k, a) => {
+    if (!a.placed) return;
+    if (a.x < minX) minX = a.x;
+    if (a.x > maxX) maxX = a.x;
+    if (a.y < minY) minY = a.y;
+    if (a.y > maxY) maxY = a.y;
+  });
+  if (minX === Infinity) minX = minY = maxX = maxY = 0;
+  const extent = Math.max(1, maxX - minX, maxY - minY);
+  const cx = (minX + maxX) / 2, cy = (minY + maxY) / 2;
+  const jitter = () => (Math.random() - 0.5) * extent * 0.04 + (Math.random() - 0.5);
+  const queue = [];
+  for (const k of todo) {
+    if (G.someNeighbor(k, (n, a) => a.placed)) queue.push(k);
+  }
+  const setPos = (k, x, y) => {
+    G.mergeNodeAttributes(k, { x, y, placed: true });
+    todo.delete(k);
+    G.forEachNeighbor(k, (n) => { if (todo.has(n)) queue.push(n); });
+  };
+  let head = 0;
+  while (todo.size > 0) {
+    if (head >= queue.length) {
+      const k = todo.values().next().value;
+      const r = Math.max(extent, Math.sqrt(G.order)) * 0.5 * Math.sqrt(Math.random());
+      const a = Math.random() * 2 * Math.PI;
+      setPos(k, cx + r * Math.cos(a), cy + r * Math.sin(a));
+      continue;
+    }
+    const k = queue[head++];
+    if (!todo.has(k)) continue;
+    let sx = 0, sy = 0, c = 0;
+    G.forEachNeighbor(k, (n, a) => {
+      if (a.placed) { sx += a.x; sy += a.y; c++; }
+    });
+    if (c === 0) continue;
+    setPos(k, sx / c + jitter(), sy / c + jitter());
+  }
+}
+
+// buildDomains collapses the host graph into registrable domains, summing
+// weights and leaving out links inside a domain. Domains already drawn keep
+// their place; new ones start where their hosts are.
+function buildDomains() {
+  const H = state.hosts;
+  const D = state.domains || newGraph();
+  const agg = new Map();
+  H.forEachNode((k, a) => {
+    let d = agg.get(a.domain);
+    if (!d) {
+      d = { hosts: 0, inW: 0, outW: 0, pagerank: 0, sx: 0, sy: 0, top: null, topW: -1 };
+      agg.set(a.domain, d);
+    }
+    d.hosts++;
+    d.pagerank += a.pagerank || 0;
+    d.sx += a.x;
+    d.sy += a.y;
+    const w = a.inW;
+    if (w > d.topW) { d.top = a; d.topW = w; }
+  });
+  const weights = new Map();
+  H.forEachEdge((e, a, s, t, sa, ta) => {
+    if (sa.domain === ta.domain) return;
+    const key = sa.domain + '>' + ta.domain;
+    weights.set(key, (weights.get(key) || 0) + a.weight);
+  });
+  for (const k of D.nodes()) if (!agg.has(k)) D.dropNode(k);
+  const fresh = [];
+  for (const [name, d] of agg) {
+    const attrs = {
+      label: name, host: name, domain: name, hosts: d.hosts,
+      title: d.hosts === 1 ? (d.top.title || '') : d.hosts + ' hosts',
+      status: d.top.status, http: d.top.http, crawls: d.top.crawls, depth: d.top.depth,
+      inW: 0, outW: 0,
+    };
+    if (state.ranked) attrs.pagerank = d.pagerank;
+    if (D.hasNode(name)) {
+      D.mergeNodeAttributes(name, attrs);
+    } else {
+      attrs.x = d.sx / d.hosts;
+      attrs.y = d.sy / d.hosts;
+      attrs.placed = !state.domains; // the first build starts from the hosts' places
+      attrs.size = 2;
+      D.addNode(name, attrs);
+      if (!attrs.placed) fresh.push(name);
+    }
+  }
+  for (const e of D.edges()) if (!weights.has(e)) D.dropEdge(e);
+  for (const [key, w] of weights) {
+    const i = key.indexOf('>');
+    const s = key.slice(0, i), t = key.slice(i + 1);
+    if (D.hasEdge(key)) {
+      if (D.getEdgeAttribute(key, 'weight') !== w) D.mergeEdgeAttributes(key, { weight: w, size: edgeSize(w) });
+    } else {
+      D.addDirectedEdgeWithKey(key, s, t, { weight: w, size: edgeSize(w) });
+    }
+  }
+  D.updateEachNodeAttributes((k, a) => {
+    a.inW = D.inDegree(k) ? D.reduceInEdges(k, (sum, e, ea) => sum + ea.weight, 0) : 0;
+    a.outW = D.outDegree(k) ? D.reduceOutEdges(k, (sum, e, ea) => sum + ea.weight, 0) : 0;
+    return a;
+  });
+  state.domains = D;
+  place(D, fresh);
+}
+
+// ---- style -----------------------------------------------------------------
+
+// restyle sizes every node of the shown graph by PageRank (in-weight until
+// ranks are known) and colours it by domain or community.
+function restyle() {
+  const G = shown();
+  const by = state.ranked ? 'pagerank' : 'inW';
+  let max = 0;
+  G.forEachNode((k, a) => { if ((a[by] || 0) > max) max = a[by] || 0; });
+  const big = G.order > 5000;
+  const lo = big ? 1.5 : 3, hi = big ? 14 : 18;
+  const comm = state.colour === 'community' ? communities(G) : null;
+  G.updateEachNodeAttributes((k, a) => {
+    a.size = max > 0 ? lo + (hi - lo) * Math.sqrt((a[by] || 0) / max) : lo;
+    a.color = comm ? comm.colour(k) : nameColour(a.domain);
+    return a;
+  }); // no hints: with hints that leave out x and y, sigma repaints without
+  // indexing, which fails on nodes added since its last frame
+  state.legend = comm ? comm.legend : domainLegend(G);
+  drawLegend(by);
+}
+
+function communities(G) {
+  if (state.communities && state.communities.graph === G && state.communities.version === state.updates) {
+    return state.communities;
+  }
+  const of = G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
+  const sizes = new Map();
+  const top = new Map();
+  G.forEachNode((k, a) => {
+    const c = of[k] ?? -1;
+    sizes.set(c, (sizes.get(c) || 0) + 1);
+    const t = top.get(c);
+    if (!t || a.inW > t.inW) top.set(c, a);
+  });
+  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a));
+  const colourOf = new Map();
+  order.forEach((c, i) => colourOf.set(c, i < PALETTE.length ? PALETTE[i] : nameColour('community ' + c)));
+  const legend = order.slice(0, 8).map((c) => ({
+    colour: colourOf.get(c),
+    text: 'around ' + top.get(c).label + ' (' + sizes.get(c) + ')',
+  }));
+  state.communities = {
+    graph: G, version: state.updates, legend,
+    colour: (k) => colourOf.get(of[k] ?? -1),
+  };
+  return state.communities;
+}
+
+function seededRandom(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function domainLegend(G) {
+  const count = new Map();
+  G.forEachNode((k, a) => count.set(a.domain, (count.get(a.domain) || 0) + (state.view === 'domains' ? a.inW : 1)));
+  return [...count.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8)
+    .map(([d, n]) => ({ colour: nameColour(d), text: d + (state.view === 'domains' ? '' : ' (' + n + ')') }));
+}
+
+function drawLegend(by) {
+  const box = $('legend');
+  box.replaceChildren();
+  box.append(el('h3', {}, state.colour === 'community' ? 'Communities' : 'Registrable domains'));
+  const ul = el('ul');
+  for (const item of state.legend) {
+    const dot = el('i');
+    dot.style.background = item.colour;
+    ul.append(el('li', {}, dot, item.text));
+  }
+  box.append(ul);
+  box.append(el('p', {}, 'Node size: ' + (by === 'pagerank' ? 'PageRank' : 'in-weight (links received)') + '.'));
+  box.append(el('p', {}, 'Edge width: weight (times the link was seen).'));
+}
+
+// ---- drawing ---------------------------------------------------------------
+
+let renderer = null;
+
+function nodeReducer(key, data) {
+  if (state.nodeType) data = { ...data, type: state.nodeType };
+  const f = state.hovered ?? state.selected;
+  if (f === null || !state.focusNeighbours) return data;
+  if (key === f) return { ...data, highlighted: true, zIndex: 2 };
+  if (state.focusNeighbours.has(key)) return { ...data, zIndex: 1 };
+  return { ...data, color: DIMMED, label: '', zIndex: 0 };
+}
+
+function edgeReducer(key, data) {
+  if (data.weight < state.minWeight) return { ...data, hidden: true };
+  const G = shown();
+  const f = state.hovered ?? state.selected;
+  const type = state.drawnEdges <= ARROWS_MAX_EDGES ? 'arrow' : 'line';
+  if (f !== null && G.hasNode(f)) {
+    if (G.source(key) === f || G.target(key) === f) return { ...data, type, color: EDGE_FOCUS, zIndex: 1 };
+    return { ...data, type, hidden: true };
+  }
+  return { ...data, type, color: EDGE_COLOUR };
+}
+
+function ensureRenderer() {
+  if (renderer) return;
+  renderer = new Sigma(shown(), $('graph'), {
+    nodeReducer,
+    edgeReducer,
+    zIndex: true,
+    renderEdgeLabels: false,
+    labelRenderedSizeThreshold: 9,
+    labelDensity: 0.6,
+    defaultEdgeColor: EDGE_COLOUR,
+    minCameraRatio: 0.005,
+    maxCameraRatio: 20,
+    hideEdgesOnMove: false,
+    nodeProgramClasses: { point: NodePointProgram },
+  });
+  renderer.on('enterNode', ({ node }) => { state.hovered = node; refocus(); });
+  renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
+  renderer.on('clickNode', ({ node }) => select(node));
+  renderer.on('clickStage', () => select(null));
+}
+
+function refocus() {
+  const G = shown();
+  const f = state.hovered ?? state.selected;
+  state.focusNeighbours = f !== null && G.hasNode(f) ? new Set(G.neighbors(f)) : null;
+  $('graph').style.cursor = state.hovered !== null ? 'pointer' : '';
+  showInfo(f);
+  if (renderer) renderer.refresh({ skipIndexation: true });
+}
+
+function select(key) {
+  state.selected = key;
+  refocus();
+}
+
+// focus selects a node and moves the camera to it.
+function focus(key) {
+  select(key);
+  if (!renderer || key === null) return;
+  const d = renderer.getNodeDisplayData(key);
+  if (!d) return;
+  const cam = renderer.getCamera();
+  cam.animate({ x: d.x, y: d.y, ratio: Math.min(cam.ratio, 0.3) }, { duration: 400 });
+}
+
+// ---- panels ----------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+const fmt = (n) => Number(n).toLocaleString('en-US');
+
+function showInfo(key) {
+  const box = $('info');
+  const G = shown();
+  if (key === null || !G.hasNode(key)) {
+    box.hidden = true;
+    box.replaceChildren();
+    return;
+  }
+  const a = G.getNodeAttributes(key);
+  box.replaceChildren();
+  box.dataset.node = key;
+  box.append(el('h2', { class: 'host' }, a.label));
+  box.append(el('p', { class: 'title' }, a.title || '(no title)'));
+  const rows = [
+    ['status', a.status || '—'],
+    ['HTTP status', a.http || '—'],
+  ];
+  if (state.view === 'domains') rows.push(['hosts', fmt(a.hosts)]);
+  else rows.push(['domain', a.domain]);
+  rows.push(['PageRank', typeof a.pagerank === 'number' ? a.pagerank.toPrecision(4) : 'not computed']);
+  if (typeof a.harmonic === 'number') rows.push(['harmonic', a.harmonic.toPrecision(5)]);
+  rows.push(['in-weight', fmt(a.inW) + ' from ' + fmt(G.inDegree(key)) + ' ' + state.view]);
+  rows.push(['out-weight', fmt(a.outW) + ' to ' + fmt(G.outDegree(key)) + ' ' + state.view]);
+  if (state.view === 'hosts') rows.push(['depth', a.depth], ['crawls', a.crawls]);
+  const table = el('table');
+  for (const [k, v] of rows) table.append(el('tr', {}, el('td', {}, k), el('td', {}, v)));
+  box.append(table);
+  const list = (title, edges) => {
+    box.append(el('h3', {}, title + ' (' + fmt(edges.length) + ')'));
+    const ol = el('ol');
+    edges.sort((x, y) => y.w - x.w);
+    for (const e of edges.slice(0, 15)) {
+      const link = el('a', { 'data-node': e.other }, G.getNodeAttribute(e.other, 'label'));
+      link.addEventListener('click', () => focus(e.other));
+      ol.append(el('li', {}, link, el('span', {}, '× ' + fmt(e.w))));
+    }
+    if (edges.length > 15) ol.append(el('li', {}, el('span', {}, '… and ' + fmt(edges.length - 15) + ' more')));
+    box.append(ol);
+  };
+  const ins = [], outs = [];
+  G.forEachInEdge(key, (e, ea, s) => ins.push({ other: s, w: ea.weight }));
+  G.forEachOutEdge(key, (e, ea, s, t) => outs.push({ other: t, w: ea.weight }));
+  list('Linked from', ins);
+  list('Links to', outs);
+  box.hidden = false;
+}
+
+function updateStats() {
+  const G = shown();
+  let drawn = 0;
+  G.forEachEdge((e, a) => { if (a.weight >= state.minWeight) drawn++; });
+  state.drawnEdges = drawn;
+  const s = $('stats');
+  s.dataset.nodes = String(G.order);
+  s.dataset.edges = String(drawn);
+  s.dataset.view = state.view;
+  s.dataset.state = !state.loaded ? 'loading' : state.live ? 'live' : 'done';
+  s.dataset.updates = String(state.updates);
+  s.dataset.fullLoads = String(state.fullLoads);
+  s.dataset.error = state.error || '';
+  const what = state.view === 'domains' ? 'domains' : 'hosts';
+  let text = fmt(G.order) + ' ' + what + ' · ' + fmt(drawn) + ' links';
+  if (state.minWeight > 1) text += ' (weight ≥ ' + state.minWeight + ')';
+  if (state.live) text += ' · live';
+  else if (config.live) text += ' · crawl ended';
+  if (state.error) text += ' · ' + state.error;
+  s.textContent = text;
+  $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
+  if (renderer) {
+    const hide = drawn > HIDE_EDGES_ON_MOVE_ABOVE;
+    if (renderer.getSetting('hideEdgesOnMove') !== hide) renderer.setSetting('hideEdgesOnMove', hide);
+    const type = G.order > POINT_NODES_ABOVE ? 'point' : null;
+    if (state.nodeType !== type) {
+      state.nodeType = type;
+      renderer.refresh();
+    }
+  }
+}
+
+// ---- layout ----------------------------------------------------------------
+
+let fa2 = null;
+let layoutTimer = null;
+let layoutUntil = 0;
+let lastSample = null;
+
+function layoutBudget(G) {
+  if (G.order <= 2000) return 15000;
+  if (G.order <= 10000) return 10000;
+  return 6000;
+}
+
+function startLayout(ms) {
+  const G = shown();
+  if (G.order < 2) return;
+  if (!fa2 || fa2.graph !== G) {
+    if (fa2) fa2.kill();
+    const settings = forceAtlas2.inferSettings(G);
+    fa2 = new FA2Layout(G, {
+      settings: { ...settings, edgeWeightInfluence: 1 },
+      getEdgeWeight: (e, a) => 1 + Math.log2(a.weight),
+    });
+  }
+  layoutUntil = Math.max(layoutUntil, performance.now() + ms);
+  if (!fa2.isRunning()) fa2.start();
+  lastSample = null;
+  if (!layoutTimer) layoutTimer = setInterval(checkLayout, 500);
+  $('layout').textContent = 'stop layout';
+}
+
+function stopLayout() {
+  if (fa2) fa2.stop();
+  if (layoutTimer) clearInterval(layoutTimer);
+  layoutTimer = null;
+  layoutUntil = 0;
+  $('layout').textContent = 'run layout';
+}
+
+// checkLayout stops the layout when its time is up or when the nodes have
+// stopped moving: a sample of them moved less than 0.1% of the drawing.
+function checkLayout() {
+  if (!fa2 || !fa2.isRunning()) return stopLayout();
+  if (performance.now() > layoutUntil) return stopLayout();
+  const G = shown();
+  const keys = G.nodes();
+  const step = Math.max(1, Math.floor(keys.length / 1000));
+  const sample = new Map();
+  let minX = Infinity, maxX = -Infinity;
+  for (let i = 0; i < keys.length; i += step) {
+    const a = G.getNodeAttributes(keys[i]);
+    sample.set(keys[i], [a.x, a.y]);
+    if (a.x < minX) minX = a.x;
+    if (a.x > maxX) maxX = a.x;
+  }
+  if (lastSample) {
+    let moved = 0, n = 0;
+    for (const [k, [x, y]] of sample) {
+      const p = lastSample.get(k);
+      if (!p) continue;
+      moved += Math.hypot(x - p[0], y - p[1]);
+      n++;
+    }
+    const extent = Math.max(1e-9, maxX - minX);
+    if (n > 0 && moved / n / extent < 0.001) return stopLayout();
+  }
+  lastSample = sample;
+}
+
+// ---- updates ---------------------------------------------------------------
+
+function apply(data, full) {
+  const res = ingest(data, full);
+  state.updates++;
+  if (full) state.fullLoads++;
+  state.loaded = true;
+  if (state.view === 'domains') buildDomains();
+  restyle();
+  ensureRenderer();
+  updateStats();
+  if (res.fresh > 0) startLayout(state.fullLoads === 1 && full ? layoutBudget(shown()) : 3000);
+  const f = state.hovered ?? state.selected;
+  if (f !== null) {
+    if (!shown().hasNode(f)) {
+      state.hovered = null;
+      state.selected = null;
+    }
+    refocus();
+  }
+}
+
+let failures = 0;
+
+async function poll() {
+  const sep = config.data.includes('?') ? '&' : '?';
+  const url = config.data + sep + 'since=' + encodeURIComponent(state.cursor);
+  let data;
+  try {
+    const r = await fetch(url, { credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } });
+    if (!r.ok) throw new Error('HTTP ' + r.status);
+    data = await r.json();
+  } catch (err) {
+    // The crawl ended and took its server along, or the network failed.
+    failures++;
+    state.error = 'disconnected (' + err.message + ')';
+    if (failures >= 10) state.live = false;
+    updateStats();
+    if (state.live) setTimeout(poll, Math.min(10000, 1000 * failures));
+    return;
+  }
+  failures = 0;
+  state.error = '';
+  let next = data.next_ms || 1500;
+  try {
+    apply(data, !!data.full);
+  } catch (err) {
+    // A bug of the page: show it, let the console have it, keep going.
+    state.error = 'error: ' + err.message;
+    updateStats();
+    setTimeout(poll, 5000);
+    throw err;
+  }
+  state.cursor = data.cursor || '0';
+  const t = data.total;
+  if (t && (state.hosts.order !== t.nodes || state.hosts.size !== t.edges)) {
+    // Something was missed (a clock stepped back, the store was replaced):
+    // ask for it all, merged into what is drawn.
+    state.cursor = '0';
+    next = 0;
+  } else if (data.live === false) {
+    state.live = false;
+    updateStats();
+    return;
+  }
+  setTimeout(poll, next);
+}
+
+// ---- controls --------------------------------------------------------------
+
+function setView(view) {
+  if (view === state.view) return;
+  if (fa2) { fa2.kill(); fa2 = null; }
+  stopLayout();
+  state.view = view;
+  state.hovered = null;
+  state.selected = null;
+  state.communities = null;
+  if (view === 'domains') buildDomains();
+  restyle();
+  updateStats();
+  if (renderer) renderer.setGraph(shown());
+  refocus();
+  if (view === 'domains' && !state.domainsLaidOut) {
+    state.domainsLaidOut = true;
+    startLayout(layoutBudget(shown()));
+  }
+}
+
+function searchMatches(q) {
+  q = q.trim().toLowerCase();
+  if (!q) return [];
+  const G = shown();
+  const hits = [];
+  G.forEachNode((k, a) => {
+    const l = a.label.toLowerCase();
+    const i = l.indexOf(q);
+    if (i < 0) return;
+    const rank = l === q ? 0 : i === 0 ? 1 : 2;
+    hits.push({ k, rank, size: a.size, label: a.label });
+  });
+  hits.sort((x, y) => x.rank - y.rank || y.size - x.size || (x.label < y.label ? -1 : 1));
+  return hits.slice(0, 12);
+}
+
+function setupControls() {
+  const input = $('search');
+  const results = $('search-results');
+  let hits = [];
+  let active = 0;
+  const render = () => {
+    results.replaceChildren();
+    hits.forEach((h, i) => {
+      const li = el('li', { 'data-node': h.k, class: i === active ? 'active' : '' }, h.label);
+      li.addEventListener('mousedown', (ev) => { ev.preventDefault(); pick(h.k); });
+      results.append(li);
+    });
+  };
+  const pick = (k) => {
+    hits = [];
+    render();
+    input.value = shown().getNodeAttribute(k, 'label');
+    focus(k);
+  };
+  input.addEventListener('input', () => { hits = searchMatches(input.value); active = 0; render(); });
+  input.addEventListener('keydown', (ev) => {
+    if (ev.key === 'ArrowDown') { active = Math.min(active + 1, hits.length - 1); render(); ev.preventDefault(); }
+    else if (ev.key === 'ArrowUp') { active = Math.max(active - 1, 0); render(); ev.preventDefault(); }
+    else if (ev.key === 'Enter') {
+      if (!hits.length) hits = searchMatches(input.value);
+      if (hits.length) pick(hits[Math.min(active, hits.length - 1)].k);
+    } else if (ev.key === 'Escape') { hits = []; render(); }
+  });
+  input.addEventListener('blur', () => { hits = []; render(); });
+
+  $('min-weight').addEventListener('input', (ev) => {
+    const v = Math.max(1, parseInt(ev.target.value, 10) || 1);
+    state.minWeight = v;
+    updateStats();
+    if (renderer) renderer.refresh({ skipIndexation: true });
+  });
+  $('view').addEventListener('change', (ev) => setView(ev.target.value));
+  $('colour').addEventListener('change', (ev) => {
+    state.colour = ev.target.value;
+    restyle();
+  });
+  $('layout').addEventListener('click', () => {
+    if (fa2 && fa2.isRunning()) stopLayout();
+    else startLayout(30000);
+  });
+}
+
+// ---- start -----------------------------------------------------------------
+
+function main() {
+  setupControls();
+  updateStats();
+  if (config.live && config.data) {
+    poll();
+    return;
+  }
+  const text = $('weaver-graph').textContent.trim();
+  apply(text ? JSON.parse(text) : { nodes: [], edges: [] }, true);
+}
+
+// For scripts and tests: the graph shown, the renderer, the layout.
+window.weaverMap = {
+  get graph() { return shown(); },
+  get hosts() { return state.hosts; },
+  get renderer() { return renderer; },
+  state,
+  startLayout: (ms) => startLayout(ms || 30000),
+  stopLayout,
+  layoutRunning: () => !!(fa2 && fa2.isRunning()),
+  focus,
+  select,
+  setView,
+};
+
+main();
