@@ -376,3 +376,84 @@ func TestExport_RanksHyperBall(t *testing.T) {
 		t.Error("no node has a harmonic centrality above 0")
 	}
 }
+
+// TestTop: the top list from the store and from the JSON export agree,
+// with every filter; in-weights are the sums of the written edges.
+func TestTop(t *testing.T) {
+	s := paStore(t, 300)
+	for _, tc := range []struct {
+		name string
+		opt  export.Options
+		n    int
+	}{
+		{"all hosts", export.Options{}, 0},
+		{"top 10", export.Options{}, 10},
+		{"domains, top 5", export.Options{Domains: true}, 5},
+		{"crawled only, min weight 2", export.Options{CrawledOnly: true, MinWeight: 2}, 0},
+		{"more than there are", export.Options{Domains: true}, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list, err := export.Top(t.Context(), s, tc.opt, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := fixedOptions()
+			opt.MinWeight, opt.CrawledOnly, opt.Domains = tc.opt.MinWeight, tc.opt.CrawledOnly, tc.opt.Domains
+			path, st := exportFile(t, s, export.FormatJSON, opt)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fromJSON, err := export.TopFromJSON(f, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int(st.Nodes)
+			if tc.n > 0 {
+				want = min(tc.n, want)
+			}
+			if list.Nodes != st.Nodes || list.Edges != st.Edges || len(list.Top) != want || list.Domains != tc.opt.Domains || list.HarmonicMethod != "exact" {
+				t.Fatalf("%d nodes, %d edges, %d listed, domains %v, %q; export: %+v", list.Nodes, list.Edges, len(list.Top), list.Domains, list.HarmonicMethod, st)
+			}
+			if len(fromJSON.Top) != len(list.Top) || fromJSON.Nodes != list.Nodes || fromJSON.Edges != list.Edges || fromJSON.HarmonicMethod != list.HarmonicMethod {
+				t.Fatalf("from JSON: %+v", fromJSON)
+			}
+			var sumIn uint64
+			for i, r := range list.Top {
+				if r != fromJSON.Top[i] {
+					t.Errorf("#%d: store %+v, JSON %+v", i+1, r, fromJSON.Top[i])
+				}
+				if i > 0 && (r.PageRank > list.Top[i-1].PageRank || r.PageRank == list.Top[i-1].PageRank && r.ID < list.Top[i-1].ID) {
+					t.Errorf("#%d out of order: %+v after %+v", i+1, r, list.Top[i-1])
+				}
+				if r.Host == "" {
+					t.Errorf("#%d has no host", i+1)
+				}
+				sumIn += r.InWeight
+			}
+			if tc.n == 0 && sumIn != st.Weight {
+				t.Errorf("in-weights sum to %d, the edges weigh %d", sumIn, st.Weight)
+			}
+		})
+	}
+}
+
+func TestTopFromJSON_Bad(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":           ``,
+		"not an object":   `[1, 2]`,
+		"no ranks":        `{"nodes": [{"id": 1, "host": "a"}], "edges": []}`,
+		"edge to nothing": `{"nodes": [{"id": 1, "host": "a", "pagerank": 1, "harmonic": 0}], "edges": [{"source": 1, "target": 2, "weight": 1}]}`,
+		"truncated":       `{"nodes": [{"id": 1, "host": "a", "pagerank": 1, "harmonic": 0}`,
+		"nodes not array": `{"nodes": 3}`,
+	} {
+		if _, err := export.TopFromJSON(strings.NewReader(in), 5); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	list, err := export.TopFromJSON(strings.NewReader(`{"directed": true, "graph": {"domains": true, "harmonic_method": "exact"}, "nodes": [{"id": 2, "host": "b", "pagerank": 0.25, "harmonic": 1}, {"id": 1, "host": "a", "pagerank": 0.75, "harmonic": 0}], "edges": [{"source": 1, "target": 2, "weight": 7}]}`), 0)
+	if err != nil || !list.Domains || list.Nodes != 2 || list.Edges != 1 || len(list.Top) != 2 || list.Top[0].Host != "a" || list.Top[1].InWeight != 7 {
+		t.Errorf("%+v, %v", list, err)
+	}
+}
