@@ -199,10 +199,13 @@ func (s *search) run(off, src []uint32, first, last int, h []float64) {
 // distance, plus one to see that nothing changes): every node keeps a
 // HyperLogLog counter of 2^log2m one-byte registers holding the nodes that
 // reach it within t edges; at step t a node's counter takes the union of
-// its own and those of the nodes linking to it, pushed only from the
-// counters that changed at step t−1. The counters of two steps cost
-// 2·N·2^log2m bytes. Hashes are seeded by seed, so the result is
-// deterministic. It returns ErrBadOption or the context's error.
+// its own and those of the nodes linking to it whose counters changed at
+// step t−1. The nodes are shared among GOMAXPROCS goroutines, each
+// computing its nodes' new counters from the last step's, so the result
+// does not depend on how the work is shared. The counters of two steps
+// cost 2·N·2^log2m bytes, the reversed edges 4·(N+E). Hashes are seeded by
+// seed, so the result is deterministic. It returns ErrBadOption or the
+// context's error.
 func HyperBall(ctx context.Context, g *Graph, log2m int, seed uint64) ([]float64, int, error) {
 	if log2m < 4 || log2m > 12 {
 		return nil, 0, fmt.Errorf("%w: hyperball log2m %d, want 4..12", ErrBadOption, log2m)
@@ -212,6 +215,7 @@ func HyperBall(ctx context.Context, g *Graph, log2m int, seed uint64) ([]float64
 	if n == 0 {
 		return h, 0, nil
 	}
+	off, src := g.transpose()
 	c := newCounters(n, log2m)
 	est := make([]float64, n) // the last estimate of each counter
 	for i := range n {
@@ -227,40 +231,70 @@ func HyperBall(ctx context.Context, g *Graph, log2m int, seed uint64) ([]float64
 		changed.set(i)
 	}
 	fresh := newBitset(n) // counters changed at this step
+	workers := min(runtime.GOMAXPROCS(0), (n+ballChunk-1)/ballChunk)
 	t := 0
 	for !changed.empty() {
 		t++
 		if err := ctx.Err(); err != nil {
 			return nil, t, err
 		}
-		// next equals cur except where a counter changed last step.
-		if t > 1 {
-			changed.each(func(v int) { copy(c.of(c.next, v), c.of(c.cur, v)) })
-		}
-		fresh.clear()
-		changed.each(func(u int) {
-			from := c.of(c.cur, u)
-			for _, v := range g.to[g.off[u]:g.off[u+1]] {
-				if c.union(c.of(c.next, int(v)), from) {
-					fresh.set(int(v))
+		inv := 1 / float64(t)
+		// step computes the new counters of the nodes lo..hi-1 (a range of
+		// whole bitset words, so workers never share one).
+		step := func(lo, hi int) {
+			for v := lo; v < hi; v++ {
+				dst := c.of(c.next, v)
+				// next equals cur except where a counter changed last step.
+				if changed.has(v) {
+					copy(dst, c.of(c.cur, v))
+				}
+				grew := false
+				for _, u := range src[off[v]:off[v+1]] {
+					if changed.has(int(u)) && c.union(dst, c.of(c.cur, int(u))) {
+						grew = true
+					}
+				}
+				if !grew {
+					continue
+				}
+				fresh.set(v)
+				// HyperLogLog's estimate is not monotone where it switches
+				// to linear counting: keep the largest, so that no step
+				// subtracts.
+				if e := c.estimate(dst); e > est[v] {
+					h[v] += (e - est[v]) * inv
+					est[v] = e
 				}
 			}
-		})
-		inv := 1 / float64(t)
-		fresh.each(func(v int) {
-			// HyperLogLog's estimate is not monotone where it switches to
-			// linear counting: keep the largest, so that no step
-			// subtracts.
-			if e := c.estimate(c.of(c.next, v)); e > est[v] {
-				h[v] += (e - est[v]) * inv
-				est[v] = e
+		}
+		fresh.clear()
+		if workers <= 1 {
+			step(0, n)
+		} else {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Go(func() {
+					for {
+						lo := int(next.Add(ballChunk) - ballChunk)
+						if lo >= n {
+							return
+						}
+						step(lo, min(lo+ballChunk, n))
+					}
+				})
 			}
-		})
+			wg.Wait()
+		}
 		c.cur, c.next = c.next, c.cur
 		changed, fresh = fresh, changed
 	}
 	return h, t, nil
 }
+
+// ballChunk is how many nodes a HyperBall worker takes at a time: a
+// multiple of 64, so that two workers never write one word of a bitset.
+const ballChunk = 4096
 
 // counters are the HyperLogLog counters of every node, for the current
 // step and the next, 2^log2m one-byte registers each, 8 to a word.
@@ -377,6 +411,8 @@ type bitset []uint64
 func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
 func (b bitset) set(i int) { b[i/64] |= 1 << (i % 64) }
+
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
 func (b bitset) clear() { clear(b) }
 

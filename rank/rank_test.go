@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -282,6 +283,14 @@ func TestHyperBall_Deterministic(t *testing.T) {
 	c, _, _ := rank.HyperBall(context.Background(), g, 6, 43)
 	if !slices.Equal(a, b) {
 		t.Error("two runs with one seed differ")
+	}
+	// One goroutine or several: the same figures.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one, _, _ := rank.HyperBall(context.Background(), g, 6, 42)
+	runtime.GOMAXPROCS(4)
+	four, _, _ := rank.HyperBall(context.Background(), g, 6, 42)
+	if !slices.Equal(a, one) || !slices.Equal(a, four) {
+		t.Error("the figures depend on GOMAXPROCS")
 	}
 	if slices.Equal(a, c) {
 		t.Error("two seeds gave the same figures")
