@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the issue's order.
-var sections = []string{"throughput", "cpu", "scale", "export", "micro"}
+var sections = []string{"throughput", "cpu", "scale", "export", "micro", "rank"}
 
 // options are benchrun's flags.
 type options struct {
@@ -123,7 +123,8 @@ Measure weaver against the ideal and against Colly on fakeweb and print one
 markdown table; write it with the machine, Go version and date to
 bench/RESULTS.md. Sections: 1-2 throughput (20 ms latency, 3 and 32 workers,
 weaver and Colly alternately), 3 cpu (zero latency, robots off and on),
-4 scale (1M queued hosts), 5 export, 6 micro. Progress goes to stderr.
+4 scale (1M queued hosts), 5 export, 6 micro, 7 rank (PageRank and
+HyperBall on 1M hosts / 10M edges). Progress goes to stderr.
 
 Flags:
 `)
@@ -206,6 +207,7 @@ Examples:
 	var rows []row
 	steps := map[string]func(context.Context) ([]row, error){
 		"throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
+		"rank": h.ranks,
 	}
 	for _, s := range sections {
 		if !want[s] {
