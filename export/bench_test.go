@@ -48,6 +48,9 @@ const (
 	benchTargetEnv = "WEAVER_EXPORT_BENCH_TARGET" // export: the file to write
 	benchFormatEnv = "WEAVER_EXPORT_BENCH_FORMAT" // export: the format (default sqlite)
 	benchCmdEnv    = "WEAVER_EXPORT_BENCH_CMD"    // measure: the command, as a JSON array
+	// benchNoRanksEnv, set to anything, exports without the ranks
+	// (Options.NoRanks), to see what they cost.
+	benchNoRanksEnv = "WEAVER_EXPORT_BENCH_NORANKS"
 )
 
 // childReport is what a child process prints on stdout.
@@ -88,7 +91,7 @@ func exportChild() int {
 	if format == "" {
 		format = export.FormatSQLite
 	}
-	st, err := export.WriteFile(context.Background(), s, os.Getenv(benchTargetEnv), format, export.Options{Force: true})
+	st, err := export.WriteFile(context.Background(), s, os.Getenv(benchTargetEnv), format, export.Options{Force: true, NoRanks: os.Getenv(benchNoRanksEnv) != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
