@@ -457,3 +457,15 @@ func TestTopFromJSON_Bad(t *testing.T) {
 		t.Errorf("%+v, %v", list, err)
 	}
 }
+
+// TestTop_EmptyStore: a store without hosts ranks nothing, without error.
+func TestTop_EmptyStore(t *testing.T) {
+	list, err := export.Top(t.Context(), newStore(t), export.Options{}, 10)
+	if err != nil || list.Nodes != 0 || list.Top == nil || len(list.Top) != 0 {
+		t.Errorf("%+v, %v", list, err)
+	}
+	data, err := json.Marshal(list)
+	if err != nil || !strings.Contains(string(data), `"top":[]`) {
+		t.Errorf("JSON %s, %v", data, err)
+	}
+}
