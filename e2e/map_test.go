@@ -47,7 +47,7 @@ func storeCounts(a api, bearer string) (nodes, edges int) {
 //
 // One worker crawls a slow web (250 ms a page). The seed's first link is
 // slow-a.drip.test, which answers a byte a second: it holds the only
-// worker until the 8 s timeout, so the graph stands still while the map
+// worker until the 10 s timeout, so the graph stands still while the map
 // must catch up with it exactly; then the crawl goes on and the map must
 // grow.
 func TestMap_LiveCrawl(t *testing.T) {
@@ -58,14 +58,14 @@ func TestMap_LiveCrawl(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	p := start(t, dir, crawlArgs(srv, db, "--listen", "127.0.0.1:0", "--workers", "1", "--ignore-robots",
-		"--max-crawls-per-node", "1", "--timeout", "8s", "--retries", "0", w.Seed())...)
+		"--max-crawls-per-node", "1", "--timeout", "10s", "--retries", "0", w.Seed())...)
 	a := listenAPI(t, p, db)
 	b.open(a.base+"/", "#stats")
 
 	// While the worker waits for the slow host, the map equals the store.
 	var nodes, edges int
 	var s stats
-	deadline := time.Now().Add(7 * time.Second)
+	deadline := time.Now().Add(9 * time.Second)
 	for {
 		nodes, edges = storeCounts(a, "")
 		s = b.stats()
@@ -243,6 +243,8 @@ func TestMap_Token(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The live page asks for the ranks too, with the same cookie.
+	b.waitFor("sizes by PageRank", `document.getElementById('legend').textContent.includes('Node size: PageRank')`, 30*time.Second)
 }
 
 // TestMap_Serve: weaver serve lists its jobs at /, each with a link to its

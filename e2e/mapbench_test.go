@@ -115,7 +115,9 @@ func BenchmarkMap_PanZoom_20kHosts(b *testing.B) {
 	}
 	br.waitFor("the layout to stop", `!weaverMap.layoutRunning()`, 2*time.Minute)
 	laidOut := time.Since(start)
-	b.Logf("loaded and drawn in %.1f s, layout stopped after %.1f s", loaded.Seconds(), laidOut.Seconds())
+	var steps map[string]float64
+	br.eval(`weaverMap.state.timings`, &steps)
+	b.Logf("loaded and drawn in %.1f s (steps in ms: %v), layout stopped after %.1f s", loaded.Seconds(), steps, laidOut.Seconds())
 
 	for _, c := range []struct {
 		name string

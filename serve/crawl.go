@@ -56,6 +56,7 @@ type crawlHandler struct {
 	version string
 	dbPath  string // absolute
 	sums    summaryCache
+	ranks   mapRanks // for the map (maprank.go)
 }
 
 // NewCrawlHandler returns the status API of crawler c running on store s:

@@ -49,6 +49,7 @@ type JobEdge struct {
 type jobHandler struct {
 	m       *JobManager
 	version string
+	ranks   jobRanks // for the maps (maprank.go)
 }
 
 // NewJobHandler returns seed 004's job API on m: POST /crawl, GET /crawl,

@@ -30,6 +30,7 @@ import (
 //	 "total": {"nodes": N, "edges": M},
 //	 "nodes": [{"id", "host", "domain", "title", "status", "http_status", "crawl_count", "depth"}, ...],
 //	 "edges": [[from, to, weight], ...],
+//	 "ranks": [[id, pagerank, harmonic], ...],  (with ranks=true, see maprank.go)
 //	 "next_ms": 1500}
 //
 // Without since (or with since=0) it is the whole graph ("full": true).
@@ -97,33 +98,43 @@ func servePage(w http.ResponseWriter, title, data string) {
 	w.Write(buf.Bytes())
 }
 
-// mapSince reads map/data's query: since, a cursor of an earlier answer
-// (0 when absent: the whole graph).
-func mapSince(r *http.Request) (int64, error) {
+// mapQuery reads map/data's query: since, a cursor of an earlier answer
+// (0 when absent: the whole graph), and ranks (true: add the ranks).
+func mapQuery(r *http.Request) (since int64, ranks bool, err error) {
 	q := r.URL.Query()
 	for key := range q {
-		if key != "since" {
-			return 0, fmt.Errorf("unknown query parameter %q (known: since)", key)
+		if key != "since" && key != "ranks" {
+			return 0, false, fmt.Errorf("unknown query parameter %q (known: since, ranks)", key)
+		}
+	}
+	if v := q.Get("ranks"); v != "" {
+		if ranks, err = strconv.ParseBool(v); err != nil {
+			return 0, false, fmt.Errorf("ranks %q: want true or false", v)
 		}
 	}
 	v := q.Get("since")
 	if v == "" {
-		return 0, nil
+		return 0, ranks, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("since %q: want the cursor of an earlier answer (a whole number)", v)
+	since, err = strconv.ParseInt(v, 10, 64)
+	if err != nil || since < 0 {
+		return 0, false, fmt.Errorf("since %q: want the cursor of an earlier answer (a whole number)", v)
 	}
-	return n, nil
+	return since, ranks, nil
 }
 
 // serveMapData answers map/data from s; live says whether the crawl goes
-// on.
-func serveMapData(w http.ResponseWriter, r *http.Request, s *kv.Store, live bool) {
-	since, err := mapSince(r)
+// on; ranks keeps s's ranks (see maprank.go).
+func serveMapData(w http.ResponseWriter, r *http.Request, s *kv.Store, live bool, ranks *mapRanks) {
+	since, withRanks, err := mapQuery(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
+	}
+	var ranked []byte
+	var rankErr error
+	if withRanks {
+		ranked, rankErr = ranks.get(r.Context(), s)
 	}
 	start := time.Now()
 	out := newSpill(s.Path(), mapMemoryBytes)
@@ -131,6 +142,15 @@ func serveMapData(w http.ResponseWriter, r *http.Request, s *kv.Store, live bool
 	bw := bufio.NewWriterSize(out, 64<<10)
 	err = s.View(func(tx *kv.Tx) error { return writeMapData(r.Context(), bw, tx, since, live) })
 	next := max(mapPoll, 10*time.Since(start))
+	switch {
+	case err != nil:
+	case rankErr != nil:
+		msg, _ := json.Marshal(rankErr.Error())
+		_, err = fmt.Fprintf(bw, ",\n\"ranks_error\":%s", msg)
+	case ranked != nil:
+		bw.WriteString(",\n\"ranks\":")
+		_, err = bw.Write(ranked)
+	}
 	if err == nil {
 		_, err = fmt.Fprintf(bw, ",\n\"next_ms\":%d}\n", min(next, time.Minute).Milliseconds())
 	}
@@ -281,7 +301,7 @@ func (h *crawlHandler) mapPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *crawlHandler) mapData(w http.ResponseWriter, r *http.Request) {
 	st := h.c.Status()
-	serveMapData(w, r, h.s, st.Running || st.TerminationReason == "")
+	serveMapData(w, r, h.s, st.Running || st.TerminationReason == "", &h.ranks)
 }
 
 // The jobs' maps: GET / lists the jobs, GET /crawl/{id}/map and
@@ -302,7 +322,7 @@ func (h *jobHandler) mapData(w http.ResponseWriter, r *http.Request) {
 	}
 	live := !h.m.view(j, false).Status.final()
 	err := h.m.withStore(j, func(s *kv.Store) error {
-		serveMapData(w, r, s, live)
+		serveMapData(w, r, s, live, h.ranks.of(j.id))
 		return nil
 	})
 	if err != nil {

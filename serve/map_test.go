@@ -1,6 +1,8 @@
 package serve_test
 
 import (
+	"encoding/json"
+	"math"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -258,5 +260,42 @@ func TestJobHandler_Maps(t *testing.T) {
 		if a := do(t, "GET", url+path, ""); a.code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, a.code)
 		}
+	}
+}
+
+// TestCrawlHandler_MapData_Ranks: with ranks=true the answer carries the
+// PageRank and harmonic centrality of every host, kept between requests.
+func TestCrawlHandler_MapData_Ranks(t *testing.T) {
+	f := newLoopFixture(t)
+	var d struct {
+		Nodes []struct {
+			ID uint64 `json:"id"`
+		} `json:"nodes"`
+		Ranks [][3]float64 `json:"ranks"`
+	}
+	a := do(t, "GET", f.url+"/map/data?ranks=true", "")
+	if err := json.Unmarshal(a.body, &d); err != nil || a.code != http.StatusOK {
+		t.Fatalf("%d %s: %v", a.code, a.body, err)
+	}
+	if len(d.Ranks) != 3 {
+		t.Fatalf("ranks %v, want 3", d.Ranks)
+	}
+	sum := 0.0
+	for _, r := range d.Ranks {
+		// The loop a → b → c → a, weights 2: every host ranks 1/3 and is
+		// reached by one host in one hop and one in two.
+		if math.Abs(r[1]-1.0/3) > 1e-5 || math.Abs(r[2]-1.5) > 1e-9 {
+			t.Errorf("host %v: pagerank %v, harmonic %v; want 1/3 and 1.5", r[0], r[1], r[2])
+		}
+		sum += r[1]
+	}
+	if math.Abs(sum-1) > 1e-5 {
+		t.Errorf("PageRank sums to %v", sum)
+	}
+	if a := do(t, "GET", f.url+"/map/data", ""); strings.Contains(string(a.body), `"ranks"`) {
+		t.Error("ranks without ranks=true")
+	}
+	if a := do(t, "GET", f.url+"/map/data?ranks=maybe", ""); a.code != http.StatusBadRequest {
+		t.Errorf("ranks=maybe: %d, want 400", a.code)
 	}
 }

@@ -35,7 +35,7 @@ const state = {
   view: 'hosts',
   colour: 'domain',
   minWeight: 1,
-  ranked: false, // nodes carry PageRank: size by it
+  ranked: false, // most nodes carry PageRank: size by it (see restyle)
   cursor: '0',
   live: !!config.live,
   error: '',
@@ -49,6 +49,7 @@ const state = {
   legend: [],
   drawnEdges: 0,
   nodeType: null, // 'point' for big graphs, else sigma's circles
+  timings: {}, // ms of the last update's steps, for the benchmarks
 };
 
 function newGraph() {
@@ -113,7 +114,6 @@ function ingest(data, full) {
   const seenNodes = full ? new Set() : null;
   const seenEdges = full ? new Set() : null;
   const fresh = [];
-  let ranked = state.ranked;
   for (const n of nodes) {
     const key = String(n.id);
     if (seenNodes) seenNodes.add(key);
@@ -127,10 +127,7 @@ function ingest(data, full) {
       crawls: n.crawl_count || 0,
       depth: n.depth || 0,
     };
-    if (typeof n.pagerank === 'number') {
-      attrs.pagerank = n.pagerank;
-      ranked = true;
-    }
+    if (typeof n.pagerank === 'number') attrs.pagerank = n.pagerank;
     if (typeof n.harmonic === 'number') attrs.harmonic = n.harmonic;
     if (H.hasNode(key)) {
       H.mergeNodeAttributes(key, attrs);
@@ -169,6 +166,17 @@ function ingest(data, full) {
     add(outDelta, s, w - prev);
     add(inDelta, t, w - prev);
   }
+  if (Array.isArray(data.ranks)) {
+    // The live page's ranks: [[id, pagerank, harmonic], ...] of every host
+    // ranked (hosts found since have none yet).
+    const by = new Map();
+    for (const [id, pr, hc] of data.ranks) by.set(String(id), [pr, hc]);
+    H.updateEachNodeAttributes((key, a) => {
+      const r = by.get(key);
+      if (r) [a.pagerank, a.harmonic] = r;
+      return a;
+    });
+  }
   let dropped = 0;
   if (full) {
     for (const key of H.edges()) {
@@ -197,7 +205,6 @@ function ingest(data, full) {
       return a;
     }); // no hints: sigma must index the nodes just added (see restyle)
   }
-  state.ranked = ranked;
   place(H, fresh);
   return { fresh: fresh.length, changed: nodes.length + edges.length + dropped };
 }
@@ -323,6 +330,11 @@ function buildDomains() {
 // ranks are known) and colours it by domain or community.
 function restyle() {
   const G = shown();
+  // PageRank once most hosts have one: a live crawl's ranks are computed
+  // now and then, and the hosts found since have none yet.
+  let withRank = 0;
+  state.hosts.forEachNode((k, a) => { if (typeof a.pagerank === 'number') withRank++; });
+  state.ranked = withRank > 0 && withRank >= 0.8 * state.hosts.order;
   const by = state.ranked ? 'pagerank' : 'inW';
   let max = 0;
   G.forEachNode((k, a) => { if ((a[by] || 0) > max) max = a[by] || 0; });
@@ -631,14 +643,24 @@ function checkLayout() {
 // ---- updates ---------------------------------------------------------------
 
 function apply(data, full) {
+  const t = state.timings;
+  let t0 = performance.now();
+  const lap = (name) => {
+    const now = performance.now();
+    t[name] = Math.round(now - t0);
+    t0 = now;
+  };
   const res = ingest(data, full);
+  lap('ingest');
   state.updates++;
   if (full) state.fullLoads++;
   state.loaded = true;
   if (state.view === 'domains') buildDomains();
   restyle();
+  lap('style');
   ensureRenderer();
   updateStats();
+  lap('renderer');
   if (res.fresh > 0) startLayout(state.fullLoads === 1 && full ? layoutBudget(shown()) : 3000);
   const f = state.hovered ?? state.selected;
   if (f !== null) {
@@ -652,9 +674,19 @@ function apply(data, full) {
 
 let failures = 0;
 
+// RANKS_EVERY is how often the live page asks for the hosts' ranks (the
+// server computes them again only when the graph changed, and at most
+// every 5 s or twenty times what they cost).
+const RANKS_EVERY = 10000;
+let ranksAskedAt = -Infinity;
+
 async function poll() {
   const sep = config.data.includes('?') ? '&' : '?';
-  const url = config.data + sep + 'since=' + encodeURIComponent(state.cursor);
+  let url = config.data + sep + 'since=' + encodeURIComponent(state.cursor);
+  if (performance.now() - ranksAskedAt > RANKS_EVERY) {
+    url += '&ranks=1';
+    ranksAskedAt = performance.now();
+  }
   let data;
   try {
     const r = await fetch(url, { credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } });
@@ -671,6 +703,7 @@ async function poll() {
   }
   failures = 0;
   state.error = '';
+  if (data.ranks_error) console.warn('weaver: ranks: ' + data.ranks_error);
   let next = data.next_ms || 1500;
   try {
     apply(data, !!data.full);
@@ -789,8 +822,11 @@ function main() {
     poll();
     return;
   }
+  const t0 = performance.now();
   const text = $('weaver-graph').textContent.trim();
-  apply(text ? JSON.parse(text) : { nodes: [], edges: [] }, true);
+  const data = text ? JSON.parse(text) : { nodes: [], edges: [] };
+  state.timings.parse = Math.round(performance.now() - t0);
+  apply(data, true);
 }
 
 // For scripts and tests: the graph shown, the renderer, the layout.
