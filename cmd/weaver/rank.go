@@ -31,7 +31,7 @@ weight, as networkx.pagerank(G, weight="weight")), with their harmonic
 centrality (networkx.harmonic_centrality(G): exact up to 10,000 hosts,
 estimated with HyperBall above), the summed weight of the links to them
 and their page title. A store a running crawl holds is ranked through the
-crawl's --listen API.`
+crawl's --listen API (set WEAVER_TOKEN when the API wants a token).`
 
 const rankExamples = `  weaver rank                               # the top 20 hosts of weaver.bolt
   weaver rank --db crawl.bolt --top 50 --domains
