@@ -202,6 +202,31 @@ func TestRank_InUse(t *testing.T) {
 	}
 }
 
+// TestRank_InUse_Token: a crawl API behind a token answers weaver rank
+// when WEAVER_TOKEN holds it, and refuses it otherwise.
+func TestRank_InUse_Token(t *testing.T) {
+	db := exportStore(t)
+	s := holdStore(t, db)
+	c, err := crawl.New(crawl.Defaults(), s, crawl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "0123456789abcdef0123456789abcdef"
+	srv := httptest.NewServer(serve.Auth{Token: token}.Wrap(serve.NewCrawlHandler(c, s, func() {}, "test")))
+	defer srv.Close()
+	if err := os.WriteFile(archive.ListenPath(db), []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runWeaverCmd(t, map[string]string{"WEAVER_TOKEN": token}, "rank", "--db", db)
+	if code != 0 || !strings.Contains(out, "Top 3 of 3 hosts") {
+		t.Errorf("with the token: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runWeaverCmd(t, nil, "rank", "--db", db)
+	if code != 1 || !strings.Contains(errs, "401") {
+		t.Errorf("without the token: exit %d, want 1 and a 401:\n%s", code, errs)
+	}
+}
+
 func sameRanks(a, b export.RankList) bool {
 	if a.Nodes != b.Nodes || a.Edges != b.Edges || a.Domains != b.Domains || a.HarmonicMethod != b.HarmonicMethod || len(a.Top) != len(b.Top) {
 		return false
