@@ -46,21 +46,22 @@ func Top(ctx context.Context, s *kv.Store, opt Options, n int) (RankList, error)
 		if err != nil {
 			return err
 		}
-		g, r := v.ranks.g, v.ranks.r
-		list = RankList{Nodes: uint64(g.Len()), Edges: uint64(g.Edges()), Domains: opt.Domains, HarmonicMethod: string(r.HarmonicMethod)}
+		vr, r := v.ranks, v.ranks.r
+		nodes := len(vr.ids)
+		list = RankList{Nodes: uint64(nodes), Edges: uint64(vr.edges), Domains: opt.Domains, HarmonicMethod: string(r.HarmonicMethod)}
 		if n <= 0 {
-			n = g.Len()
+			n = nodes
 		}
-		in := g.InWeights()
+		in := vr.inWeight
 		top := rank.Top(r.PageRank, n)
 		list.Top = make([]Ranked, len(top))
 		at := map[uint64]int{} // id → position in list.Top
 		for k, i := range top {
-			id := g.ID(i)
+			id := vr.ids[i]
 			list.Top[k] = Ranked{ID: id, PageRank: r.PageRank[i], Harmonic: r.Harmonic[i], InWeight: in[i]}
 			at[id] = k
 		}
-		if v.domains == nil && len(top) < g.Len()/64 {
+		if v.domains == nil && len(top) < nodes/64 {
 			// A few hosts: read them, not every node.
 			for k := range list.Top {
 				node, ok, err := graph.Get(tx, list.Top[k].ID)

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -109,10 +110,14 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
 	return v, nil
 }
 
-// viewRanks are the ranks of the graph a view shows.
+// viewRanks are the ranks of the graph a view shows, by node index (the
+// nodes in id order). The graph itself is dropped once ranked, so that
+// the writer runs without it.
 type viewRanks struct {
-	g *rank.Graph
-	r rank.Ranks
+	ids      []uint64 // the nodes' ids, ascending
+	inWeight []uint64 // the summed weights of each node's in-edges
+	edges    int
+	r        rank.Ranks
 }
 
 // rank computes the ranks of the view's graph, filters and domains
@@ -138,11 +143,20 @@ func (v *view) rank() error {
 	if err != nil {
 		return err
 	}
+	// The walk left as much garbage as the process's GC setting allows
+	// (weaver collects at 200 % growth), and the ranks are about to
+	// allocate as much again: collect it now, so that the peak is the
+	// graph and the ranks, not the two plus the walk's leftovers.
+	runtime.GC()
 	r, err := rank.Compute(v.ctx, g, rank.Options{})
 	if err != nil {
 		return err
 	}
-	v.ranks = &viewRanks{g: g, r: r}
+	ids := make([]uint64, g.Len())
+	for i := range ids {
+		ids[i] = g.ID(i)
+	}
+	v.ranks = &viewRanks{ids: ids, inWeight: g.InWeights(), edges: g.Edges(), r: r}
 	v.stats, v.walked = Stats{}, false
 	return nil
 }
@@ -153,7 +167,7 @@ func (v *view) rankOf(id uint64) (pagerank, harmonic float64, ok bool) {
 	if v.ranks == nil {
 		return 0, 0, false
 	}
-	i, ok := v.ranks.g.Index(id)
+	i, ok := slices.BinarySearch(v.ranks.ids, id)
 	if !ok {
 		return 0, 0, false
 	}
@@ -175,7 +189,7 @@ func (v *view) nodeCount() int {
 	if v.ranks == nil {
 		return 0
 	}
-	return v.ranks.g.Len()
+	return len(v.ranks.ids)
 }
 
 // releaseEvery is how many rows pass between two page releases.
