@@ -209,22 +209,34 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// clickHost clicks the node with key on the map, where it is drawn, after
-// stopping the layout so that it stays there.
-func (b *browser) clickHost(key string) {
+// clickBiggestHost stops the layout, so that nodes stay where they are,
+// and clicks the biggest node that nothing covers at its centre (sigma
+// picks the node under the pointer from a picking buffer, which the test
+// asks first). It returns the node's key and host.
+func (b *browser) clickBiggestHost() (key, host string) {
 	b.t.Helper()
-	var at []float64
+	var pick struct {
+		Key, Host string
+		X, Y      float64
+	}
 	b.eval(`(async () => {
 		weaverMap.stopLayout();
 		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-		const r = weaverMap.renderer, d = r.getNodeDisplayData(`+jsString(key)+`);
-		const p = r.framedGraphToViewport(d), box = document.getElementById('graph').getBoundingClientRect();
-		return [box.left + p.x, box.top + p.y];
-	})()`, &at)
-	if len(at) != 2 {
-		b.t.Fatalf("no place for node %s: %v", key, at)
+		const r = weaverMap.renderer, G = weaverMap.graph;
+		const box = document.getElementById('graph').getBoundingClientRect();
+		const keys = G.nodes().sort((a, b) => G.getNodeAttribute(b, 'size') - G.getNodeAttribute(a, 'size'));
+		for (const k of keys.slice(0, 100)) {
+			const p = r.framedGraphToViewport(r.getNodeDisplayData(k));
+			if (p.x < 0 || p.y < 0 || p.x > box.width || p.y > box.height) continue;
+			if (r.getNodeAtPosition(p) === k) return {key: k, host: G.getNodeAttribute(k, 'host'), x: box.left + p.x, y: box.top + p.y};
+		}
+		return {key: '', host: '', x: 0, y: 0};
+	})()`, &pick)
+	if pick.Key == "" {
+		b.t.Fatal("no node of the map can be clicked at its centre")
 	}
-	b.must("clicking node "+key, chromedp.MouseClickXY(at[0], at[1]))
+	b.must("clicking node "+pick.Key, chromedp.MouseClickXY(pick.X, pick.Y))
+	return pick.Key, pick.Host
 }
 
 // screenshot returns a PNG of the viewport.

@@ -156,10 +156,7 @@ func TestMap_ExportHTML(t *testing.T) {
 
 	// Click the biggest host: the panel shows its title.
 	var big struct{ Key, Host string }
-	b.eval(`(() => { let best = null;
-		weaverMap.graph.forEachNode((k, a) => { if (!best || a.size > best.a.size) best = {k, a}; });
-		return {key: best.k, host: best.a.host}; })()`, &big)
-	b.clickHost(big.Key)
+	big.Key, big.Host = b.clickBiggestHost()
 	b.waitFor("the clicked host's panel", `document.querySelector('#info h2')?.textContent === `+jsString(big.Host), 10*time.Second)
 	if got, want := b.text("#info .title"), ns[big.Host].Title; want == "" || got != want {
 		t.Errorf("clicked %s: title %q, want %q", big.Host, got, want)
@@ -188,6 +185,27 @@ func TestMap_ExportHTML(t *testing.T) {
 	b.waitFor("the found host's panel", `document.querySelector('#info h2')?.textContent === `+jsString(other), 10*time.Second)
 	if got, want := b.text("#info .title"), ns[other].Title; got != want {
 		t.Errorf("found %s: title %q, want %q", other, got, want)
+	}
+
+	// Registrable domains instead of hosts, coloured by community, and back.
+	domains := map[string]bool{}
+	for _, n := range ns {
+		domains[n.Domain] = true
+	}
+	b.eval(`weaverMap.setView('domains'), true`, nil)
+	b.must("colouring by community", chromedp.SetValue(chromedp.ID("colour"), "community"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
+	if s := b.stats(); s.Nodes != len(domains) {
+		t.Errorf("domains: the map shows %v, want %d domains", s, len(domains))
+	}
+	if got := b.text("#legend"); !strings.Contains(got, "Communities") {
+		t.Errorf("the legend by community: %q", got)
+	}
+	b.eval(`weaverMap.setView('hosts'), true`, nil)
+	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
+	if s := b.stats(); s.Nodes != len(ns) {
+		t.Errorf("back to hosts: the map shows %v, want %d", s, len(ns))
 	}
 
 	// The screenshot, always into the test's directory, and into docs/

@@ -7,11 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -49,12 +49,13 @@ import (
 // store costs it at most a tenth of a core.
 //
 // Every answer scans the store's nodes and edges in one read transaction
-// and is built before it is sent: in memory up to mapMemoryBytes, then in
-// an unlinked temporary file beside the store (spill), so neither a slow
-// client nor a huge graph holds the transaction or the process's memory.
+// and is built before it is sent: in memory up to mapMemoryBytes, else
+// (built again) in a spool file beside the store (spool.go), so neither a
+// slow client nor a huge graph holds the transaction or the process's
+// memory.
 
-// mapMemoryBytes is how much of a map/data answer is built in memory
-// before the rest goes to a temporary file.
+// mapMemoryBytes is the largest map/data answer built in memory; a larger
+// one goes to a spool file.
 const mapMemoryBytes = 4 << 20
 
 // mapPoll is the page's polling interval while a scan is cheap.
@@ -123,49 +124,109 @@ func mapQuery(r *http.Request) (since int64, ranks bool, err error) {
 	return since, ranks, nil
 }
 
-// serveMapData answers map/data from s; live says whether the crawl goes
-// on; ranks keeps s's ranks (see maprank.go).
-func serveMapData(w http.ResponseWriter, r *http.Request, s *kv.Store, live bool, ranks *mapRanks) {
-	since, withRanks, err := mapQuery(r)
-	if err != nil {
+// mapAnswer is a map/data answer built and ready to send: in memory, or
+// in a spool file.
+type mapAnswer struct {
+	mem  []byte
+	file *spoolFile
+	size int64
+}
+
+// send writes the answer to w, then lets go of its spool file.
+func (a *mapAnswer) send(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if a.file != nil {
+		defer a.file.Close()
+		sendSpool(w, a.file, a.size)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(a.mem)))
+	if _, err := newStreamWriter(w).Write(a.mem); err != nil {
+		panic(http.ErrAbortHandler) // the client sees a cut answer, not a complete-looking one
+	}
+}
+
+// answerError answers a map/data request that could not be built: 400
+// for a bad query, 507 when the disk has no room for it, else 500.
+func answerError(w http.ResponseWriter, err error) {
+	var bad badQuery
+	if errors.As(err, &bad) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
+	}
+	spoolError(w, err)
+}
+
+// badQuery is a map/data query that makes no sense.
+type badQuery struct{ error }
+
+// buildMapData builds r's map/data answer from s; live says whether the
+// crawl goes on; ranks keeps s's ranks (see maprank.go). It returns a
+// badQuery, ErrNoSpace, or the store's error.
+func buildMapData(r *http.Request, s *kv.Store, live bool, ranks *mapRanks) (*mapAnswer, error) {
+	since, withRanks, err := mapQuery(r)
+	if err != nil {
+		return nil, badQuery{err}
 	}
 	var ranked []byte
 	var rankErr error
 	if withRanks {
 		ranked, rankErr = ranks.get(r.Context(), s)
 	}
-	start := time.Now()
-	out := newSpill(s.Path(), mapMemoryBytes)
-	defer out.Close()
-	bw := bufio.NewWriterSize(out, 64<<10)
-	err = s.View(func(tx *kv.Tx) error { return writeMapData(r.Context(), bw, tx, since, live) })
-	next := max(mapPoll, 10*time.Since(start))
-	switch {
-	case err != nil:
-	case rankErr != nil:
-		msg, _ := json.Marshal(rankErr.Error())
-		_, err = fmt.Fprintf(bw, ",\n\"ranks_error\":%s", msg)
-	case ranked != nil:
-		bw.WriteString(",\n\"ranks\":")
-		_, err = bw.Write(ranked)
+	build := func(out io.Writer) error {
+		bw := bufio.NewWriterSize(out, 64<<10)
+		start := time.Now()
+		err := s.View(func(tx *kv.Tx) error { return writeMapData(r.Context(), bw, tx, since, live) })
+		next := max(mapPoll, 10*time.Since(start))
+		switch {
+		case err != nil:
+		case rankErr != nil:
+			msg, _ := json.Marshal(rankErr.Error())
+			_, err = fmt.Fprintf(bw, ",\n\"ranks_error\":%s", msg)
+		case ranked != nil:
+			bw.WriteString(",\n\"ranks\":")
+			_, err = bw.Write(ranked)
+		}
+		if err == nil {
+			_, err = fmt.Fprintf(bw, ",\n\"next_ms\":%d}\n", min(next, time.Minute).Milliseconds())
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		return err
 	}
-	if err == nil {
-		_, err = fmt.Fprintf(bw, ",\n\"next_ms\":%d}\n", min(next, time.Minute).Milliseconds())
-	}
-	if err == nil {
-		err = bw.Flush()
+	// In memory when it is small, the usual case of an update; else again
+	// into a spool file, with the spool's care for the crawl's disk.
+	mem := &cappedBuffer{limit: mapMemoryBytes}
+	err = build(mem)
+	if errors.Is(err, errTooBig) {
+		f, size, err := spool(s.Path(), 0, build)
+		if err != nil {
+			return nil, err
+		}
+		return &mapAnswer{file: f, size: size}, nil
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the graph: %v", err)
-		return
+		return nil, fmt.Errorf("reading the graph: %w", err)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if err := out.send(w); err != nil {
-		panic(http.ErrAbortHandler) // the client sees a cut answer, not a complete-looking one
+	return &mapAnswer{mem: mem.Bytes()}, nil
+}
+
+// errTooBig says an answer outgrew its cappedBuffer.
+var errTooBig = errors.New("answer too big for memory")
+
+// cappedBuffer is a bytes.Buffer that refuses to grow past limit bytes.
+type cappedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.limit {
+		return 0, errTooBig
 	}
+	return c.Buffer.Write(p)
 }
 
 // writeMapData writes map/data's answer, all but its closing next_ms.
@@ -237,62 +298,6 @@ func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, 
 	return err
 }
 
-// spill holds an answer being built: in memory up to limit bytes, then in
-// a temporary file beside the store, unlinked as soon as it is created.
-type spill struct {
-	dir   string
-	limit int
-	mem   bytes.Buffer
-	file  *os.File
-	size  int64
-}
-
-func newSpill(storePath string, limit int) *spill {
-	return &spill{dir: filepath.Dir(storePath), limit: limit}
-}
-
-func (s *spill) Write(p []byte) (int, error) {
-	if s.file == nil && s.mem.Len()+len(p) > s.limit {
-		f, err := os.CreateTemp(s.dir, ".weaver-map-*")
-		if err != nil {
-			return 0, fmt.Errorf("spool file: %w", err)
-		}
-		os.Remove(f.Name())
-		s.file = f
-		if _, err := f.Write(s.mem.Bytes()); err != nil {
-			return 0, err
-		}
-		s.mem = bytes.Buffer{}
-	}
-	s.size += int64(len(p))
-	if s.file != nil {
-		return s.file.Write(p)
-	}
-	return s.mem.Write(p)
-}
-
-// send writes what was built to w, with its length.
-func (s *spill) send(w http.ResponseWriter) error {
-	w.Header().Set("Content-Length", strconv.FormatInt(s.size, 10))
-	sw := newStreamWriter(w)
-	if s.file == nil {
-		_, err := sw.Write(s.mem.Bytes())
-		return err
-	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(sw, s.file)
-	return err
-}
-
-func (s *spill) Close() error {
-	if s.file != nil {
-		return s.file.Close()
-	}
-	return nil
-}
-
 // The crawl's map: GET / and GET /map/data.
 
 func (h *crawlHandler) mapPage(w http.ResponseWriter, r *http.Request) {
@@ -301,7 +306,12 @@ func (h *crawlHandler) mapPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *crawlHandler) mapData(w http.ResponseWriter, r *http.Request) {
 	st := h.c.Status()
-	serveMapData(w, r, h.s, st.Running || st.TerminationReason == "", &h.ranks)
+	a, err := buildMapData(r, h.s, st.Running || st.TerminationReason == "", &h.ranks)
+	if err != nil {
+		answerError(w, err)
+		return
+	}
+	a.send(w)
 }
 
 // The jobs' maps: GET / lists the jobs, GET /crawl/{id}/map and
@@ -321,12 +331,21 @@ func (h *jobHandler) mapData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	live := !h.m.view(j, false).Status.final()
+	// The job's store is held only while the answer is built, as for its
+	// graph: a slow client must not keep a finishing job from closing it.
+	var a *mapAnswer
+	var buildErr error
 	err := h.m.withStore(j, func(s *kv.Store) error {
-		serveMapData(w, r, s, live, h.ranks.of(j.id))
+		a, buildErr = buildMapData(r, s, live, h.ranks.of(j.id))
 		return nil
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		writeError(w, http.StatusInternalServerError, "opening the job's store: %v", err)
+	case buildErr != nil:
+		answerError(w, buildErr)
+	default:
+		a.send(w)
 	}
 }
 

@@ -196,7 +196,7 @@ func TestCrawlHandler_MapData_Errors(t *testing.T) {
 }
 
 // TestCrawlHandler_MapData_Big: an answer larger than what is built in
-// memory goes through a temporary file and arrives whole; the file is gone.
+// memory goes through a spool file and arrives whole; the file is gone.
 func TestCrawlHandler_MapData_Big(t *testing.T) {
 	f := newLoopFixture(t)
 	now := time.Now()
@@ -221,8 +221,25 @@ func TestCrawlHandler_MapData_Big(t *testing.T) {
 	if len(d.Nodes) != 12_003 || d.Total.Nodes != 12_003 {
 		t.Fatalf("%d nodes, total %d, want 12,003", len(d.Nodes), d.Total.Nodes)
 	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.s.Path()), ".weaver-map-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.s.Path()), ".*download*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+	// With the disk all but full, the big answer is refused (it would be
+	// spooled) and a small update still comes (from memory).
+	err = f.s.Update(func(tx *kv.Tx) error {
+		_, _, err := graph.Ensure(tx, "late.example.net", "http", now.Add(time.Second))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve.SetFreeSpace(t, func(string) (int64, error) { return 1 << 20, nil })
+	if a := do(t, "GET", f.url+"/map/data", ""); a.code != http.StatusInsufficientStorage {
+		t.Errorf("the whole graph on a full disk: %d, want 507", a.code)
+	}
+	u := getMapData(t, f.url+"/map/data?since="+strconv.FormatInt(now.Add(time.Second).UnixNano(), 10))
+	if u.Full || len(u.Nodes) != 1 || !u.hosts()["late.example.net"] {
+		t.Errorf("an update on a full disk: full %t, nodes %v", u.Full, u.hosts())
 	}
 }
 
