@@ -114,8 +114,8 @@ func (b *Builder) AddNode(id uint64) error {
 		b.err = fmt.Errorf("%w: node %d after the edges", ErrOrder, id)
 	case len(b.g.ids) > 0 && id <= b.maxID:
 		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.maxID)
-	case len(b.g.ids) >= maxIndex:
-		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, maxIndex)
+	case uint64(len(b.g.ids)) >= maxIndex:
+		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, uint64(maxIndex))
 	default:
 		if b.phase == phaseStart {
 			b.phase = phaseNodes
@@ -156,8 +156,8 @@ func (b *Builder) AddEdge(from, to, w uint64) error {
 		b.err = fmt.Errorf("%w: edge %d → %d after the nodes", ErrOrder, from, to)
 		return b.err
 	}
-	if len(b.g.to) >= maxIndex {
-		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, maxIndex)
+	if uint64(len(b.g.to)) >= maxIndex {
+		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, uint64(maxIndex))
 		return b.err
 	}
 	if b.phase == phaseEdges {
@@ -293,7 +293,8 @@ const loadEvery = 1 << 16
 // those).
 func Load(ctx context.Context, tx *kv.Tx) (*Graph, error) {
 	c := graph.GetCounts(tx)
-	b := NewBuilder(int(min(c.Nodes, maxIndex)), int(min(c.Edges, maxIndex)))
+	// Capacity hints, capped where int is 32 bits wide (a Raspberry Pi's armv7).
+	b := NewBuilder(int(min(c.Nodes, maxIndex, math.MaxInt)), int(min(c.Edges, maxIndex, math.MaxInt)))
 	rows := 0
 	tick := func() error {
 		rows++
