@@ -2,16 +2,20 @@ package serve_test
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/serve"
 )
@@ -314,5 +318,87 @@ func TestCrawlHandler_MapData_Ranks(t *testing.T) {
 	}
 	if a := do(t, "GET", f.url+"/map/data?ranks=maybe", ""); a.code != http.StatusBadRequest {
 		t.Errorf("ranks=maybe: %d, want 400", a.code)
+	}
+}
+
+// BenchmarkMapData_20kHosts: what one poll of the map costs the crawl's
+// process on a store of 20,000 hosts and 200,000 links: the whole graph
+// (a page's first load), and an update when nothing changed (every poll
+// after it scans the store all the same).
+//
+//	go test ./serve -run '^$' -bench MapData -benchtime 20x
+func BenchmarkMapData_20kHosts(b *testing.B) {
+	w := fakeweb.Loop3()
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	s := storetest.MustOpen(b)
+	cfg := crawl.Defaults()
+	cfg.DBPath, cfg.MetricsPath = s.Path(), filepath.Join(b.TempDir(), "metrics.log")
+	cfg.ConnectTo, cfg.AllowPrivateNetworks, cfg.Quiet = []string{srv.ConnectTo()}, true, true
+	c, err := crawl.New(cfg, s, crawl.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	err = s.Update(func(tx *kv.Tx) error {
+		ids := make([]uint64, 20_000)
+		for i := range ids {
+			n, _, err := graph.Ensure(tx, "host-"+strconv.Itoa(i)+".example.net", "http", now)
+			if err != nil {
+				return err
+			}
+			n.Title, n.Status, n.HTTPStatus, n.CrawlCount = "Host "+strconv.Itoa(i), graph.StatusCrawled, 200, 1
+			if err := graph.Put(tx, &n); err != nil {
+				return err
+			}
+			ids[i] = n.ID
+		}
+		for i := range ids {
+			for k := 1; k <= 10; k++ {
+				if err := graph.AddEdge(tx, ids[i], ids[(i+1+(i*7+k*k*13)%(len(ids)-1))%len(ids)], uint64(1+k%3), now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(serve.NewCrawlHandler(c, s, func() {}, "bench"))
+	defer ts.Close()
+	get := func(url string) []byte {
+		resp, err := http.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d %v", url, resp.StatusCode, err)
+		}
+		return body
+	}
+	var full struct {
+		Cursor string `json:"cursor"`
+		NextMS int64  `json:"next_ms"`
+	}
+	if err := json.Unmarshal(get(ts.URL+"/map/data"), &full); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, query string }{
+		{"whole-graph", ""},
+		{"update-nothing-new", "?since=" + strconv.FormatInt(now.Add(time.Second).UnixNano(), 10)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				size = len(get(ts.URL + "/map/data" + c.query))
+			}
+			b.ReportMetric(float64(size), "bytes")
+		})
 	}
 }
