@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weaver-crawler/weaver/cluster/shard"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -122,7 +123,7 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("%s: %w", out, err)
 	}
-	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs))}
+	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
 	err = m.run(srcs)
 	if err == nil {
 		err = dst.View(func(tx *kv.Tx) error {
@@ -158,6 +159,21 @@ type merger struct {
 	dst   *kv.Store
 	batch int
 	ids   []idMap // per input: old node id → output node id
+	// stubs holds the output ids of hosts known so far only from cluster
+	// shards that do not own them (shard stubs): the owner's record,
+	// when it comes, replaces what they say.
+	stubs map[uint64]bool
+}
+
+// shardOf returns the shard spec a cluster shard's store records, if any.
+func shardOf(src *kv.Store) (shard.Spec, bool) {
+	var v string
+	_ = src.View(func(tx *kv.Tx) error { v = tx.MetaString("cluster.shard"); return nil })
+	if v == "" {
+		return shard.Spec{}, false
+	}
+	spec, err := shard.Parse(v)
+	return spec, err == nil
 }
 
 func (m *merger) run(srcs []*kv.Store) error {
@@ -222,6 +238,7 @@ func (m *merger) nodes(i int, src *kv.Store) error {
 		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
 		return nil
 	})
+	spec, sharded := shardOf(src)
 	var batch []graph.Node
 	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
 		var n graph.Node
@@ -233,7 +250,8 @@ func (m *merger) nodes(i int, src *kv.Store) error {
 	}, func() error {
 		err := m.dst.Update(func(tx *kv.Tx) error {
 			for j := range batch {
-				id, err := putNode(tx, &batch[j])
+				stub := sharded && !spec.Owns(batch[j].Host)
+				id, err := m.putNode(tx, &batch[j], stub)
 				if err != nil {
 					return fmt.Errorf("%s: %w", src.Path(), err)
 				}
@@ -247,21 +265,44 @@ func (m *merger) nodes(i int, src *kv.Store) error {
 }
 
 // putNode merges n into the node of its host in tx, creating it with the
-// next id when new, and returns the node's id.
-func putNode(tx *kv.Tx, n *graph.Node) (uint64, error) {
+// next id when new, and returns the node's id. stub says n comes from a
+// cluster shard that does not own its host: such a record (a link's
+// target, never fetched there) gives way to the owner's, whatever their
+// times say; it only widens the times and depth.
+func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
 	cur, ok, err := graph.GetByHost(tx, n.Host)
 	if err != nil {
 		return 0, err
 	}
-	if !ok {
+	switch {
+	case !ok:
 		created, _, err := graph.Ensure(tx, n.Host, n.Scheme, n.FirstSeen)
 		if err != nil {
 			return 0, fmt.Errorf("node %d: %w", n.ID, err)
 		}
 		cur = *n
 		cur.ID = created.ID
-	} else {
+		if stub {
+			m.stubs[cur.ID] = true
+		}
+	case stub == m.stubs[cur.ID]:
 		mergeNode(&cur, n)
+	case stub:
+		// The owner's record is in: the stub only widens it.
+		cur.Depth = min(cur.Depth, n.Depth)
+		cur.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
+		cur.LastSeen = latest(cur.LastSeen, n.LastSeen)
+	default:
+		// The owner's record replaces the stubs'.
+		acc := *n
+		acc.ID = cur.ID
+		acc.Depth = min(cur.Depth, n.Depth)
+		acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
+		acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
+		acc.CrawlCount += cur.CrawlCount
+		acc.FailCount += cur.FailCount
+		cur = acc
+		delete(m.stubs, cur.ID)
 	}
 	return cur.ID, graph.Put(tx, &cur)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/weaver-crawler/weaver/cluster/shard"
 )
 
 // Config is everything a crawl is told. Its JSON keys are seed 000 §3's,
@@ -44,8 +46,11 @@ type Config struct {
 	Quiet                bool     `json:"quiet"`
 	JSONLogs             bool     `json:"json_logs"`
 	Listen               string   `json:"listen"`
-	TokenFile            string   `json:"token_file"`     // the --listen API's bearer token, in a file of one line
-	MetricsPublic        bool     `json:"metrics_public"` // /metrics answers without the token
+	TokenFile            string   `json:"token_file"`       // the --listen API's bearer token, in a file of one line
+	MetricsPublic        bool     `json:"metrics_public"`   // /metrics answers without the token
+	Cluster              string   `json:"cluster"`          // NATS server URL(s): this crawl is one shard of a cluster
+	Shard                string   `json:"shard"`            // "K/N" with cluster: shard K of N
+	ClusterReplicas      int      `json:"cluster_replicas"` // replicas of the stream and KV bucket a shard creates (1)
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -100,6 +105,7 @@ func Defaults() Config {
 		MaxBodyBytes:         1 << 20,
 		RobotsCacheTTLMS:     24 * 3600 * 1000,
 		ProgressIntervalMS:   5000,
+		ClusterReplicas:      1,
 	}
 }
 
@@ -133,6 +139,7 @@ func (c *Config) fieldsOf() []field {
 		{"robots_cache_ttl_ms", &c.RobotsCacheTTLMS}, {"progress_interval_ms", &c.ProgressIntervalMS},
 		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
+		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 	}
 }
 
@@ -145,6 +152,28 @@ func (c *Config) field(key string) (field, bool) {
 		}
 	}
 	return field{}, false
+}
+
+// Get returns key's value as text (a list joined with commas), and
+// whether key exists.
+func (c *Config) Get(key string) (string, bool) {
+	f, ok := c.field(key)
+	if !ok {
+		return "", false
+	}
+	switch p := f.ptr.(type) {
+	case *int:
+		return strconv.Itoa(*p), true
+	case *int64:
+		return strconv.FormatInt(*p, 10), true
+	case *string:
+		return *p, true
+	case *bool:
+		return strconv.FormatBool(*p), true
+	case *[]string:
+		return strings.Join(*p, ","), true
+	}
+	return fmt.Sprint(f.ptr), true
 }
 
 // ConfigError names the key (and the source) of a bad configuration value.
@@ -368,6 +397,33 @@ func (c *Config) Validate() error {
 	for _, ct := range c.ConnectTo {
 		if _, err := ParseConnectTo(ct); err != nil {
 			return c.invalid("connect_to", "%s", err.Error())
+		}
+	}
+	return c.validateCluster()
+}
+
+// validateCluster checks cluster, shard and cluster_replicas: a shard
+// needs a server and a server a shard.
+func (c *Config) validateCluster() error {
+	switch {
+	case c.Cluster == "" && c.Shard != "":
+		return c.invalid("shard", "is for a cluster crawl: give cluster (--cluster URL) too")
+	case c.Cluster != "" && c.Shard == "":
+		return c.invalid("shard", "must be set in a cluster crawl: K/N, e.g. 0/3 for the first of three shards")
+	case c.ClusterReplicas < 1 || c.ClusterReplicas > 5:
+		return c.invalid("cluster_replicas", "must be 1 to 5, got %d", c.ClusterReplicas)
+	}
+	if c.Shard != "" {
+		if _, err := shard.Parse(c.Shard); err != nil {
+			return c.invalid("shard", "%s", err.Error())
+		}
+	}
+	if c.Cluster != "" {
+		for _, u := range strings.Split(c.Cluster, ",") {
+			p, err := url.Parse(strings.TrimSpace(u))
+			if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls" && p.Scheme != "ws" && p.Scheme != "wss") {
+				return c.invalid("cluster", "%q is not a NATS server URL (nats://host:4222)", u)
+			}
 		}
 	}
 	return nil

@@ -27,6 +27,34 @@ type Peer interface {
 	// crawl then ends with queue_empty. Until then a shard whose own queue
 	// is empty waits for links from the others.
 	Done() <-chan struct{}
+	// RoundOver reports whether the cluster's last crawl on this store
+	// ended (all shards quiescent). Only then does a known seed with an
+	// empty frontier start another round (seed 000 §7): while a crawl is
+	// under way an empty frontier means this shard waits for links.
+	RoundOver(tx *kv.Tx) bool
+	// Status is the cluster's part of /status, /metrics and weaver status.
+	Status() ClusterStatus
+}
+
+// ClusterStatus is what a shard knows of its cluster.
+type ClusterStatus struct {
+	Crawl     string `json:"crawl"`     // the cluster crawl's name
+	Shard     int    `json:"shard"`     // K
+	Shards    int    `json:"shards"`    // N
+	Connected bool   `json:"connected"` // to the NATS server, now
+	// Outbox is the links committed here for other shards and not yet
+	// acknowledged by the stream.
+	Outbox uint64 `json:"outbox"`
+	// Published and Consumed are this shard's cumulative messages: links
+	// handed to the stream (each counted once, whatever retries it took)
+	// and links from other shards applied to this shard's frontier.
+	Published uint64 `json:"published"`
+	Consumed  uint64 `json:"consumed"`
+	// ShardsIdle and ShardsBusy are the shards' published states as last
+	// read (a shard not yet started is neither).
+	ShardsIdle int  `json:"shards_idle"`
+	ShardsBusy int  `json:"shards_busy"`
+	Done       bool `json:"done"` // the whole cluster is quiescent
 }
 
 // forwardMarkDepthBias keeps "forwarded at depth d" marks of hosts another

@@ -136,7 +136,7 @@ func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) 
 			next, _ = strconv.ParseUint(v, 10, 64) // damaged: the pass starts again, harmlessly
 			pass = true
 		} else {
-			pass = known && frontier.Len(tx) == 0
+			pass = known && frontier.Len(tx) == 0 && (c.peer == nil || c.peer.RoundOver(tx))
 		}
 		return nil
 	})

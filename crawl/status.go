@@ -132,6 +132,8 @@ type Status struct {
 	Edges             uint64           `json:"edges"`
 	TotalWeight       uint64           `json:"total_weight"`
 	TerminationReason string           `json:"termination_reason,omitempty"`
+	// Cluster is set when the crawl is one shard of a cluster.
+	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
 
 // rate keeps (time, pages) samples to compute a rolling pages/s.
@@ -184,6 +186,10 @@ func (c *Crawler) Status() Status {
 		st.UptimeSeconds = now.Sub(st.StartTime).Seconds()
 	}
 	st.PagesPerSecond = c.rate.add(now, st.PagesFetched)
+	if c.peer != nil {
+		cs := c.peer.Status()
+		st.Cluster = &cs
+	}
 	st.FetchP50MS, st.FetchP90MS, st.FetchP99MS = st.Fetch.Quantile(0.5), st.Fetch.Quantile(0.9), st.Fetch.Quantile(0.99)
 	for i := range c.workers {
 		if w := c.workers[i].v.Load(); w != nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http/httpproxy"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -41,6 +42,9 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
 	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
+	{"cluster", "cluster", "crawl as one shard of a cluster through the NATS JetStream server at `URL` (nats://host:4222)"},
+	{"shard", "shard", "with --cluster: this process is shard `K/N` (K from 0)"},
+	{"cluster-replicas", "cluster_replicas", "with --cluster: replicas `N` of the stream and KV bucket a shard creates (default 1)"},
 }
 
 var crawlBoolFlags = []struct{ flag, key, usage string }{
@@ -163,11 +167,26 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		live = newLiveLine(e.Stdout, logger.log)
 		logf, crawlLog = live.Log, live.CrawlerLog
 	}
-	store, err := kv.Open(cfg.DBPath, kv.Options{})
-	if err != nil {
-		return storeError(err)
+	var store *kv.Store
+	var node *cluster.Node
+	if cfg.Cluster != "" {
+		// The NATS server is reached, and the crawl's configuration
+		// checked, before the store is created.
+		if node, store, err = joinCluster(ctx, e, &cfg, seeds, logf); err != nil {
+			return err
+		}
+		defer store.Close()
+		defer node.Close()
+		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cfg.Cluster))
+	} else {
+		if store, err = kv.Open(cfg.DBPath, kv.Options{}); err != nil {
+			return storeError(err)
+		}
+		defer store.Close()
+		if err := checkNotShard(store); err != nil {
+			return err
+		}
 	}
-	defer store.Close()
 	// This process holds the store's lock: an address beside it, or in its
 	// meta, was left by a crawl that did not exit cleanly.
 	os.Remove(archive.ListenPath(cfg.DBPath))
@@ -189,7 +208,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if pc.HTTPProxy != "" || pc.HTTPSProxy != "" {
 		proxy = pc.ProxyFunc()
 	}
-	c, err := crawl.New(cfg, store, crawl.Options{Proxy: proxy, Log: crawlLog})
+	opts := crawl.Options{Proxy: proxy, Log: crawlLog}
+	if node != nil {
+		opts.Peer = node
+	}
+	c, err := crawl.New(cfg, store, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -211,6 +234,12 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	if queued > 0 {
 		logf("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
+	}
+
+	if node != nil {
+		if err := node.Start(c); err != nil {
+			return err
+		}
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
