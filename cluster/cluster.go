@@ -462,7 +462,7 @@ func (n *Node) consumer(ctx context.Context) (jetstream.Consumer, error) {
 		Description:   "weaver shard " + n.spec.String() + " of crawl " + n.name,
 		FilterSubject: subject(n.name, n.spec.K),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       5 * time.Second, // a killed shard's unacknowledged links return to the stream this soon
 		MaxAckPending: 4 * fetchBatch,
 		MaxDeliver:    -1,
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/cluster/shard"
@@ -88,4 +91,65 @@ func checkNotShard(store *kv.Store) error {
 		return nil
 	}
 	return usagef("%s is shard %s of cluster crawl %s: resume it with --cluster URL --shard %s (or merge the shards' stores with weaver merge)", store.Path(), spec, crawlName, spec)
+}
+
+// clusterStatus prints what the NATS server at url knows of its cluster
+// crawls: each shard's state, and the totals.
+func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	reps, err := cluster.ReadStatus(ctx, url, name)
+	if errors.Is(err, cluster.ErrBadInput) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if reps == nil {
+			reps = []cluster.Report{}
+		}
+		data, err := json.MarshalIndent(reps, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = e.Stdout.Write(append(data, '\n'))
+		return err
+	}
+	if len(reps) == 0 {
+		fmt.Fprintf(e.Stdout, "No cluster crawl on %s.\n", url)
+		return nil
+	}
+	now := time.Now()
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(e.Stdout)
+		}
+		state := fmt.Sprintf("running: %d idle, %d busy, %d not started", r.Idle, r.Busy, r.Shards-r.Idle-r.Busy)
+		if r.Complete {
+			state = "complete: every shard idle, every link delivered"
+		}
+		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %d shards, %s\n", r.Crawl, url, r.Shards, state)
+		if len(r.Seeds) > 0 {
+			fmt.Fprintf(e.Stdout, "Seeds: %s\n", strings.Join(r.Seeds, " "))
+		}
+		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SHARD\tSTATE\tQUEUE\tLEASES\tOUTBOX\tSENT\tRECEIVED\tNODES\tEDGES\tHOST\tUPDATED")
+		for k, st := range r.States {
+			if st == nil {
+				fmt.Fprintf(tw, "shard %d/%d\tnot started\t\t\t\t\t\t\t\t\t\n", k, r.Shards)
+				continue
+			}
+			s := "busy"
+			if st.Idle {
+				s = "idle"
+			}
+			fmt.Fprintf(tw, "shard %d/%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s ago\n", k, r.Shards, s, st.Queue, st.Leases, st.Outbox,
+				st.Sent, st.Received, st.Nodes, st.Edges, fmt.Sprintf("%s[%d]", st.Host, st.PID), now.Sub(st.Updated).Round(time.Second))
+		}
+		tw.Flush()
+		fmt.Fprintf(e.Stdout, "Totals: queue %d, outbox %d, links sent %d, received %d, in the stream %d; %d nodes and %d edges in the shards' stores (weaver merge joins them)\n",
+			r.Queue, r.Outbox, r.Sent, r.Received, r.Pending, r.Nodes, r.Edges)
+	}
+	return nil
 }

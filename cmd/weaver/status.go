@@ -27,19 +27,28 @@ func init() {
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "status", "weaver status [--db FILE] [--json]", `  weaver status                      # weaver.bolt
+	fs := newFlagSet(e, "status", "weaver status [--db FILE | --cluster URL [--crawl NAME]] [--json]", `  weaver status                      # weaver.bolt
   weaver status --db crawl.bolt --json | jq .store.top_hosts
+  weaver status --cluster nats://10.0.0.5:4222   # every shard of the cluster crawls on that server
   weaver crawl --listen 127.0.0.1:8088 https://example.com &
   weaver status                      # asks the running crawl`)
 	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
 	asJSON := fs.Bool("json", false, "print the report as JSON, for scripts")
 	timeout := fs.Duration("timeout", 10*time.Second, "wait at most `DURATION` for a running crawl's status API")
 	tokenFile := fs.String("token-file", "", "the running crawl's API token, in `FILE` (or set WEAVER_TOKEN)")
+	clusterURL := fs.String("cluster", "", "report the cluster crawls on the NATS server at `URL` (default $WEAVER_CLUSTER when --db is not given)")
+	crawlName := fs.String("crawl", "", "with --cluster: only the cluster crawl `NAME`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("status takes no arguments (got %q): name the store with --db", fs.Args())
+	}
+	if *clusterURL == "" && *db == "" {
+		*clusterURL = e.Getenv("WEAVER_CLUSTER")
+	}
+	if *clusterURL != "" {
+		return clusterStatus(ctx, e, *clusterURL, *crawlName, *asJSON, *timeout)
 	}
 	path := firstNonEmpty(*db, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
 	// The summary holds the graph for PageRank while it reads the store:

@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+func TestLinkCodec(t *testing.T) {
+	for _, tc := range []struct {
+		host, scheme string
+		depth        int
+	}{{"www.example.com", "https", 3}, {"a.b", "http", 0}, {"xn--bcher-kva.example", "http", 1 << 20}} {
+		b := encodeLink(tc.host, tc.scheme, tc.depth)
+		h, s, d, err := decodeLink(b)
+		if err != nil || h != tc.host || s != tc.scheme || d != tc.depth {
+			t.Errorf("%v: decoded %q %q %d %v", tc, h, s, d, err)
+		}
+	}
+	if n := len(encodeLink("www.example.com", "https", 3)); n != 17 {
+		t.Errorf("www.example.com at depth 3: %d bytes, want 17", n)
+	}
+	for _, bad := range [][]byte{nil, {}, {0x80}, {3}, {3, 'x', 'a'}, {0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'h', 'a'}} {
+		if _, _, _, err := decodeLink(bad); err == nil {
+			t.Errorf("decodeLink(%x) accepted", bad)
+		}
+	}
+}
+
+func TestMsgID(t *testing.T) {
+	id := msgID("0123456789abcdef", 2, 77)
+	key, ok := parseMsgID("0123456789abcdef", id)
+	if !ok || !bytes.Equal(key, append(kv.U32(2), kv.U64(77)...)) {
+		t.Fatalf("parseMsgID(%q) = %x, %v", id, key, ok)
+	}
+	for _, bad := range []string{"", "other.2.77", "0123456789abcdef.2", "0123456789abcdef.x.1", "0123456789abcdef.1.-1"} {
+		if _, ok := parseMsgID("0123456789abcdef", bad); ok {
+			t.Errorf("parseMsgID(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCrawlName(t *testing.T) {
+	a, err := CrawlName([]string{"https://Example.com", "http://b.example/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := CrawlName([]string{"http://b.example/x", "https://example.com/", "https://example.com"})
+	c, _ := CrawlName([]string{"https://example.com"})
+	if a != b || a == c || len(a) != 16 {
+		t.Errorf("names %q %q %q: want the first two equal, the third different", a, b, c)
+	}
+}
