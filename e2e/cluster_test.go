@@ -3,8 +3,10 @@ package e2e_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,6 +338,9 @@ func TestCluster_Kills_SameGraph(t *testing.T) {
 	if !natsRestarted {
 		t.Error("the NATS server was not restarted mid-crawl")
 	}
+	if kills < 5 {
+		t.Errorf("only %d random kills landed before the crawl ended", kills)
+	}
 	t.Logf("%d random kills, %d in the publish windows, NATS restarted", kills, hooked)
 	for k := range shards {
 		if m := metrics(t, dbs[k]+".metrics"); m.TerminationReason != "queue_empty" {
@@ -357,9 +362,30 @@ func TestCluster_BadInput(t *testing.T) {
 	dir := t.TempDir()
 	s0 := filepath.Join(dir, "s0.bolt")
 
-	// Shard 0 of 3 runs for a while: the crawl's configuration is recorded.
-	p := startShard(t, dir, nil, append(clusterCrawlArgs(srv, s0, ns.URL(), "0/3", 2), w.Seed())...)
+	// Shard 0 of 3 runs for a while (waiting, alone, for the others): the
+	// crawl's configuration is recorded. Its /metrics and /status, and
+	// weaver status --cluster, show the cluster's figures meanwhile.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	free.Close()
+	p := startShard(t, dir, nil, append(clusterCrawlArgs(srv, s0, ns.URL(), "0/3", 2), "--listen", addr, w.Seed())...)
 	time.Sleep(1500 * time.Millisecond)
+	metricsText := httpGet(t, "http://"+addr+"/metrics")
+	for _, want := range []string{"weaver_cluster_outbox ", "weaver_cluster_published_total ", "weaver_cluster_consumed_total 0",
+		`weaver_cluster_shards{state="unknown"} 2`, "weaver_cluster_connected 1"} {
+		if !strings.Contains(metricsText, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if st := httpGet(t, "http://"+addr+"/status"); !strings.Contains(st, `"cluster": {`) || !strings.Contains(st, `"shards": 3`) {
+		t.Errorf("/status lacks the cluster: %s", st)
+	}
+	if r := weaver(t, dir, "status", "--cluster", ns.URL()); r.code != 0 || !strings.Contains(r.stdout, "2 not started") {
+		t.Errorf("status --cluster: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := <-p.done; err != nil {
 		t.Fatalf("shard 0: %v\n%s", err, p.out)
@@ -413,4 +439,15 @@ func TestCluster_BadInput(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "belongs to cluster crawl") {
 		t.Errorf("another seed set on shard 0's store: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -29,6 +29,8 @@ type crawlCollector struct {
 	pagesFetched, pagesFailed, errors, robotsFetched, robotsDisallowed, retries *prometheus.Desc
 	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
 	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
+	// A cluster shard's figures (only when the crawl is one).
+	outbox, published, consumed, shards, connected *prometheus.Desc
 }
 
 func newCrawlCollector(status func() crawl.Status) *crawlCollector {
@@ -55,6 +57,11 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		fetch:            d("weaver_fetch_seconds", "Time to fetch a page, retries included."),
 		running:          d("weaver_crawl_running", "1 while the crawl runs."),
 		rate:             d("weaver_pages_per_second", "Pages fetched per second over the last 10 seconds."),
+		outbox:           d("weaver_cluster_outbox", "Links for other shards committed here and not yet acknowledged by the stream."),
+		published:        d("weaver_cluster_published_total", "Links this shard handed to the stream (each once, retries aside)."),
+		consumed:         d("weaver_cluster_consumed_total", "Links from other shards applied to this shard's frontier."),
+		shards:           d("weaver_cluster_shards", "The cluster's shards by published state.", "state"),
+		connected:        d("weaver_cluster_connected", "1 while connected to the NATS server."),
 	}
 }
 
@@ -63,6 +70,7 @@ func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.pagesFetched, c.pagesFailed, c.errors, c.robotsFetched, c.robotsDisallowed, c.retries,
 		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded,
 		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
+		c.outbox, c.published, c.consumed, c.shards, c.connected,
 	} {
 		ch <- d
 	}
@@ -126,6 +134,19 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstHistogram(c.fetch, st.Fetch.Count, st.Fetch.Sum, buckets)
+	if cs := st.Cluster; cs != nil {
+		gauge(c.outbox, float64(cs.Outbox))
+		counter(c.published, float64(cs.Published))
+		counter(c.consumed, float64(cs.Consumed))
+		gauge(c.shards, float64(cs.ShardsIdle), "idle")
+		gauge(c.shards, float64(cs.ShardsBusy), "busy")
+		gauge(c.shards, float64(cs.Shards-cs.ShardsIdle-cs.ShardsBusy), "unknown")
+		connected := 0.0
+		if cs.Connected {
+			connected = 1
+		}
+		gauge(c.connected, connected)
+	}
 }
 
 // newRegistry is a registry of one handler's own (not the global one, so
