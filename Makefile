@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZPARALLEL ?=
 FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
-.PHONY: all build test test-short lint fuzz bench demo golden cross clean tools ui map-png
+.PHONY: all build test test-short lint fuzz bench demo demo-cluster golden cross clean tools ui map-png
 
 all: build
 
@@ -49,6 +49,12 @@ bench:
 demo: build
 	./scripts/demo.sh
 
+# A cluster crawl offline: a NATS JetStream server (the Go module's binary),
+# the fake internet and three shards on this machine; then weaver status
+# --cluster, weaver merge and the exports (demo-cluster-out/).
+demo-cluster: build
+	GO=$(GO) ./scripts/demo-cluster.sh
+
 # The map page's script: ui/dist/ from ui/src/ and the exact packages of
 # ui/package-lock.json (needs node and npm). dist/ is committed, so that
 # building weaver needs neither.
@@ -68,4 +74,4 @@ golden:
 	$(GO) test ./export -update
 
 clean:
-	rm -rf $(BIN) demo-out
+	rm -rf $(BIN) demo-out demo-cluster-out
