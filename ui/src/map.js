@@ -28,6 +28,13 @@ const config = JSON.parse($('weaver-config').textContent || '{}');
 const ARROWS_MAX_EDGES = 5000; // arrow heads cost a second program
 const POINT_NODES_ABOVE = 2000; // nodes drawn as point sprites
 const HIDE_EDGES_ON_MOVE_ABOVE = 20000; // edges not drawn while panning and zooming
+// While the camera moves over such a graph (its edges hidden), the page
+// draws only the LOD_NODES biggest hosts (by PageRank, or in-weight until
+// ranks are known), and skips sigma's picking pass (what the mouse points
+// at is not asked mid-move): on software WebGL, 20,000 point sprites and
+// the picking pass cost more than the rest of a frame. The whole graph is
+// drawn again in the frame after the camera stops.
+const LOD_NODES = 5000;
 
 const state = {
   hosts: newGraph(), // every host: the data
@@ -49,6 +56,7 @@ const state = {
   legend: [],
   drawnEdges: 0,
   nodeType: null, // 'point' for big graphs, else sigma's circles
+  lod: false, // a big graph: fewer nodes while the camera moves (LOD_NODES)
   timings: {}, // ms of the last update's steps, for the benchmarks
 };
 
@@ -413,15 +421,105 @@ function drawLegend(by) {
 
 // ---- drawing ---------------------------------------------------------------
 
+// moving says whether sigma draws the current frame as a moving one
+// (Sigma.render's own test, which hideEdgesOnMove follows).
+function moving(r) {
+  const mc = r.getMouseCaptor();
+  return !!(r.getCamera().isAnimated() || mc.isMoving || mc.draggedEvents || mc.currentWheelDirection);
+}
+
+// MapSigma is sigma with a level of detail for camera moves over big
+// graphs (see LOD_NODES): when lod is set and sigma hides edges on move,
+// a moving frame clears only the layers it draws, leaves the picking
+// texture blank, and its point program draws only the biggest nodes (the
+// last ones of its buffer: nodeReducer's zIndex sorts nodes by size). A
+// timer draws the whole graph once nothing moves any more, whatever ended
+// the move (an animation, a drag, a wheel).
+class MapSigma extends Sigma {
+  render() {
+    // Sigma's constructor renders before this class's fields exist.
+    this.lodMoving = !!this.lod && this.getSetting('hideEdgesOnMove') && moving(this);
+    super.render();
+    if (this.lodMoving) {
+      this.lodPicking = false;
+      if (!this.lodTimer) this.lodTimer = setTimeout(() => this.lodSettle(), 80);
+    } else {
+      this.lodEdgesDrawn = true;
+      this.lodPicking = true;
+    }
+    return this;
+  }
+
+  lodSettle() {
+    this.lodTimer = null;
+    if (moving(this)) this.lodTimer = setTimeout(() => this.lodSettle(), 80);
+    else if (this.lodMoving) this.scheduleRender();
+  }
+
+  // clear in a moving frame leaves out the layers that renderHighlightedNodes
+  // clears itself, the edge labels (never drawn), and the edges once cleared.
+  clear() {
+    if (!this.lodMoving) return super.clear();
+    this.emit('beforeClear');
+    const n = this.webGLContexts.nodes;
+    n.bindFramebuffer(n.FRAMEBUFFER, null);
+    n.clear(n.COLOR_BUFFER_BIT);
+    if (this.lodEdgesDrawn) {
+      const e = this.webGLContexts.edges;
+      e.bindFramebuffer(e.FRAMEBUFFER, null);
+      e.clear(e.COLOR_BUFFER_BIT);
+      this.lodEdgesDrawn = false;
+    }
+    this.canvasContexts.labels.clearRect(0, 0, this.width, this.height);
+    this.emit('afterClear');
+    return this;
+  }
+
+  // resetWebGLTexture blanks the picking texture once when a move starts,
+  // so that nothing is picked from a stale frame, and not again until it
+  // stops.
+  resetWebGLTexture(id) {
+    if (this.lodMoving && !this.lodPicking) return this;
+    return super.resetWebGLTexture(id);
+  }
+}
+
+// LodPointProgram is sigma's point program, which in a moving frame of a
+// MapSigma with lod draws only the last LOD_NODES nodes of its buffer and
+// skips the picking pass.
+class LodPointProgram extends NodePointProgram {
+  render(params) {
+    if (!this.renderer.lodMoving) return super.render(params);
+    if (this.hasNothingToRender()) return;
+    const p = this.normalProgram;
+    p.gl.viewport(0, 0, params.width * params.pixelRatio, params.height * params.pixelRatio);
+    this.bindProgram(p);
+    this.renderProgram(params, p);
+    this.unbindProgram(p);
+  }
+
+  drawWebGL(method, info) {
+    if (!this.renderer.lodMoving || info.isPicking || this.isInstanced) return super.drawWebGL(method, info);
+    const { gl, frameBuffer } = info;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, frameBuffer);
+    const k = Math.min(this.verticesCount, LOD_NODES);
+    gl.drawArrays(method, this.verticesCount - k, k);
+  }
+}
+
 let renderer = null;
 
+// nodeReducer draws big graphs with point sprites, sorted by size when a
+// level of detail is in force (zIndex in [0, 1), so that the biggest nodes
+// come last), and dims what the focused node does not link with.
 function nodeReducer(key, data) {
-  if (state.nodeType) data = { ...data, type: state.nodeType };
+  const z = state.lod ? Math.min(0.99, data.size / 64) : 0;
+  if (state.nodeType) data = { ...data, type: state.nodeType, zIndex: z };
   const f = state.hovered ?? state.selected;
   if (f === null || !state.focusNeighbours) return data;
-  if (key === f) return { ...data, highlighted: true, zIndex: 2 };
-  if (state.focusNeighbours.has(key)) return { ...data, zIndex: 1 };
-  return { ...data, color: DIMMED, label: '', zIndex: 0 };
+  if (key === f) return { ...data, highlighted: true, zIndex: 2 + z };
+  if (state.focusNeighbours.has(key)) return { ...data, zIndex: 1 + z };
+  return { ...data, color: DIMMED, label: '', zIndex: z };
 }
 
 function edgeReducer(key, data) {
@@ -438,7 +536,7 @@ function edgeReducer(key, data) {
 
 function ensureRenderer() {
   if (renderer) return;
-  renderer = new Sigma(shown(), $('graph'), {
+  renderer = new MapSigma(shown(), $('graph'), {
     nodeReducer,
     edgeReducer,
     zIndex: true,
@@ -449,7 +547,7 @@ function ensureRenderer() {
     minCameraRatio: 0.005,
     maxCameraRatio: 20,
     hideEdgesOnMove: false,
-    nodeProgramClasses: { point: NodePointProgram },
+    nodeProgramClasses: { point: LodPointProgram },
   });
   renderer.on('enterNode', ({ node }) => { state.hovered = node; refocus(); });
   renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
@@ -564,8 +662,11 @@ function updateStats() {
     const hide = drawn > HIDE_EDGES_ON_MOVE_ABOVE;
     if (renderer.getSetting('hideEdgesOnMove') !== hide) renderer.setSetting('hideEdgesOnMove', hide);
     const type = G.order > POINT_NODES_ABOVE ? 'point' : null;
-    if (state.nodeType !== type) {
+    const lod = hide && type === 'point' && G.order > LOD_NODES;
+    renderer.lod = lod;
+    if (state.nodeType !== type || state.lod !== lod) {
       state.nodeType = type;
+      state.lod = lod;
       renderer.refresh();
     }
   }
