@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -29,12 +31,29 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
 `
 
+// graphmlRankKeys are the ids of graphmlKeys that only an export with
+// ranks declares.
+var graphmlRankKeys = []string{`id="harmonic_method"`, `id="pagerank"`, `id="harmonic"`}
+
+// graphmlKeysNoRanks is graphmlKeys without graphmlRankKeys, for
+// Options.NoRanks.
+var graphmlKeysNoRanks = func() string {
+	var b strings.Builder
+	for line := range strings.Lines(graphmlKeys) {
+		if !slices.ContainsFunc(graphmlRankKeys, func(id string) bool { return strings.Contains(line, id) }) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}()
+
 // GraphML writes s to w as a directed GraphML 1.0 graph, valid against the
 // GraphML schema: node ids are "n" and the store id, nodes carry host,
 // domain, title, description, status, crawl_count and http_status (empty
 // strings and a zero HTTP status are left out), pagerank and harmonic
-// (doubles, unless Options.NoRanks; the graph's harmonic_method says
-// whether harmonic is exact), edges their weight. Every
+// (doubles; the graph's harmonic_method says whether harmonic is exact;
+// Options.NoRanks leaves out all three and their keys), edges their
+// weight. Every
 // string is escaped for XML, and characters XML 1.0 cannot hold are
 // dropped, so any page title gives a well-formed file. It returns what was
 // written, or the writer's, the store's or the context's error.
@@ -46,7 +65,11 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
 <graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
 `...)
-		b = append(b, graphmlKeys...)
+		if v.ranks != nil {
+			b = append(b, graphmlKeys...)
+		} else {
+			b = append(b, graphmlKeysNoRanks...)
+		}
 		b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
 		b = graphmlData(b, "    ", "weaver_version", opt.Version)
 		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))

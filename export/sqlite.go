@@ -65,8 +65,8 @@ var nodeColumns = []string{
 }
 
 // rankTable holds every node's ranks (see package rank), a table of its
-// own so that the seed's nodes table keeps its definition. It is empty
-// with Options.NoRanks.
+// own so that the seed's nodes table keeps its definition. Options.NoRanks
+// leaves it out.
 const rankTable = `CREATE TABLE node_ranks (
     node_id INTEGER PRIMARY KEY REFERENCES nodes(node_id),
     pagerank REAL,
@@ -87,7 +87,8 @@ CREATE VIEW edge_hosts AS
 // SQLite writes s to the SQLite database path, replacing any database
 // there: the tables, columns, constraints and indexes of seed 000 §4.1,
 // with the columns weaver adds (see nodeColumns), a node_ranks table
-// (node_id, pagerank, harmonic: see rankTable), a meta table (weaver
+// (node_id, pagerank, harmonic: see rankTable; none with Options.NoRanks),
+// a meta table (weaver
 // version, export time, the store's creation time, the crawl's time range,
 // counts, filters and how harmonic centrality was computed) and an
 // edge_hosts view. node_id is the store's id,
@@ -220,7 +221,10 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer tx.Rollback()
-	ddl := []string{seedNodes, seedEdges, rankTable}
+	ddl := []string{seedNodes, seedEdges}
+	if !opt.NoRanks {
+		ddl = append(ddl, rankTable)
+	}
 	for _, c := range nodeColumns {
 		ddl = append(ddl, "ALTER TABLE nodes ADD COLUMN "+c)
 	}
@@ -242,11 +246,14 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer edges.close()
-	ranks, err := newInserter(bg, tx, "node_ranks", rankInsertColumns, ranksPerBatch)
-	if err != nil {
-		return Stats{}, err
+	var ranks *inserter // nil with NoRanks: the walk sends no rank rows
+	if !opt.NoRanks {
+		ranks, err = newInserter(bg, tx, "node_ranks", rankInsertColumns, ranksPerBatch)
+		if err != nil {
+			return Stats{}, err
+		}
+		defer ranks.close()
 	}
-	defer ranks.close()
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()

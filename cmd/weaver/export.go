@@ -31,7 +31,8 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
   weaver export --graphml map.graphml --json map.json --crawled-only
   weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot
-  weaver export --html map.html`
+  weaver export --html map.html
+  weaver export --db huge.bolt --no-ranks --graphml huge.graphml`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
@@ -60,6 +61,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
 	force := fs.Bool("force", false, "replace an existing file that is not a SQLite database (never the store)")
+	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
-		Force: *force, Version: Version,
+		Force: *force, NoRanks: *noRanks, Version: Version,
 	}
 	for _, t := range targets {
 		var st export.Stats

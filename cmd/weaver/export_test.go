@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
+
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
 )
 
 // exportStore writes a three-host store and closes it, as a finished
@@ -106,6 +109,75 @@ func TestExport_Formats(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "<node ") != 2 || strings.Count(stdout, "<edge ") != 2 {
 		t.Errorf("--domains GraphML: exit %d\n%s", code, stdout)
 	}
+}
+
+// TestExport_NoRanks: --no-ranks leaves the ranks out of every format:
+// no node_ranks table in SQLite (the nodes table as ever), no pagerank or
+// harmonic key in GraphML, no such fields in JSON or DOT.
+func TestExport_NoRanks(t *testing.T) {
+	db := exportStore(t)
+	dir := t.TempDir()
+	ranked, bare := filepath.Join(dir, "ranked.db"), filepath.Join(dir, "bare.db")
+	graphmlPath, dotPath := filepath.Join(dir, "map.graphml"), filepath.Join(dir, "map.dot")
+	if code, _, stderr := runExportCmd(t, "--db", db, "--sqlite", ranked); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	code, stdout, stderr := runExportCmd(t, "--db", db, "--no-ranks", "--sqlite", bare, "--graphml", graphmlPath, "--dot", dotPath, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	schema := func(path string) map[string]string {
+		t.Helper()
+		conn, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		rows, err := conn.Query("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		tables := map[string]string{}
+		for rows.Next() {
+			var name, ddl string
+			if err := rows.Scan(&name, &ddl); err != nil {
+				t.Fatal(err)
+			}
+			tables[name] = ddl
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return tables
+	}
+	with, without := schema(ranked), schema(bare)
+	if _, ok := with["node_ranks"]; !ok {
+		t.Errorf("the ranked export has no node_ranks table: %v", with)
+	}
+	if ddl, ok := without["node_ranks"]; ok {
+		t.Errorf("--no-ranks: the export has a node_ranks table: %s", ddl)
+	}
+	if with["nodes"] == "" || without["nodes"] != with["nodes"] {
+		t.Errorf("--no-ranks changed the nodes table:\n%s\nwant\n%s", without["nodes"], with["nodes"])
+	}
+	for name, data := range map[string]string{"GraphML": string(readFileT(t, graphmlPath)), "DOT": string(readFileT(t, dotPath)), "JSON": stdout} {
+		if !strings.Contains(data, "iana.org") {
+			t.Errorf("%s lacks the hosts:\n%s", name, data)
+		}
+		if strings.Contains(data, "pagerank") || strings.Contains(data, "harmonic") {
+			t.Errorf("--no-ranks: %s has ranks:\n%s", name, data)
+		}
+	}
+}
+
+func readFileT(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestExport_UsageErrors(t *testing.T) {
