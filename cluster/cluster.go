@@ -19,6 +19,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -47,6 +48,7 @@ const (
 	MetaCrawl     = "cluster.crawl"      // the cluster crawl's name
 	MetaShard     = "cluster.shard"      // "K/N"
 	metaRoundOver = "cluster.round_over" // "1" once the cluster was quiescent
+	metaStoreID   = "cluster.store_id"   // random, chosen when the store joins a crawl
 	metaOutbox    = "cluster.outbox"     // entries in the outbox (counter)
 	metaOutboxSeq = "cluster.outbox_seq" // the last outbox sequence (counter)
 	metaSent      = "cluster.sent"       // outbox entries the stream acknowledged (counter)
@@ -62,6 +64,13 @@ type Options struct {
 	// Seeds are the crawl's seed URLs; their set names the cluster crawl.
 	// Empty: the name recorded in the store (a resume).
 	Seeds []string
+	// Name names the cluster crawl; empty: CrawlName(Seeds). Two crawls
+	// from the same seeds on one NATS server need names of their own.
+	Name string
+	// NewStore says the store open would create does not exist yet:
+	// Join then refuses to make a shard that ran before start afresh
+	// without creating the file.
+	NewStore bool
 	// Settings are the configuration values every shard must share
 	// (max_depth, ...): a shard started with others is refused.
 	Settings map[string]string
@@ -138,15 +147,16 @@ type clusterConfig struct {
 
 // Node is one shard's membership of a cluster: crawl.Peer.
 type Node struct {
-	opt    Options
-	spec   shard.Spec
-	name   string
-	store  *kv.Store
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	kv     jetstream.KeyValue
-	stream jetstream.Stream
-	logf   func(level, format string, a ...any)
+	opt     Options
+	spec    shard.Spec
+	name    string
+	storeID string // the store's cluster.store_id
+	store   *kv.Store
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	stream  jetstream.Stream
+	logf    func(level, format string, a ...any)
 
 	crawler *crawl.Crawler
 	kick    chan struct{} // the outbox has entries: publish
@@ -184,12 +194,20 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 			opt.Log(level, fmt.Sprintf(format, a...))
 		}
 	}
-	if len(opt.Seeds) > 0 {
-		name, err := CrawlName(opt.Seeds)
-		if err != nil {
-			return nil, badInput("%v", err)
+	if opt.Name != "" {
+		if !validName(opt.Name) {
+			return nil, badInput("crawl name %q: use 1 to 64 letters, digits, - and _", opt.Name)
 		}
-		n.name = name
+		n.name = opt.Name
+	}
+	if len(opt.Seeds) > 0 {
+		if n.name == "" {
+			name, err := CrawlName(opt.Seeds)
+			if err != nil {
+				return nil, badInput("%v", err)
+			}
+			n.name = name
+		}
 	} else {
 		// A resume: the store names the crawl.
 		store, err := open()
@@ -258,6 +276,25 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 		return nil, badInput("crawl %s (recorded in %s) is not on the NATS server at %s: give the seed URLs to start it again", n.name, n.store.Path(), opt.URL)
 	}
 
+	if n.store == nil && opt.NewStore && kvb != nil {
+		if err := n.checkPredecessor(cctx, kvb); err != nil {
+			return nil, err
+		}
+	}
+	if n.store == nil {
+		if n.store, err = open(); err != nil {
+			return nil, err
+		}
+		if err := n.checkStore(); err != nil {
+			return nil, err
+		}
+	}
+	if kvb != nil {
+		if err := n.checkPredecessor(cctx, kvb); err != nil {
+			return nil, err
+		}
+	}
+
 	// Every check passed: from here on, this shard joins.
 	replicas := max(opt.Replicas, 1)
 	if kvb == nil {
@@ -282,14 +319,6 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 			return nil, err
 		}
 	}
-	if n.store == nil {
-		if n.store, err = open(); err != nil {
-			return nil, err
-		}
-		if err := n.checkStore(); err != nil {
-			return nil, err
-		}
-	}
 	n.kv = kvb
 	if n.stream, err = ensureStream(cctx, js, n.name, replicas); err != nil {
 		return nil, err
@@ -297,6 +326,9 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 	if err := n.store.Update(func(tx *kv.Tx) error {
 		if tx.MetaString(MetaShard) == "" {
 			if err := tx.SetMetaString(MetaCrawl, n.name); err != nil {
+				return err
+			}
+			if err := tx.SetMetaString(metaStoreID, n.storeID); err != nil {
 				return err
 			}
 			return tx.SetMetaString(MetaShard, opt.Shard.String())
@@ -316,6 +348,26 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 	return n, nil
 }
 
+// checkPredecessor refuses a store that is not the one this shard of the
+// crawl ran with: a shard's counts of links sent and received, and its
+// outbox's message ids, are its store's, so a new store in a crawl under
+// way would lose links (their ids taken for repeats) and could end the
+// crawl early.
+func (n *Node) checkPredecessor(ctx context.Context, kvb jetstream.KeyValue) error {
+	e, err := kvb.Get(ctx, stateKey(n.spec.K))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: read shard %s's state: %w", n.spec, err)
+	}
+	var st State
+	if json.Unmarshal(e.Value(), &st) != nil || st.StoreID == n.storeID {
+		return nil
+	}
+	return badInput("shard %s of crawl %s ran with another store (on %s, pid %d): resume it with that store, or name a new crawl with --crawl-name", n.spec, n.name, st.Host, st.PID)
+}
+
 // checkStore refuses a store of another crawl or shard, or one written
 // outside a cluster; n.name is set from the store when it has none yet.
 func (n *Node) checkStore() error {
@@ -323,6 +375,7 @@ func (n *Node) checkStore() error {
 	var nodes uint64
 	_ = n.store.View(func(tx *kv.Tx) error {
 		storeCrawl, storeShard = tx.MetaString(MetaCrawl), tx.MetaString(MetaShard)
+		n.storeID = tx.MetaString(metaStoreID)
 		nodes = graph.GetCounts(tx).Nodes
 		return nil
 	})
@@ -337,9 +390,28 @@ func (n *Node) checkStore() error {
 	case n.name == "":
 		n.name = storeCrawl
 	case storeCrawl != "" && storeCrawl != n.name:
-		return badInput("%s belongs to cluster crawl %s; these seeds name crawl %s", path, storeCrawl, n.name)
+		return badInput("%s belongs to cluster crawl %s, not to crawl %s (named by the seeds or --crawl-name)", path, storeCrawl, n.name)
+	}
+	if n.storeID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		n.storeID = hex.EncodeToString(b[:]) // a new store: it is written when the shard joins
 	}
 	return nil
+}
+
+// validName reports whether s can name a crawl: it becomes part of
+// stream, bucket and subject names.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedSeeds(seeds []string) []string {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,32 +13,61 @@ import (
 // fetchBatch is the most messages applied in one transaction.
 const fetchBatch = 512
 
-// consumeLoop pulls this shard's links and applies them until ctx ends.
+// consumeLoop applies this shard's links as they arrive, until ctx ends:
+// whatever has arrived (up to fetchBatch) goes in one transaction, so a
+// link waits for no batch to fill and a burst costs few transactions.
+// The client keeps a pull request open on the consumer and renews it
+// across reconnections.
 func (n *Node) consumeLoop(ctx context.Context, cons jetstream.Consumer) {
+	in := make(chan jetstream.Msg, 2*fetchBatch)
+	var cc jetstream.ConsumeContext
 	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(time.Second))
+	for cc == nil {
+		var err error
+		cc, err = cons.Consume(func(m jetstream.Msg) {
+			select {
+			case in <- m:
+			case <-ctx.Done():
+			}
+		}, jetstream.PullMaxMessages(fetchBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { n.logf("WARN", "Cluster: consumer: %v", err) }))
 		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
 			n.sleep(ctx, &backoff)
-			continue
 		}
+	}
+	defer cc.Stop()
+	backoff = 100 * time.Millisecond
+	for {
 		var msgs []jetstream.Msg
-		for m := range batch.Messages() {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-in:
 			msgs = append(msgs, m)
 		}
-		if len(msgs) == 0 {
-			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
-				n.sleep(ctx, &backoff)
+	more:
+		for len(msgs) < fetchBatch {
+			select {
+			case m := <-in:
+				msgs = append(msgs, m)
+			default:
+				break more
 			}
-			continue
+		}
+		for {
+			err := n.apply(msgs)
+			if err == nil {
+				break
+			}
+			n.logf("ERROR", "Cluster: applying %d links from other shards: %v (retrying)", len(msgs), err)
+			n.sleep(ctx, &backoff)
+			if ctx.Err() != nil {
+				return // not acknowledged: the stream delivers them again
+			}
 		}
 		backoff = 100 * time.Millisecond
-		if err := n.apply(msgs); err != nil {
-			// Not acknowledged: the stream delivers them again.
-			n.logf("ERROR", "Cluster: applying %d links from other shards: %v", len(msgs), err)
-			n.sleep(ctx, &backoff)
-			continue
-		}
 		for _, m := range msgs {
 			_ = m.Ack() // a lost ack means a redelivery, which the inbox recognises
 		}

@@ -58,6 +58,7 @@ type State struct {
 	Leases   uint64    `json:"leases"`
 	Nodes    uint64    `json:"nodes"`
 	Edges    uint64    `json:"edges"`
+	StoreID  string    `json:"store"` // the shard's store (cluster.store_id)
 	Host     string    `json:"host,omitempty"`
 	PID      int       `json:"pid,omitempty"`
 	Updated  time.Time `json:"updated"`
@@ -71,7 +72,7 @@ func (s State) same(o State) bool {
 
 // readState reads this shard's state from its store in one transaction.
 func (n *Node) readState() State {
-	st := State{Shard: n.spec.K, Shards: n.spec.N, PID: os.Getpid()}
+	st := State{Shard: n.spec.K, Shards: n.spec.N, PID: os.Getpid(), StoreID: n.storeID}
 	st.Host, _ = os.Hostname()
 	_ = n.store.View(func(tx *kv.Tx) error {
 		st.Queue, st.Leases = frontier.Len(tx), frontier.Leases(tx)

@@ -51,6 +51,7 @@ type Config struct {
 	Cluster              string   `json:"cluster"`          // NATS server URL(s): this crawl is one shard of a cluster
 	Shard                string   `json:"shard"`            // "K/N" with cluster: shard K of N
 	ClusterReplicas      int      `json:"cluster_replicas"` // replicas of the stream and KV bucket a shard creates (1)
+	CrawlName            string   `json:"crawl_name"`       // the cluster crawl's name (default: from the seeds)
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -140,6 +141,7 @@ func (c *Config) fieldsOf() []field {
 		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
+		{"crawl_name", &c.CrawlName},
 	}
 }
 
@@ -410,6 +412,8 @@ func (c *Config) validateCluster() error {
 		return c.invalid("shard", "is for a cluster crawl: give cluster (--cluster URL) too")
 	case c.Cluster != "" && c.Shard == "":
 		return c.invalid("shard", "must be set in a cluster crawl: K/N, e.g. 0/3 for the first of three shards")
+	case c.Cluster == "" && c.CrawlName != "":
+		return c.invalid("crawl_name", "names a cluster crawl: give cluster (--cluster URL) too")
 	case c.ClusterReplicas < 1 || c.ClusterReplicas > 5:
 		return c.invalid("cluster_replicas", "must be 1 to 5, got %d", c.ClusterReplicas)
 	}

@@ -416,6 +416,8 @@ func TestCluster_BadInput(t *testing.T) {
 		{"shard without cluster", append(crawlArgs(srv, newDB), "--shard", "1/3"), "shard", newDB},
 		{"other settings", append(clusterCrawlArgs(srv, newDB, ns.URL(), "1/3", 2), "--max-depth", "2"), "max_depth", newDB},
 		{"store of another shard", clusterCrawlArgs(srv, s0, ns.URL(), "1/3", 2), "store of shard 0/3", ""},
+		{"a new store for a shard that ran", clusterCrawlArgs(srv, newDB, ns.URL(), "0/3", 2), "ran with another store", newDB},
+		{"bad crawl name", append(clusterCrawlArgs(srv, newDB, ns.URL(), "1/3", 2), "--crawl-name", "a.b"), "crawl name", newDB},
 		{"shard store without cluster", crawlArgs(srv, s0), "is shard 0/3 of cluster crawl", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -434,6 +436,19 @@ func TestCluster_BadInput(t *testing.T) {
 			}
 		})
 	}
+	// A new crawl name is a new crawl, even from the same seeds: a new
+	// store may start it (and is then its store).
+	fresh := filepath.Join(dir, "fresh.bolt")
+	p = startShard(t, dir, nil, append(clusterCrawlArgs(srv, fresh, ns.URL(), "0/3", 2), "--crawl-name", "second-run", w.Seed())...)
+	time.Sleep(700 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-p.done; err != nil || !strings.Contains(p.out.String(), "of crawl second-run") {
+		t.Fatalf("--crawl-name second-run: %v\n%s", err, p.out)
+	}
+	if r := weaver(t, dir, append(clusterCrawlArgs(srv, s0, ns.URL(), "0/3", 2), "--crawl-name", "second-run", w.Seed())...); r.code != 2 || !strings.Contains(r.stderr, "not to crawl second-run") {
+		t.Errorf("shard 0's store in crawl second-run: exit %d\n%s", r.code, r.stderr)
+	}
+
 	// Another seed set is another crawl: shard 0's store is not its own.
 	r := weaver(t, dir, append(clusterCrawlArgs(srv, s0, ns.URL(), "0/3", 2), "http://other.example/")...)
 	if r.code != 2 || !strings.Contains(r.stderr, "belongs to cluster crawl") {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -289,4 +290,66 @@ func TestMap_Serve(t *testing.T) {
 	if s := b.stats(); s.Nodes != len(job.Job.Nodes) || s.Edges != len(job.Job.Edges) || len(job.Job.Nodes) < 10 {
 		t.Errorf("the job's map shows %v; the job has %d nodes and %d edges", s, len(job.Job.Nodes), len(job.Job.Edges))
 	}
+}
+
+// TestMap_BigGraph_LevelOfDetail: on a graph big enough for the page's
+// level of detail (more than 20,000 links, more than 5,000 hosts), a real
+// drag and a real wheel zoom draw frames with fewer hosts and no links,
+// and once the camera stops the whole graph is drawn again and a host can
+// be clicked (the picking buffer is back).
+func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
+	store, ns, es := mapStore(t, 6000)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "map.html")
+	if r := weaver(t, dir, "export", "--db", store, "--html", page); r.code != 0 {
+		t.Fatalf("export --html: exit %d\n%s", r.code, r.stderr)
+	}
+	b := newBrowser(t)
+	b.open("file://"+page, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, time.Minute)
+	if st := b.stats(); st.Nodes != ns || st.Edges != es {
+		t.Fatalf("the map shows %v, want %d nodes and %d edges", st, ns, es)
+	}
+	b.eval(`weaverMap.stopLayout(), true`, nil)
+	var lod bool
+	b.eval(`weaverMap.renderer.lod && weaverMap.renderer.getSetting('hideEdgesOnMove')`, &lod)
+	if !lod {
+		t.Fatalf("no level of detail with %d hosts and %d links", ns, es)
+	}
+	// Every frame drawn, by kind; a moving frame's point program draws
+	// at most 5,000 hosts.
+	b.eval(`(() => {
+		const r = weaverMap.renderer;
+		window.frames_ = {lod: 0, full: 0};
+		r.on('afterRender', () => { frames_[r.lodMoving ? 'lod' : 'full']++; });
+		return true;
+	})()`, nil)
+	var box struct{ X, Y, W, H float64 }
+	b.eval(`(() => { const r = document.getElementById('graph').getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; })()`, &box)
+	cx, cy := box.X+box.W/2, box.Y+box.H/2
+	held := func(p *input.DispatchMouseEventParams) { p.Button, p.Buttons = input.MouseButtonLeft, 1 }
+	for _, move := range []struct {
+		name    string
+		actions []chromedp.Action[chromedp.Void]
+	}{
+		{"a drag", []chromedp.Action[chromedp.Void]{
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, cx, cy, held, chromedp.ClickCount(1)),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+40, cy+10, held),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+80, cy+20, held),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+120, cy+30, held),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, cx+120, cy+30, held, chromedp.ClickCount(1)),
+		}},
+		{"a wheel zoom", []chromedp.Action[chromedp.Void]{
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, cx, cy, func(p *input.DispatchMouseEventParams) { p.DeltaY = -300 }),
+		}},
+	} {
+		var before struct{ LOD, Full int }
+		b.eval(`frames_`, &before)
+		b.must(move.name, move.actions...)
+		b.waitFor("the whole graph after "+move.name,
+			fmt.Sprintf(`frames_.lod > %d && frames_.full > %d && !weaverMap.renderer.lodMoving`, before.LOD, before.Full), 30*time.Second)
+	}
+	key, host := b.clickBiggestHost()
+	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
+	t.Logf("clicked %s after the moves", host)
 }

@@ -76,10 +76,11 @@ func mapStore(tb testing.TB, n int) (path string, nodes, edges int) {
 // out and pans (6 s per iteration), after the page has loaded the
 // graph from an `export --html` file and its layout has run its course.
 // "as-shipped" is the page as it is (with this many hosts and links it
-// draws nodes as point sprites and leaves the links out while the camera
-// moves); "edges-drawn-while-moving" keeps every link drawn. ms/redraw-at-
-// rest is how long the frame that draws the links again takes once the
-// camera stops.
+// draws nodes as point sprites and, while the camera moves, leaves the
+// links out and draws only the 5,000 biggest hosts); "edges-drawn-while-
+// moving" keeps every link and every host drawn. ms/redraw-at-rest is how
+// long the frame that draws the whole graph again takes once the camera
+// stops.
 //
 // Headless chromium here has no GPU: WebGL runs on SwiftShader, on the
 // CPU, so the figures are a floor; a desktop browser with a GPU does

@@ -48,7 +48,7 @@ const (
 var forbiddenKeys = map[string]bool{
 	"db_path": true, "metrics_path": true, "listen": true, "token_file": true, "metrics_public": true,
 	"connect_to": true, "allow_private_networks": true,
-	"cluster": true, "shard": true, "cluster_replicas": true,
+	"cluster": true, "shard": true, "cluster_replicas": true, "crawl_name": true,
 }
 
 // JobOptions configure a JobManager.

@@ -35,6 +35,7 @@ func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string,
 		v, _ := cfg.Get(k)
 		settings[k] = v
 	}
+	_, statErr := os.Stat(cfg.DBPath)
 	var store *kv.Store
 	open := func() (*kv.Store, error) {
 		s, err := kv.Open(cfg.DBPath, kv.Options{})
@@ -45,7 +46,7 @@ func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string,
 		return s, nil
 	}
 	node, err := cluster.Join(ctx, cluster.Options{
-		URL: cfg.Cluster, Shard: spec, Seeds: seeds, Settings: settings, Replicas: cfg.ClusterReplicas,
+		URL: cfg.Cluster, Shard: spec, Seeds: seeds, Name: cfg.CrawlName, NewStore: os.IsNotExist(statErr), Settings: settings, Replicas: cfg.ClusterReplicas,
 		Log: logf, Hook: killHook(e.Getenv("WEAVER_TEST_CLUSTER_KILL")),
 	}, open)
 	if err != nil {

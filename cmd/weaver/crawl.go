@@ -44,6 +44,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
 	{"cluster", "cluster", "crawl as one shard of a cluster through the NATS JetStream server at `URL` (nats://host:4222)"},
 	{"shard", "shard", "with --cluster: this process is shard `K/N` (K from 0)"},
+	{"crawl-name", "crawl_name", "with --cluster: the cluster crawl's `NAME` (default: a digest of the seed URLs)"},
 	{"cluster-replicas", "cluster_replicas", "with --cluster: replicas `N` of the stream and KV bucket a shard creates (default 1)"},
 }
 

@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the order.
-var sections = []string{"throughput", "cpu", "scale", "export", "micro", "rank"}
+var sections = []string{"throughput", "cpu", "scale", "export", "micro", "rank", "cluster"}
 
 // options are benchrun's flags.
 type options struct {
@@ -207,7 +207,7 @@ Examples:
 	var rows []row
 	steps := map[string]func(context.Context) ([]row, error){
 		"throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
-		"rank": h.ranks,
+		"rank": h.ranks, "cluster": h.clusterSection,
 	}
 	for _, s := range sections {
 		if !want[s] {
