@@ -340,7 +340,9 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, cx+120, cy+30, held, chromedp.ClickCount(1)),
 		}},
 		{"a wheel zoom", []chromedp.Action[chromedp.Void]{
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, cx, cy, func(p *input.DispatchMouseEventParams) { p.DeltaY = -300 }),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, cx, cy, func(p *input.DispatchMouseEventParams) {
+				p.DeltaX, p.DeltaY = 1, -300 // a zero deltaX would be left out, which CDP refuses
+			}),
 		}},
 	} {
 		var before struct{ LOD, Full int }
