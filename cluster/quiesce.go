@@ -98,12 +98,16 @@ func (n *Node) putState(ctx context.Context, st State) (uint64, error) {
 	return n.kv.Put(ctx, stateKey(n.spec.K), data)
 }
 
-// stateLoop publishes this shard's state when it changes and, while the
-// shard is idle, looks for the cluster's quiescence.
+// stateLoop publishes this shard's state and, while the shard is idle,
+// looks for the cluster's quiescence. It reads the state every 50 ms: a
+// change between idle and busy, or any change while idle, is published
+// at once (the end of a crawl waits on it); progress while busy at most
+// every 500 ms.
 func (n *Node) stateLoop(ctx context.Context) {
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last State
+	var lastPut time.Time
 	published := false
 	census := time.Now()
 	for {
@@ -114,7 +118,8 @@ func (n *Node) stateLoop(ctx context.Context) {
 		case <-n.poke:
 		}
 		st := n.readState()
-		if !published || !st.same(last) {
+		changed := !st.same(last)
+		if !published || st.Idle != last.Idle || (changed && (st.Idle || time.Since(lastPut) >= 500*time.Millisecond)) {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			_, err := n.putState(pctx, st)
 			cancel()
@@ -122,7 +127,7 @@ func (n *Node) stateLoop(ctx context.Context) {
 				published = false
 				continue
 			}
-			last, published = st, true
+			last, published, lastPut = st, true, time.Now()
 		}
 		if n.isDone.Load() {
 			continue
