@@ -485,9 +485,25 @@ class MapSigma extends Sigma {
 }
 
 // LodPointProgram is sigma's point program, which in a moving frame of a
-// MapSigma with lod draws only the last LOD_NODES nodes of its buffer and
-// skips the picking pass.
+// MapSigma with lod draws only the last LOD_NODES nodes of its buffer, and
+// only their labels, and skips the picking pass.
 class LodPointProgram extends NodePointProgram {
+  constructor(...args) {
+    super(...args);
+    // Set here, not as a method: sigma's programs may have a drawLabel field.
+    this.drawLabel = (context, data, settings) => {
+      if (this.lodLeavesOut(data.key)) return;
+      settings.defaultDrawNodeLabel(context, data, settings);
+    };
+  }
+
+  lodLeavesOut(key) {
+    const r = this.renderer;
+    if (!r.lodMoving) return false;
+    const i = r.nodeProgramIndex[key];
+    return i !== undefined && i < this.verticesCount - LOD_NODES;
+  }
+
   render(params) {
     if (!this.renderer.lodMoving) return super.render(params);
     if (this.hasNothingToRender()) return;
