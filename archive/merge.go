@@ -50,7 +50,11 @@ type MergeResult struct {
 //     in (depth, arrival, input) order; leases become queued entries (the
 //     process that held them is not the output's); visited marks and the
 //     subdomain limiter's hosts are unions;
-//   - robots.txt caches are kept per host by the freshest fetch.
+//   - robots.txt caches are kept per host by the freshest fetch;
+//   - the stores of a cluster crawl's shards (meta cluster.shard) hold
+//     stub records of the hosts other shards own: the owner's record
+//     replaces them, whatever their times, and they only widen its times
+//     and depth, so the shards merge into the store one process writes.
 //
 // Entries of hosts whose summed crawl count already reached a crawl's
 // max_crawls_per_node stay queued: the crawler drops them when it claims

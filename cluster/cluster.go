@@ -88,6 +88,18 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// Redact returns urls (a comma-separated list) without their passwords,
+// for logs and errors.
+func Redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 // ErrBadInput wraps every refusal that is the user's to fix: an
 // unreachable server, another N, another crawl's store.
 var ErrBadInput = errors.New("cluster")
@@ -241,7 +253,7 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 		}),
 	)
 	if err != nil {
-		return nil, badInput("cannot reach the NATS server at %s: %v", opt.URL, err)
+		return nil, badInput("cannot reach the NATS server at %s: %v", Redact(opt.URL), err)
 	}
 	n.nc = nc
 	ok := false
@@ -258,7 +270,7 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 	cctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
 	if _, err := js.AccountInfo(cctx); err != nil {
-		return nil, badInput("the NATS server at %s has no JetStream (start it with -js): %v", opt.URL, err)
+		return nil, badInput("the NATS server at %s has no JetStream (start it with -js): %v", Redact(opt.URL), err)
 	}
 	want := clusterConfig{Crawl: n.name, Shards: opt.Shard.N, Seeds: sortedSeeds(opt.Seeds), Settings: opt.Settings}
 	kvb, err := js.KeyValue(cctx, bucketName(n.name))
@@ -273,7 +285,7 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 			return nil, err
 		}
 	} else if len(opt.Seeds) == 0 {
-		return nil, badInput("crawl %s (recorded in %s) is not on the NATS server at %s: give the seed URLs to start it again", n.name, n.store.Path(), opt.URL)
+		return nil, badInput("crawl %s (recorded in %s) is not on the NATS server at %s: give the seed URLs to start it again", n.name, n.store.Path(), Redact(opt.URL))
 	}
 
 	if n.store == nil && opt.NewStore && kvb != nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/kv"
@@ -50,5 +51,12 @@ func TestCrawlName(t *testing.T) {
 	c, _ := CrawlName([]string{"https://example.com"})
 	if a != b || a == c || len(a) != 16 {
 		t.Errorf("names %q %q %q: want the first two equal, the third different", a, b, c)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	got := Redact("nats://weaver:s3cret@a:4222, nats://b:4222")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "nats://weaver:xxxxx@a:4222") || !strings.Contains(got, "nats://b:4222") {
+		t.Errorf("Redact: %q", got)
 	}
 }

@@ -43,7 +43,7 @@ type Report struct {
 func ReadStatus(ctx context.Context, url, crawlName string) ([]Report, error) {
 	nc, err := nats.Connect(url, nats.Timeout(5*time.Second), nats.Name("weaver status"))
 	if err != nil {
-		return nil, badInput("cannot reach the NATS server at %s: %v", url, err)
+		return nil, badInput("cannot reach the NATS server at %s: %v", Redact(url), err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

@@ -118,7 +118,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 		return err
 	}
 	if len(reps) == 0 {
-		fmt.Fprintf(e.Stdout, "No cluster crawl on %s.\n", url)
+		fmt.Fprintf(e.Stdout, "No cluster crawl on %s.\n", cluster.Redact(url))
 		return nil
 	}
 	now := time.Now()
@@ -130,7 +130,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 		if r.Complete {
 			state = "complete: every shard idle, every link delivered"
 		}
-		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %d shards, %s\n", r.Crawl, url, r.Shards, state)
+		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %d shards, %s\n", r.Crawl, cluster.Redact(url), r.Shards, state)
 		if len(r.Seeds) > 0 {
 			fmt.Fprintf(e.Stdout, "Seeds: %s\n", strings.Join(r.Seeds, " "))
 		}

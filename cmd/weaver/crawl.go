@@ -178,7 +178,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 		defer store.Close()
 		defer node.Close()
-		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cfg.Cluster))
+		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cluster.Redact(cfg.Cluster)))
 	} else {
 		if store, err = kv.Open(cfg.DBPath, kv.Options{}); err != nil {
 			return storeError(err)
