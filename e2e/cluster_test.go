@@ -181,10 +181,23 @@ func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 	dir := t.TempDir()
 	var dbs []string
 	var procs []*shardProc
+	// The server and shard come from the flags, the environment and a
+	// config file, one shard each.
 	for k := range 3 {
 		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
 		dbs = append(dbs, db)
-		procs = append(procs, startShard(t, dir, nil, append(clusterCrawlArgs(srv, db, ns.URL(), fmt.Sprintf("%d/3", k), 2), w.Seed())...))
+		args, env := clusterCrawlArgs(srv, db, ns.URL(), fmt.Sprintf("%d/3", k), 2), []string(nil)
+		switch k {
+		case 1:
+			args, env = clusterCrawlArgs(srv, db, "", "", 2), []string{"WEAVER_CLUSTER=" + ns.URL(), "WEAVER_SHARD=1/3"}
+		case 2:
+			cfg := filepath.Join(dir, "shard2.json")
+			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"cluster": %q, "shard": "2/3"}`, ns.URL())), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(clusterCrawlArgs(srv, db, "", "", 2), "--config", cfg)
+		}
+		procs = append(procs, startShard(t, dir, env, append(args, w.Seed())...))
 	}
 	for k, p := range procs {
 		select {
