@@ -203,4 +203,3 @@ func (h *harness) clusterSection(ctx context.Context) ([]row, error) {
 	}
 	return append(rows, out), nil
 }
-
