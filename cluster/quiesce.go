@@ -70,10 +70,12 @@ func (s State) same(o State) bool {
 	return s == o
 }
 
+// hostname names this machine in the shards' states.
+var hostname, _ = os.Hostname()
+
 // readState reads this shard's state from its store in one transaction.
 func (n *Node) readState() State {
-	st := State{Shard: n.spec.K, Shards: n.spec.N, PID: os.Getpid(), StoreID: n.storeID}
-	st.Host, _ = os.Hostname()
+	st := State{Shard: n.spec.K, Shards: n.spec.N, PID: os.Getpid(), StoreID: n.storeID, Host: hostname}
 	_ = n.store.View(func(tx *kv.Tx) error {
 		st.Queue, st.Leases = frontier.Len(tx), frontier.Leases(tx)
 		st.Outbox = tx.Counter(metaOutbox)
