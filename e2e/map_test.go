@@ -353,5 +353,5 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 	}
 	key, host := b.clickBiggestHost()
 	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
-	t.Logf("clicked %s after the moves", host)
+	t.Logf("%d hosts, %d links: clicked %s after the moves", ns, es, host)
 }
