@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
@@ -478,4 +479,106 @@ func httpGet(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestCluster_NATSDown_KeepsCrawling stops the NATS server for two
+// seconds mid-crawl: the shards go on crawling their own hosts (their
+// /status shows pages fetched while disconnected), their links wait in
+// the outbox, and once the server is back they drain it and the crawl
+// ends with the one process's graph.
+func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 1000, Seed: 9, Latency: 10 * time.Millisecond, CrawlDelayEvery: -1})
+	srv := startWeb(t, w)
+	t0 := time.Now()
+	one := referenceCrawl(t, srv, w)
+	t.Logf("reference crawl: %v", time.Since(t0))
+	ns := startNATS(t)
+	dir := t.TempDir()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	free.Close()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		args := clusterCrawlArgs(srv, db, ns.URL(), fmt.Sprintf("%d/2", k), 2)
+		if k == 0 {
+			args = append(args, "--listen", addr)
+		}
+		procs = append(procs, startShard(t, dir, nil, append(args, w.Seed())...))
+	}
+	type status struct {
+		Crawl struct {
+			PagesFetched int64 `json:"pages_fetched"`
+			Cluster      struct {
+				Connected bool   `json:"connected"`
+				Outbox    uint64 `json:"outbox"`
+			} `json:"cluster"`
+		} `json:"crawl"`
+	}
+	read := func() status {
+		var st status
+		if err := json.Unmarshal([]byte(httpGet(t, "http://"+addr+"/status")), &st); err != nil {
+			t.Fatalf("/status: %v", err)
+		}
+		return st
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		// Until the shard serves /status, its address refuses.
+		if resp, err := http.Get("http://" + addr + "/status"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("shard 0 did not serve /status in a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for read().Crawl.PagesFetched < 50 {
+		if time.Now().After(deadline) {
+			t.Fatal("shard 0 fetched fewer than 50 pages in a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ns.stop()
+	time.Sleep(300 * time.Millisecond)
+	before := read()
+	time.Sleep(1700 * time.Millisecond)
+	during := read()
+	ns.start()
+	if before.Crawl.Cluster.Connected || during.Crawl.Cluster.Connected {
+		t.Errorf("/status says connected while the server was down")
+	}
+	if during.Crawl.PagesFetched <= before.Crawl.PagesFetched {
+		t.Errorf("shard 0 fetched no page while the server was down (%d, then %d)", before.Crawl.PagesFetched, during.Crawl.PagesFetched)
+	}
+	if during.Crawl.Cluster.Outbox == 0 {
+		t.Errorf("no link waited in shard 0's outbox while the server was down")
+	}
+	t.Logf("while NATS was down: %d → %d pages fetched, %d links waiting in the outbox", before.Crawl.PagesFetched, during.Crawl.PagesFetched, during.Crawl.Cluster.Outbox)
+	t.Logf("at %v: NATS back", time.Since(t0))
+	for k, p := range procs {
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Fatalf("shard %d: %v\n%s", k, err, p.out)
+			}
+		case <-time.After(3 * time.Minute):
+			for _, p := range procs {
+				p.cmd.Process.Kill()
+			}
+			t.Fatalf("shard %d did not end\n%s", k, p.out)
+		}
+	}
+	t.Logf("at %v: the shards ended", time.Since(t0))
+	merged := filepath.Join(dir, "all.bolt")
+	if r := weaver(t, dir, append([]string{"merge", "-o", merged}, dbs...)...); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, merged), edges(t, one))
 }
