@@ -18,7 +18,7 @@ import (
 // three shards on one NATS server, the same fake internet (20 ms before
 // every answer) and the same workers in all.
 const (
-	clusterHosts   = 3000
+	clusterHosts   = 10000
 	clusterLatency = 20 * time.Millisecond
 	clusterWorkers = 4 // per shard; the one process gets 3×
 	clusterShards  = 3
