@@ -267,10 +267,51 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 		return nil, err
 	}
 	n.js = js
-	cctx, cancel := context.WithTimeout(ctx, 3*timeout)
-	defer cancel()
+	// The server may be restarting (a shard restarted in the same minute
+	// as its NATS server, say): what fails for want of the server is tried
+	// again for a minute; a refusal or a store error is final.
+	patience := time.Now().Add(time.Minute)
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*timeout)
+		err := n.enter(actx, open)
+		cancel()
+		if err == nil {
+			break
+		}
+		var perm permanent
+		if errors.Is(err, ErrBadInput) || errors.As(err, &perm) || ctx.Err() != nil || time.Now().After(patience) {
+			if errors.As(err, &perm) {
+				err = perm.error
+			}
+			return nil, err
+		}
+		n.logf("WARN", "Cluster: joining crawl %s: %v (trying again)", n.name, err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	ok = true
+	return n, nil
+}
+
+// permanent marks an error of Join's that trying again cannot mend (the
+// store's).
+type permanent struct{ error }
+
+// enter is Join's part on the server: check the crawl's configuration and
+// this shard's store against it, then record the membership. It may run
+// again after a failure for want of the server: each step finds what an
+// earlier attempt did and goes on.
+func (n *Node) enter(cctx context.Context, open func() (*kv.Store, error)) error {
+	opt, js := n.opt, n.js
+	var err error
 	if _, err := js.AccountInfo(cctx); err != nil {
-		return nil, badInput("the NATS server at %s has no JetStream (start it with -js): %v", Redact(opt.URL), err)
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return badInput("the NATS server at %s has no JetStream (start it with -js): %v", Redact(opt.URL), err)
+		}
+		return fmt.Errorf("cluster: JetStream: %w", err)
 	}
 	want := clusterConfig{Crawl: n.name, Shards: opt.Shard.N, Seeds: sortedSeeds(opt.Seeds), Settings: opt.Settings}
 	kvb, err := js.KeyValue(cctx, bucketName(n.name))
@@ -278,32 +319,34 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 	case errors.Is(err, jetstream.ErrBucketNotFound):
 		kvb = nil
 	case err != nil:
-		return nil, fmt.Errorf("cluster: KV bucket %s: %w", bucketName(n.name), err)
+		return fmt.Errorf("cluster: KV bucket %s: %w", bucketName(n.name), err)
 	}
 	if kvb != nil {
 		if err := checkConfig(cctx, kvb, want, opt.Shard); err != nil {
-			return nil, err
+			return err
 		}
 	} else if len(opt.Seeds) == 0 {
-		return nil, badInput("crawl %s (recorded in %s) is not on the NATS server at %s: give the seed URLs to start it again", n.name, n.store.Path(), Redact(opt.URL))
+		return badInput("crawl %s (recorded in %s) is not on the NATS server at %s: give the seed URLs to start it again", n.name, n.store.Path(), Redact(opt.URL))
 	}
 
 	if n.store == nil && opt.NewStore && kvb != nil {
 		if err := n.checkPredecessor(cctx, kvb); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if n.store == nil {
-		if n.store, err = open(); err != nil {
-			return nil, err
+		store, err := open()
+		if err != nil {
+			return permanent{err}
 		}
+		n.store = store
 		if err := n.checkStore(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if kvb != nil {
 		if err := n.checkPredecessor(cctx, kvb); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
@@ -315,25 +358,25 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 			History: 1, Storage: jetstream.FileStorage, Replicas: replicas,
 		})
 		if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
-			return nil, fmt.Errorf("cluster: create KV bucket %s: %w", bucketName(n.name), err)
+			return fmt.Errorf("cluster: create KV bucket %s: %w", bucketName(n.name), err)
 		}
 		if err != nil {
 			if kvb, err = js.KeyValue(cctx, bucketName(n.name)); err != nil {
-				return nil, fmt.Errorf("cluster: KV bucket %s: %w", bucketName(n.name), err)
+				return fmt.Errorf("cluster: KV bucket %s: %w", bucketName(n.name), err)
 			}
 		}
 		data, _ := json.Marshal(want)
 		if _, err := kvb.Create(cctx, configKey, data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("cluster: record the crawl's configuration: %w", err)
+			return fmt.Errorf("cluster: record the crawl's configuration: %w", err)
 		}
 		// Another shard may have written it first: it must agree.
 		if err := checkConfig(cctx, kvb, want, opt.Shard); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	n.kv = kvb
 	if n.stream, err = ensureStream(cctx, js, n.name, replicas); err != nil {
-		return nil, err
+		return err
 	}
 	if err := n.store.Update(func(tx *kv.Tx) error {
 		if tx.MetaString(MetaShard) == "" {
@@ -347,17 +390,16 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return permanent{err}
 	}
 	// Busy before the crawl queues anything: a shard that restarts with
 	// work must not be counted idle on its state from before (quiesce.go).
 	st := n.readState()
 	st.Idle = false
 	if _, err := n.putState(cctx, st); err != nil {
-		return nil, fmt.Errorf("cluster: publish this shard's state: %w", err)
+		return fmt.Errorf("cluster: publish this shard's state: %w", err)
 	}
-	ok = true
-	return n, nil
+	return nil
 }
 
 // checkPredecessor refuses a store that is not the one this shard of the

@@ -128,6 +128,36 @@ func startShard(t *testing.T, dir string, env []string, args ...string) *shardPr
 	return p
 }
 
+// waitShards waits for every shard to exit 0, killing them all after
+// timeout.
+func waitShards(t *testing.T, procs []*shardProc, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for k, p := range procs {
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Fatalf("shard %d: %v\n%s", k, err, p.out)
+			}
+		case <-deadline:
+			for _, p := range procs {
+				p.cmd.Process.Kill()
+			}
+			t.Fatalf("shard %d did not end\n%s", k, p.out)
+		}
+	}
+}
+
+// mergeShards merges the shards' stores with weaver merge into dir/all.bolt.
+func mergeShards(t *testing.T, dir string, dbs []string) string {
+	t.Helper()
+	merged := filepath.Join(dir, "all.bolt")
+	if r := weaver(t, dir, append([]string{"merge", "-o", merged}, dbs...)...); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return merged
+}
+
 // referenceCrawl is one process's crawl of w: the graph a cluster must give.
 func referenceCrawl(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web) (db string) {
 	t.Helper()
@@ -136,6 +166,33 @@ func referenceCrawl(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web) (db strin
 	if r := weaver(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
 		t.Fatalf("one process: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	return db
+}
+
+// ukRef is one process's crawl of the UK-1996 web, made once for the
+// cluster tests that compare with it (the graph does not depend on the
+// web's latency).
+var ukRef struct {
+	sync.Mutex
+	db string
+}
+
+func ukReference(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web) string {
+	t.Helper()
+	ukRef.Lock()
+	defer ukRef.Unlock()
+	if ukRef.db != "" {
+		return ukRef.db
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(weaverBin), "uk-reference-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "one.bolt")
+	if r := weaver(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
+		t.Fatalf("one process: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ukRef.db = db
 	return db
 }
 
@@ -173,9 +230,10 @@ func sameAsOneProcess(t *testing.T, merged, one string) {
 // three shards on one NATS server, merges their stores, and compares the
 // result with one process's crawl. No home page is fetched twice.
 func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
+	t.Parallel() // its processes mostly wait: it overlaps the other cluster tests
 	w := ukWeb(t, 0)
 	srv := startWeb(t, w)
-	one := referenceCrawl(t, srv, w)
+	one := ukReference(t, srv, w)
 	ns := startNATS(t)
 	w.Reset()
 
@@ -200,18 +258,8 @@ func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 		}
 		procs = append(procs, startShard(t, dir, env, append(args, w.Seed())...))
 	}
+	waitShards(t, procs, 4*time.Minute)
 	for k, p := range procs {
-		select {
-		case err := <-p.done:
-			if err != nil {
-				t.Fatalf("shard %d: %v\n%s", k, err, p.out)
-			}
-		case <-time.After(4 * time.Minute):
-			for _, p := range procs {
-				p.cmd.Process.Kill()
-			}
-			t.Fatalf("shard %d did not end\n%s", k, p.out)
-		}
 		if m := metrics(t, dbs[k]+".metrics"); m.TerminationReason != "queue_empty" || m.PagesFetched == 0 {
 			t.Errorf("shard %d: termination_reason %q after %d pages, want queue_empty", k, m.TerminationReason, m.PagesFetched)
 		}
@@ -230,10 +278,7 @@ func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 			t.Errorf("%s's home page fetched %d times across the cluster", h, n)
 		}
 	}
-	merged := filepath.Join(dir, "all.bolt")
-	if r := weaver(t, dir, append([]string{"merge", "-o", merged}, dbs...)...); r.code != 0 {
-		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	merged := mergeShards(t, dir, dbs)
 	sameAsOneProcess(t, merged, one)
 	if len(home) < 2000 {
 		t.Errorf("only %d home pages fetched", len(home))
@@ -257,9 +302,10 @@ func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 // restarts the NATS server once mid-crawl, restarts every killed shard
 // with the same command, and compares the merged graph with one process's.
 func TestCluster_Kills_SameGraph(t *testing.T) {
+	t.Parallel()
 	w := ukWeb(t, 2*time.Millisecond)
 	srv := startWeb(t, w)
-	one := referenceCrawl(t, srv, w)
+	one := ukReference(t, srv, w)
 	ns := startNATS(t)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -361,15 +407,13 @@ func TestCluster_Kills_SameGraph(t *testing.T) {
 			t.Errorf("shard %d: termination_reason %q, want queue_empty", k, m.TerminationReason)
 		}
 	}
-	merged := filepath.Join(dir, "all.bolt")
-	if r := weaver(t, dir, append([]string{"merge", "-o", merged}, dbs...)...); r.code != 0 {
-		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	merged := mergeShards(t, dir, dbs)
 	sameAsOneProcess(t, merged, one)
 }
 
 // TestCluster_BadInput: a clear error, exit 2, and nothing written.
 func TestCluster_BadInput(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 5, Latency: 20 * time.Millisecond})
 	srv := startWeb(t, w)
 	ns := startNATS(t)
@@ -487,6 +531,7 @@ func httpGet(t *testing.T, url string) string {
 // the outbox, and once the server is back they drain it and the crawl
 // ends with the one process's graph.
 func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 1000, Seed: 9, Latency: 10 * time.Millisecond, CrawlDelayEvery: -1})
 	srv := startWeb(t, w)
 	t0 := time.Now()
@@ -562,23 +607,7 @@ func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
 	}
 	t.Logf("while NATS was down: %d → %d pages fetched, %d links waiting in the outbox", before.Crawl.PagesFetched, during.Crawl.PagesFetched, during.Crawl.Cluster.Outbox)
 	t.Logf("at %v: NATS back", time.Since(t0))
-	for k, p := range procs {
-		select {
-		case err := <-p.done:
-			if err != nil {
-				t.Fatalf("shard %d: %v\n%s", k, err, p.out)
-			}
-		case <-time.After(3 * time.Minute):
-			for _, p := range procs {
-				p.cmd.Process.Kill()
-			}
-			t.Fatalf("shard %d did not end\n%s", k, p.out)
-		}
-	}
+	waitShards(t, procs, 3*time.Minute)
 	t.Logf("at %v: the shards ended", time.Since(t0))
-	merged := filepath.Join(dir, "all.bolt")
-	if r := weaver(t, dir, append([]string{"merge", "-o", merged}, dbs...)...); r.code != 0 {
-		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	storetest.SameGraph(t, edges(t, merged), edges(t, one))
+	storetest.SameGraph(t, edges(t, mergeShards(t, dir, dbs)), edges(t, one))
 }
