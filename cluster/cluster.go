@@ -179,6 +179,8 @@ type Node struct {
 	mu         sync.Mutex // guards idle and busy
 	idle, busy int
 
+	// The store's counts as readState last read them (every 50 ms, and
+	// after each publish or apply): Status's figures.
 	published, consumed atomic.Uint64
 	outbox              atomic.Uint64
 

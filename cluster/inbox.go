@@ -117,9 +117,8 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 		}
 		links = append(links, l)
 	}
-	var received int64
-	err := <-n.store.Commit(func(tx *kv.Tx) error {
-		received = 0
+	return <-n.store.Commit(func(tx *kv.Tx) error {
+		received := int64(0)
 		for _, l := range links {
 			if tx.GetRaw(kv.BucketInbox, l.key) != nil {
 				continue
@@ -137,8 +136,4 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 		_, err := tx.AddCounter(metaReceived, received)
 		return err
 	})
-	if err == nil {
-		n.consumed.Add(uint64(received))
-	}
-	return err
 }

@@ -196,10 +196,8 @@ wait:
 		if n.opt.Hook != nil {
 			n.opt.Hook("acked")
 		}
-		var left uint64
-		var deleted int64
 		err := <-n.store.Commit(func(tx *kv.Tx) error {
-			deleted = 0
+			deleted := int64(0)
 			for _, seq := range acked {
 				if tx.GetRaw(kv.BucketOutbox, kv.U64(seq)) == nil {
 					continue
@@ -212,16 +210,13 @@ wait:
 			if _, err := tx.AddCounter(metaSent, deleted); err != nil {
 				return err
 			}
-			var err error
-			left, err = tx.AddCounter(metaOutbox, -deleted)
+			_, err := tx.AddCounter(metaOutbox, -deleted)
 			return err
 		})
 		if err != nil {
 			return len(batch), fmt.Errorf("store: %w", err)
 		}
-		n.published.Add(uint64(deleted))
-		n.outbox.Store(left)
-		n.pokeState()
+		n.pokeState() // the state loop reads the new counts (and Status's figures)
 	}
 	return len(batch), perr
 }

@@ -175,7 +175,7 @@ func (c *Config) Get(key string) (string, bool) {
 	case *[]string:
 		return strings.Join(*p, ","), true
 	}
-	return fmt.Sprint(f.ptr), true
+	panic(fmt.Sprintf("crawl: config key %s is a %T", key, f.ptr)) // fieldsOf has only the types above
 }
 
 // ConfigError names the key (and the source) of a bad configuration value.
