@@ -172,7 +172,7 @@ type merger struct {
 // shardOf returns the shard spec a cluster shard's store records, if any.
 func shardOf(src *kv.Store) (shard.Spec, bool) {
 	var v string
-	_ = src.View(func(tx *kv.Tx) error { v = tx.MetaString("cluster.shard"); return nil })
+	_ = src.View(func(tx *kv.Tx) error { v = tx.MetaString(shard.MetaSpec); return nil })
 	if v == "" {
 		return shard.Spec{}, false
 	}

@@ -18,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/weaver-crawler/weaver/cluster/shard"
 	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
@@ -124,8 +125,8 @@ var (
 		"frontier.size", "frontier.leases", "frontier.seq",
 	}
 	// The cluster's outbox size and sequence, recomputed when present.
-	metaOutbox    = "cluster.outbox"
-	metaOutboxSeq = "cluster.outbox_seq"
+	metaOutbox    = shard.MetaOutbox
+	metaOutboxSeq = shard.MetaOutboxSeq
 )
 
 // Repair writes to out a new store made of every readable record of the

@@ -46,13 +46,13 @@ import (
 // Store meta records of a shard's store.
 const (
 	MetaCrawl     = "cluster.crawl"      // the cluster crawl's name
-	MetaShard     = "cluster.shard"      // "K/N"
+	MetaShard     = shard.MetaSpec       // "K/N"
 	metaRoundOver = "cluster.round_over" // "1" once the cluster was quiescent
 	metaStoreID   = "cluster.store_id"   // random, chosen when the store joins a crawl
-	metaOutbox    = "cluster.outbox"     // entries in the outbox (counter)
-	metaOutboxSeq = "cluster.outbox_seq" // the last outbox sequence (counter)
-	metaSent      = "cluster.sent"       // outbox entries the stream acknowledged (counter)
-	metaReceived  = "cluster.received"   // messages applied to this store (counter)
+	metaOutbox    = shard.MetaOutbox
+	metaOutboxSeq = shard.MetaOutboxSeq
+	metaSent      = "cluster.sent"     // outbox entries the stream acknowledged (counter)
+	metaReceived  = "cluster.received" // messages applied to this store (counter)
 )
 
 // Options configure Join.

@@ -1,6 +1,8 @@
 // Package shard says which shard of a weaver cluster owns a host. It is
 // pure computation, shared by the crawl (package cluster) and by
-// archive's merge, which must know a shard's own records from its stubs.
+// archive's merge, which must know a shard's own records from its stubs;
+// with it go the names of the meta records of a shard's store that
+// archive reads too.
 package shard
 
 import (
@@ -10,6 +12,13 @@ import (
 	"strings"
 
 	"github.com/weaver-crawler/weaver/graph"
+)
+
+// Meta records of a cluster shard's store.
+const (
+	MetaSpec      = "cluster.shard"      // "K/N": the store is shard K of N
+	MetaOutbox    = "cluster.outbox"     // entries in the outbox (counter)
+	MetaOutboxSeq = "cluster.outbox_seq" // the last outbox sequence (counter)
 )
 
 // MaxShards bounds N: far past what one NATS stream serves well
