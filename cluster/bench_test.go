@@ -62,6 +62,32 @@ func join(tb testing.TB, url string, spec shard.Spec, seeds []string) *member {
 	return m
 }
 
+// forward writes to m's outbox links to n distinct hosts that shard
+// owns (prefix-i.example, each its own registrable domain), perTx to a
+// transaction.
+func forward(tb testing.TB, m *member, prefix string, owner shard.Spec, n, perTx int) {
+	tb.Helper()
+	var hosts []string
+	for i := 0; len(hosts) < n; i++ {
+		if h := fmt.Sprintf("%s-%d.example", prefix, i); owner.Owns(h) {
+			hosts = append(hosts, h)
+		}
+	}
+	for i := 0; i < n; i += perTx {
+		err := m.store.Update(func(tx *kv.Tx) error {
+			for _, h := range hosts[i:min(i+perTx, n)] {
+				if err := m.node.Forward(tx, h, "http", 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLinks measures what the cluster's links cost on this machine,
 // through a real NATS server: how many a shard publishes per second (its
 // outbox drained to the stream, each acknowledged, then deleted), how many
@@ -79,26 +105,7 @@ func BenchmarkLinks(b *testing.B) {
 		to := join(b, url, shard.Spec{K: 1, N: 2}, seeds)
 		// links distinct hosts owned by shard 1, written to shard 0's
 		// outbox the way pages write them: in their transactions.
-		var hosts []string
-		for i := 0; len(hosts) < links; i++ {
-			h := fmt.Sprintf("www.host-%d.example", i) // its own registrable domain
-			if shard.Owner(h, 2) == 1 {
-				hosts = append(hosts, h)
-			}
-		}
-		for i := 0; i < links; i += 100 {
-			err := from.store.Update(func(tx *kv.Tx) error {
-				for _, h := range hosts[i:min(i+100, links)] {
-					if err := from.node.Forward(tx, h, "http", 1); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
+		forward(b, from, "www.host", shard.Spec{K: 1, N: 2}, links, 100)
 		start := time.Now()
 		if err := from.node.Start(from.c); err != nil {
 			b.Fatal(err)

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -30,22 +29,7 @@ func TestQuiescence_NotBeforeTheWorkIsDone(t *testing.T) {
 	from := join(t, url, shard.Spec{K: 0, N: 2}, seeds)
 	to := join(t, url, shard.Spec{K: 1, N: 2}, seeds)
 	const links = 200
-	err := from.store.Update(func(tx *kv.Tx) error {
-		for i, n := 0, 0; n < links; i++ {
-			h := fmt.Sprintf("www.q-%d.example", i)
-			if shard.Owner(h, 2) != 1 {
-				continue
-			}
-			if err := from.node.Forward(tx, h, "http", 1); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forward(t, from, "www.q", shard.Spec{K: 1, N: 2}, links, links)
 
 	// Shard 1 runs, idle; shard 0 has joined (busy) but publishes nothing.
 	if err := to.node.Start(to.c); err != nil {
@@ -77,7 +61,7 @@ func TestQuiescence_NotBeforeTheWorkIsDone(t *testing.T) {
 
 	// The queue is worked off (each entry dropped, as a crawl drops a host
 	// it needs no more): both shards see the end.
-	err = to.store.Update(func(tx *kv.Tx) error {
+	err := to.store.Update(func(tx *kv.Tx) error {
 		_, err := frontier.Claim(tx, links, 4*links, time.Now(), func(*frontier.Entry) frontier.Verdict { return frontier.Drop })
 		return err
 	})
@@ -108,20 +92,7 @@ func TestQuiescence_NotWhileLinksWaitInTheStream(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	to.node.Close()
 
-	err := from.store.Update(func(tx *kv.Tx) error {
-		for i, n := 0, 0; n < 50; i++ {
-			if h := fmt.Sprintf("www.s-%d.example", i); shard.Owner(h, 2) == 1 {
-				if err := from.node.Forward(tx, h, "http", 1); err != nil {
-					return err
-				}
-				n++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forward(t, from, "www.s", shard.Spec{K: 1, N: 2}, 50, 50)
 	if err := from.node.Start(from.c); err != nil {
 		t.Fatal(err)
 	}

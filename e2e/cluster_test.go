@@ -158,10 +158,13 @@ func mergeShards(t *testing.T, dir string, dbs []string) string {
 	return merged
 }
 
-// referenceCrawl is one process's crawl of w: the graph a cluster must give.
-func referenceCrawl(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web) (db string) {
+// referenceCrawl is one process's crawl of w into dir (a new temporary
+// directory when ""): the graph a cluster must give.
+func referenceCrawl(t *testing.T, dir string, srv *fakeweb.Server, w *fakeweb.Web) (db string) {
 	t.Helper()
-	dir := t.TempDir()
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	db = filepath.Join(dir, "one.bolt")
 	if r := weaver(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
 		t.Fatalf("one process: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -184,16 +187,13 @@ func ukReference(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web) string {
 	if ukRef.db != "" {
 		return ukRef.db
 	}
+	// Beside the binaries, which outlive every test.
 	dir, err := os.MkdirTemp(filepath.Dir(weaverBin), "uk-reference-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "one.bolt")
-	if r := weaver(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
-		t.Fatalf("one process: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	ukRef.db = db
-	return db
+	ukRef.db = referenceCrawl(t, dir, srv, w)
+	return ukRef.db
 }
 
 // sameAsOneProcess checks a merged cluster store against one process's:
@@ -535,7 +535,7 @@ func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
 	w := fakeweb.New(fakeweb.Config{Hosts: 1000, Seed: 9, Latency: 10 * time.Millisecond, CrawlDelayEvery: -1})
 	srv := startWeb(t, w)
 	t0 := time.Now()
-	one := referenceCrawl(t, srv, w)
+	one := referenceCrawl(t, "", srv, w)
 	t.Logf("reference crawl: %v", time.Since(t0))
 	ns := startNATS(t)
 	dir := t.TempDir()
