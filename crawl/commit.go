@@ -107,6 +107,18 @@ func (c *Crawler) account(p *page) {
 	c.stats.edgesCreated.Add(p.edgesCreated)
 	c.stats.linksRecorded.Add(p.linksAdded)
 	c.stats.fetchNanos.Add(int64(p.took))
+	c.stats.waitNanos.Add(int64(p.wait))
+	if p.took > 0 {
+		c.fetchHist.observe(p.took)
+	}
+	if p.forGood {
+		c.failedMu.Lock()
+		c.failed[p.lease.NodeID] = true
+		c.failedMu.Unlock()
+	}
+	if p.fetched {
+		c.stats.answered.Add(1)
+	}
 	switch {
 	case p.disallow:
 		c.stats.robotsDisallowed.Add(1)

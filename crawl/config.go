@@ -451,7 +451,14 @@ func CheckSeed(s string) error {
 // Durations of the *_ms keys.
 func (c *Config) timeout() time.Duration    { return time.Duration(c.RequestTimeoutMS) * time.Millisecond }
 func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayMS) * time.Millisecond }
-func (c *Config) delay() time.Duration      { return time.Duration(c.PolitenessDelayMS) * time.Millisecond }
+
+// openHosts bounds the hosts a crawl has started and not finished (most
+// of them parked for their delay): enough for every worker to keep busy
+// while each host waits a second between its requests, and a bound on
+// what a web of slow Crawl-delays may hold open.
+func (c *Config) openHosts() int { return max(256, 64*c.ConcurrentWorkers) }
+
+func (c *Config) delay() time.Duration { return time.Duration(c.PolitenessDelayMS) * time.Millisecond }
 func (c *Config) robotsTTL() time.Duration {
 	return time.Duration(c.RobotsCacheTTLMS) * time.Millisecond
 }

@@ -53,6 +53,11 @@ type Crawler struct {
 	running   atomic.Bool
 	reason    atomic.Pointer[string]
 	wake      chan struct{} // AddSeeds queued work: the dispatcher should claim
+	open      atomic.Int64  // hosts started and not finished, for Status
+	parkedN   atomic.Int64  // of which parked, waiting for their time
+
+	failedMu sync.Mutex      // guards failed
+	failed   map[uint64]bool // nodes whose host failed for good in this run
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -65,21 +70,12 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1)}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	c.gate = newGate(cfg.delay(), c.now)
-	client, err := newClient(&cfg, opt.Proxy, func(req *http.Request, prev *http.Request) error {
-		if h, err := graph.HostOf(prev.URL); err == nil {
-			c.gate.done(h)
-		}
-		host, err := graph.HostOf(req.URL)
-		if err != nil {
-			return err
-		}
-		return c.gate.wait(req.Context(), host)
-	})
+	client, err := newClient(&cfg, opt.Proxy)
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
 	}
@@ -137,7 +133,8 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}()
 
 	workers := c.cfg.ConcurrentWorkers
-	jobs := make(chan frontier.Lease)
+	steps := make(chan *task)
+	back := make(chan *task, workers)
 	// Room for every page in flight, so that no worker waits to hand over a
 	// finished page while the acker waits for an fsync.
 	pend := make(chan pending, c.maxInflight())
@@ -155,10 +152,14 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 			defer wg.Done()
 			c.setWorker(id, WorkerIdle, "")
 			defer c.setWorker(id, WorkerStopped, "")
-			for l := range jobs {
-				p := c.process(hard, id, l)
+			for t := range steps {
+				c.step(hard, id, t)
 				c.setWorker(id, WorkerIdle, "")
-				parse <- p
+				done, p := t.done, t.p
+				back <- t // the dispatcher parks it or counts it finished
+				if done {
+					parse <- p
+				}
 			}
 		}(i)
 	}
@@ -202,7 +203,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		c.progress(stopProgress)
 	}()
 
-	reason, runErr := c.dispatch(ctx, jobs, acked, fatal)
+	reason, runErr := c.dispatch(ctx, steps, back, acked, fatal)
 	// Nobody reads acked any more: drain it so the acker never blocks
 	// whatever is still in flight.
 	go func() {
@@ -214,7 +215,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 			}
 		}
 	}()
-	close(jobs)
+	close(steps)
 	wg.Wait()
 	close(parse)
 	pwg.Wait()
@@ -231,6 +232,9 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}
 
 	c.reason.Store(&reason)
+	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil {
+		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
+	}
 	res := c.stats.result(start, c.now(), reason)
 	_ = c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)
@@ -291,184 +295,6 @@ func (c *Crawler) progress(stop <-chan struct{}) {
 				c.logf("INFO", "Queue: %d | Nodes: %d | Edges: %d", frontier.Len(tx), g.Nodes, g.Edges)
 				return nil
 			})
-		}
-	}
-}
-
-// claimResult is what one claim transaction found.
-type claimResult struct {
-	leases []frontier.Lease
-	queued uint64 // entries still queued after the claim
-	err    error
-}
-
-// claim leases up to n ready entries in a group transaction, and hands
-// them out as soon as that transaction is applied, without waiting for its
-// fsync: a page commits only while its lease is in the store (commitPage
-// checks), so if the claim's group then fails to commit, no page of its
-// leases is ever written. A failed commit is also sent to fatal.
-func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
-	out := make(chan claimResult, 1)
-	var res claimResult
-	applied, done := c.store.CommitApplied(func(tx *kv.Tx) error {
-		res = claimResult{}
-		now := c.now()
-		var err error
-		res.leases, err = frontier.Claim(tx, n, 4*n+256, now, func(e *frontier.Entry) frontier.Verdict {
-			node, ok, err := graph.Get(tx, e.NodeID)
-			if err != nil || !ok || node.CrawlCount >= c.cfg.MaxCrawlsPerNode {
-				return frontier.Drop
-			}
-			if !c.gate.ready(e.Host, now) {
-				return frontier.Skip
-			}
-			return frontier.Take
-		})
-		res.queued = frontier.Len(tx)
-		return err
-	})
-	go func() {
-		if err := <-applied; err != nil {
-			out <- claimResult{err: err}
-			return
-		}
-		out <- res
-		if err := <-done; err != nil {
-			select {
-			case fatal <- fmt.Errorf("%w: claim: %w", ErrStoreFailed, err):
-			default:
-			}
-		}
-	}()
-	return out
-}
-
-// claimAhead is the most leases claimed and not yet handed to a worker:
-// enough to cover a claim's round trip through the group writer (the
-// group before it, and its own run) at full speed, so that workers never
-// wait for a lease. A claim is made when fewer than half are left.
-func (c *Crawler) claimAhead() int { return max(16*c.cfg.ConcurrentWorkers, 128) }
-
-// maxInflight bounds the pages handed to workers whose commit is not yet
-// durable: what a slow disk may hold in memory before the dispatcher stops
-// handing out work.
-func (c *Crawler) maxInflight() int { return max(32*c.cfg.ConcurrentWorkers, 512) }
-
-// dispatch keeps leases claimed ahead, hands them to workers while the
-// pages in flight are fewer than maxInflight, and decides when the crawl
-// ends.
-func (c *Crawler) dispatch(ctx context.Context, jobs chan<- frontier.Lease, acked <-chan struct{}, fatal chan error) (string, error) {
-	capacity := c.claimAhead()
-	var buf []frontier.Lease
-	inflight := 0 // handed to workers, commit not yet acknowledged
-	var claiming <-chan claimResult
-	queued := uint64(1) // unknown until the first claim: assume work
-	claimedAll := false // max_pages reached
-	// needClaim is false after a claim that found nothing, until something
-	// changes what a claim could find: a committed page (it may have
-	// queued hosts) or the politeness wait passing.
-	needClaim := true
-	// ackedWhileClaiming: a page committed while a claim was outstanding.
-	// The claim may have run before that page's writes (in the same group
-	// or an earlier one), so an empty claim proves nothing then.
-	ackedWhileClaiming := false
-	idle := time.NewTimer(0)
-	<-idle.C
-	// done is the cluster's end; nil outside a cluster.
-	var done <-chan struct{}
-	clusterDone := false
-	if c.peer != nil {
-		done = c.peer.Done()
-	}
-
-	giveBack := func(reason string, err error) (string, error) {
-		if claiming != nil {
-			if r := <-claiming; r.err == nil {
-				buf = append(buf, r.leases...)
-			}
-		}
-		if len(buf) > 0 {
-			rerr := c.store.Update(func(tx *kv.Tx) error {
-				for _, l := range buf {
-					if _, err := frontier.Return(tx, l.NodeID); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if rerr != nil && err == nil {
-				err = fmt.Errorf("%w: returning leases: %w", ErrStoreFailed, rerr)
-			}
-		}
-		return reason, err
-	}
-	for {
-		if claiming == nil && !claimedAll && len(buf) < capacity/2 {
-			want := capacity - len(buf)
-			if c.cfg.MaxPages > 0 {
-				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
-				if left <= 0 {
-					claimedAll = true
-				}
-				want = int(min(int64(want), left))
-			}
-			if want > 0 && needClaim {
-				claiming = c.claim(want, fatal)
-				ackedWhileClaiming = false
-			}
-		}
-		if claiming == nil && len(buf) == 0 && inflight == 0 && (claimedAll || !needClaim) {
-			if claimedAll {
-				return giveBack(ReasonMaxPages, nil)
-			}
-			if queued == 0 && (c.peer == nil || clusterDone) {
-				return giveBack(ReasonQueueEmpty, nil)
-			}
-		}
-		var out chan<- frontier.Lease
-		var next frontier.Lease
-		if len(buf) > 0 && inflight < c.maxInflight() {
-			out, next = jobs, buf[0]
-		}
-		select {
-		case out <- next:
-			buf = buf[1:]
-			inflight++
-		case <-acked:
-			inflight--
-			needClaim = true
-			if claiming != nil {
-				ackedWhileClaiming = true
-			}
-		case r := <-claiming:
-			claiming = nil
-			if r.err != nil {
-				return giveBack(ReasonError, fmt.Errorf("%w: claim: %w", ErrStoreFailed, r.err))
-			}
-			buf = append(buf, r.leases...)
-			c.stats.claimed.Add(int64(len(r.leases)))
-			queued = r.queued
-			if len(r.leases) == 0 && !ackedWhileClaiming {
-				needClaim = false
-				if queued > 0 {
-					// Entries are queued but none is ready (politeness):
-					// look again shortly instead of spinning.
-					idle.Reset(min(max(c.cfg.delay()/10, 5*time.Millisecond), 100*time.Millisecond))
-				}
-			}
-		case <-idle.C:
-			needClaim = true
-		case <-c.wake:
-			needClaim = true
-		case <-done:
-			// The whole cluster is quiescent, so this shard's store holds
-			// no entry or lease: the loop ends once its own claim agrees.
-			clusterDone, done = true, nil
-		case err := <-fatal:
-			return giveBack(ReasonError, err)
-		case <-ctx.Done():
-			c.logf("INFO", "Shutdown signal received")
-			return giveBack(ReasonSignal, nil)
 		}
 	}
 }

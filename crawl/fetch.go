@@ -95,11 +95,14 @@ type response struct {
 	contentType string
 	server      string
 	retryAfter  time.Duration
+	location    string // a redirect's Location, as sent
 }
 
 // get performs one GET with its own deadline, hands the size-capped body
 // to read (which must consume what it needs before returning), and
 // returns the response or a transport error. A nil read discards the body.
+// Redirects are not followed: a redirect is the scheduler's next step, so
+// that a hop waits for its host's delay without holding a worker.
 func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, read func(io.Reader, *response) error) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -120,6 +123,13 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 		contentType: resp.Header.Get("Content-Type"),
 		server:      resp.Header.Get("Server"),
 		retryAfter:  parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
+		location:    resp.Header.Get("Location"),
+	}
+	if isRedirect(r.status) && r.location != "" {
+		// A redirect's own body is not wanted; a little is read so that
+		// the connection can be reused for the hop (as net/http does).
+		_, _ = io.CopyN(io.Discard, resp.Body, 2<<10)
+		return r, nil
 	}
 	body := io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
 	if read != nil {
@@ -149,76 +159,13 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+// isRedirect reports whether status is one the crawl follows (with a
+// Location): the codes net/http's client follows.
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// fetchWithRetries fetches rawURL through the host's politeness gate,
-// retrying timeouts, resets and 5xx answers retry_attempts times after
-// retry_delay_ms (429 and 503 wait for Retry-After when it is longer), with
-// 2 s more timeout per retry. read is called for the final answer only
-// (each attempt gets a fresh body). It returns the response or the last
-// error with its kind.
-func (c *Crawler) fetchWithRetries(ctx context.Context, host, rawURL string, read func(io.Reader, *response) error) (*response, ErrorKind, error) {
-	var lastErr error
-	var lastKind ErrorKind
-	for attempt := 0; ; attempt++ {
-		if err := c.gate.wait(ctx, host); err != nil {
-			return nil, KindTimeout, err
-		}
-		timeout := c.cfg.timeout() + time.Duration(attempt)*2*time.Second
-		var retryAfter time.Duration
-		resp, err := c.get(ctx, rawURL, timeout, func(body io.Reader, r *response) error {
-			if r.status >= 500 || r.status == http.StatusTooManyRequests {
-				return nil // retried or recorded; the body is not wanted
-			}
-			if read == nil {
-				return nil
-			}
-			return read(body, r)
-		})
-		finalHost := host
-		if resp != nil {
-			if h, err := graph.HostOf(resp.finalURL); err == nil {
-				finalHost = h
-			}
-		}
-		c.gate.done(finalHost)
-		switch {
-		case err == nil && (resp.status >= 500 || resp.status == http.StatusTooManyRequests):
-			lastErr, lastKind = nil, KindHTTP
-			retryAfter = resp.retryAfter
-			if retryAfter > maxRetryAfter || attempt >= c.cfg.RetryAttempts {
-				return resp, KindHTTP, nil
-			}
-			c.stats.retries.Add(1)
-			c.logf("WARN", "%s answered %d (retry %d/%d)", host, resp.status, attempt+1, c.cfg.RetryAttempts)
-		case err == nil:
-			return resp, "", nil
-		default:
-			if ctx.Err() != nil {
-				return nil, KindTimeout, ctx.Err()
-			}
-			lastErr, lastKind = err, classify(err)
-			if !lastKind.retryable() || attempt >= c.cfg.RetryAttempts {
-				return nil, lastKind, lastErr
-			}
-			c.stats.retries.Add(1)
-			c.logf("WARN", "failed to fetch %s (%s, retry %d/%d)", host, lastKind, attempt+1, c.cfg.RetryAttempts)
-		}
-		if err := sleep(ctx, max(c.cfg.retryDelay(), retryAfter)); err != nil {
-			return nil, KindTimeout, err
-		}
-	}
+	return false
 }

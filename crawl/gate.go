@@ -1,20 +1,21 @@
 package crawl
 
 import (
-	"context"
 	"sync"
 	"time"
 )
 
 // gate spaces requests to one host by its politeness delay (robots.txt's
-// Crawl-delay raises it). Workers ask ready before claiming a host, so a
-// host inside its delay is skipped rather than waited on; wait reserves
-// the host's next slot for a request that must go to it now.
+// Crawl-delay raises it). Nothing ever waits on it: the scheduler asks
+// nextAt when a host's next request may go, parks the host until then and
+// gives its worker another host meanwhile; reserve marks the request as
+// going now, and done starts the delay from the request's end.
 type gate struct {
 	base time.Duration
 	now  func() time.Time
 
-	mu     sync.Mutex               // guards next and delays
+	mu     sync.Mutex               // guards next, delays and floor
+	floor  time.Time                // no request to any host before
 	next   map[string]time.Time     // earliest time of the next request to a host
 	delays map[string]time.Duration // per-host delays above base (Crawl-delay)
 }
@@ -30,12 +31,22 @@ func (g *gate) delayOf(host string) time.Duration {
 	return g.base
 }
 
-// ready reports whether a request to host may go now.
-func (g *gate) ready(host string, now time.Time) bool {
+// nextAt returns the earliest time a request to host may go (the zero
+// time when it may go at once).
+func (g *gate) nextAt(host string) time.Time {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	t, ok := g.next[host]
-	return !ok || !t.After(now)
+	if t := g.next[host]; t.After(g.floor) {
+		return t
+	}
+	return g.floor
+}
+
+// hold keeps every host waiting until t.
+func (g *gate) hold(t time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.floor = t
 }
 
 // setDelay raises host's delay to d (Crawl-delay), counting from the
@@ -53,21 +64,21 @@ func (g *gate) setDelay(host string, d time.Duration) {
 	}
 }
 
-// wait reserves host's next slot and waits for it (or for ctx).
-func (g *gate) wait(ctx context.Context, host string) error {
+// reserve records that a request to host goes now: no other request to it
+// may start until this one is done and the delay has passed. (With a zero
+// delay nothing is held back.)
+func (g *gate) reserve(host string) {
 	g.mu.Lock()
-	d := g.delayOf(host)
+	defer g.mu.Unlock()
 	now := g.now()
-	slot := now
-	if t, ok := g.next[host]; ok && t.After(now) {
-		slot = t
+	// Held for the request's longest possible life; done shortens it.
+	g.next[host] = now.Add(g.delayOf(host) + time.Hour)
+	if g.delayOf(host) == 0 {
+		g.next[host] = now
 	}
-	g.next[host] = slot.Add(d) // with d = 0 too: a Crawl-delay learnt next counts from this request
 	if len(g.next) > 4096 {
 		g.prune(now)
 	}
-	g.mu.Unlock()
-	return sleep(ctx, slot.Sub(now))
 }
 
 // done records that a request to host has finished: the next one waits
@@ -76,17 +87,11 @@ func (g *gate) wait(ctx context.Context, host string) error {
 func (g *gate) done(host string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	d := g.delayOf(host)
-	if d == 0 {
-		return
-	}
-	if t := g.now().Add(d); t.After(g.next[host]) {
-		g.next[host] = t
-	}
+	g.next[host] = g.now().Add(g.delayOf(host))
 }
 
 // prune forgets hosts whose next slot has passed: they are ready anyway.
-// It keeps the map's size proportional to hosts fetched in the last delay.
+// It keeps the map's size proportional to hosts asked in the last delay.
 func (g *gate) prune(now time.Time) {
 	for h, t := range g.next {
 		if !t.After(now) {

@@ -2,20 +2,16 @@ package crawl
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
 	"mime"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
-	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -31,11 +27,13 @@ type page struct {
 	err      string
 	fetched  bool // an HTTP answer was received for the page
 	disallow bool // robots.txt forbids the page
+	forGood  bool // failed in a way asking again in this run will not mend
 	status   int
 	ctype    string
 	server   string
 	bytes    int64
-	took     time.Duration
+	took     time.Duration // the page's requests, redirects and retries included
+	wait     time.Duration // parked between the host's requests: delays, retries
 	hash     string
 	title    string
 	desc     string
@@ -64,69 +62,6 @@ type parser struct {
 	ex  extract.Extractor
 	sel selector
 	h   hash.Hash
-}
-
-// process fetches one lease: robots.txt, then the page, whose body is kept
-// for parse. Parsing is not done here, so that a worker's next fetch does
-// not wait for the link extraction of its last page.
-func (c *Crawler) process(ctx context.Context, worker int, l frontier.Lease) *page {
-	p := c.fetchPage(ctx, worker, l)
-	if p.returned || !p.fetched || p.status >= 500 || p.status == http.StatusTooManyRequests {
-		p.dropBody() // an earlier attempt's, or none: such answers are not read
-	}
-	return p
-}
-
-func (c *Crawler) fetchPage(ctx context.Context, worker int, l frontier.Lease) *page {
-	p := &page{lease: l, worker: worker}
-	u, err := url.Parse(l.URL)
-	if err != nil {
-		p.kind, p.err = KindOther, "bad URL: "+err.Error()
-		return p
-	}
-	if !c.cfg.AllowPrivateNetworks && forbiddenHost(u.Hostname()) {
-		p.kind, p.err = KindRefused, ErrRefusedAddress.Error()
-		return p
-	}
-	if !c.cfg.IgnoreRobots {
-		c.setWorker(worker, WorkerRobots, l.Host)
-		rules, kind, err := c.robotsFor(ctx, u, p)
-		if ctx.Err() != nil {
-			p.returned = true
-			return p
-		}
-		if err != nil {
-			p.kind, p.err = kind, string(kind)+": "+err.Error()
-			return p
-		}
-		if !rules.Allowed(c.cfg.UserAgent, l.URL) {
-			p.disallow = true
-			return p
-		}
-		if d := rules.CrawlDelay(c.cfg.UserAgent); d > 0 {
-			c.gate.setDelay(l.Host, d)
-		}
-	}
-	c.setWorker(worker, WorkerFetching, l.Host)
-	start := time.Now()
-	resp, kind, err := c.fetchWithRetries(ctx, l.Host, l.URL, p.readBody)
-	p.took = time.Since(start)
-	c.fetchHist.observe(p.took)
-	if ctx.Err() != nil {
-		p.returned = true
-		return p
-	}
-	if err != nil {
-		p.kind, p.err = kind, string(kind)+": "+err.Error()
-		return p
-	}
-	p.fetched = true
-	p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
-	if kind == KindHTTP || resp.status >= 400 {
-		p.kind = KindHTTP
-		p.err = fmt.Sprintf("HTTP %d", resp.status)
-	}
-	return p
 }
 
 // readBody keeps the (capped) body of the final answer for parse. A read
@@ -197,42 +132,4 @@ func isHTML(ct string) bool {
 		return strings.Contains(strings.ToLower(ct), "html")
 	}
 	return mt == "text/html" || mt == "application/xhtml+xml"
-}
-
-// robotsFor returns host's robots.txt rules: from the store's cache when
-// younger than the TTL, else fetched (through the host's politeness gate).
-// A transport failure reaching the host is returned as the host's failure
-// and not cached; HTTP answers are cached, the 5xx ones as disallow-all
-// (RFC 9309 §2.3.1).
-func (c *Crawler) robotsFor(ctx context.Context, page *url.URL, p *page) (*robots.Rules, ErrorKind, error) {
-	host := p.lease.Host
-	var rec robotsRecord
-	var found bool
-	err := c.store.View(func(tx *kv.Tx) error {
-		var err error
-		found, err = tx.Get(kv.BucketRobots, []byte(host), &rec)
-		return err
-	})
-	if err == nil && found && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
-		var r robots.Rules
-		if err := r.UnmarshalBinary(rec.Rules); err == nil {
-			return &r, "", nil
-		}
-	}
-	robotsURL := &url.URL{Scheme: page.Scheme, Host: page.Host, Path: "/robots.txt"}
-	var body []byte
-	resp, kind, err := c.fetchWithRetries(ctx, host, robotsURL.String(), func(r io.Reader, resp *response) error {
-		var err error
-		body, err = io.ReadAll(io.LimitReader(r, robots.MaxBodyBytes))
-		return err
-	})
-	if err != nil {
-		return nil, kind, err
-	}
-	c.stats.robotsFetched.Add(1)
-	rules := robots.FromResponse(resp.status, body)
-	if data, err := rules.MarshalBinary(); err == nil {
-		p.robots = &robotsRecord{Fetched: c.now(), Rules: data}
-	}
-	return rules, "", nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
@@ -39,6 +40,10 @@ const prepareBatch = 5000
 // is finished by the next Prepare whatever the frontier holds by then.
 const metaRequeueNext = "prepare.requeue_next"
 
+// metaRunning is set while a crawl runs on the store (Prepare to the end
+// of Run): found set by Prepare, the last crawl did not end cleanly.
+const metaRunning = "crawl.running"
+
 // Prepare readies the store for Run: leases left by a stopped process go
 // back to the frontier; new seeds are queued at depth 0; and when the
 // frontier is empty and a seed is already known, every node with
@@ -64,7 +69,19 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 	err = c.store.Update(func(tx *kv.Tx) error {
 		var err error
 		recovered, err = frontier.Recover(tx)
-		return err
+		if err != nil {
+			return err
+		}
+		// A crawl that did not end cleanly may have asked any host a
+		// moment ago (even one whose lease was never durable): this one
+		// asks no host before a delay has passed.
+		if tx.MetaString(metaRunning) != "" && c.cfg.delay() > 0 {
+			c.gate.hold(c.now().Add(c.cfg.delay()))
+			c.logf("INFO", "The last crawl on this store did not end cleanly: no host is asked again for %v", c.cfg.delay())
+		}
+		// Set before any request of this run goes out, cleared when Run
+		// ends: found set, it tells of a crash.
+		return tx.SetMetaString(metaRunning, c.now().UTC().Format(time.RFC3339))
 	})
 	if err != nil {
 		return 0, 0, err

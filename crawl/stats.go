@@ -21,8 +21,11 @@ type stats struct {
 	robotsFetched    atomic.Int64
 	robotsDisallowed atomic.Int64
 	retries          atomic.Int64
-	fetchNanos       atomic.Int64
+	fetchNanos       atomic.Int64 // in requests for pages (not robots.txt, not waits)
+	waitNanos        atomic.Int64 // hosts parked between their requests
 	claimed          atomic.Int64
+	dropped          atomic.Int64 // entries dropped at claim without an attempt
+	answered         atomic.Int64 // HTTP answers for pages, whatever their status
 
 	mu     sync.Mutex // guards errors
 	errors map[ErrorKind]int64
@@ -50,26 +53,38 @@ func (s *stats) errorCounts() map[string]int64 {
 // Result is how a Run ended; it is also metrics.log's content: seed 000
 // §8's keys first, then weaver's own.
 type Result struct {
-	StartTime         time.Time        `json:"start_time"`
-	EndTime           time.Time        `json:"end_time"`
-	NodesDiscovered   int64            `json:"nodes_discovered"`
-	NodesCrawled      int64            `json:"nodes_crawled"`
-	EdgesRecorded     int64            `json:"edges_recorded"`
-	PagesFetched      int64            `json:"pages_fetched"`
-	PagesFailed       int64            `json:"pages_failed"`
-	AvgFetchTimeMS    int64            `json:"avg_fetch_time_ms"`
-	TerminationReason string           `json:"termination_reason"`
-	PagesPerSecond    float64          `json:"pages_per_second"`
-	LinksRecorded     int64            `json:"links_recorded"`
-	RobotsFetched     int64            `json:"robots_fetched"`
-	RobotsDisallowed  int64            `json:"robots_disallowed"`
-	Retries           int64            `json:"retries"`
-	ErrorsByType      map[string]int64 `json:"errors_by_type"`
-	TotalNodes        uint64           `json:"total_nodes"`
-	TotalEdges        uint64           `json:"total_edges"`
-	TotalWeight       uint64           `json:"total_weight"`
-	FrontierSize      uint64           `json:"frontier_size"`
-	Error             string           `json:"error,omitempty"`
+	StartTime       time.Time `json:"start_time"`
+	EndTime         time.Time `json:"end_time"`
+	NodesDiscovered int64     `json:"nodes_discovered"`
+	NodesCrawled    int64     `json:"nodes_crawled"`
+	EdgesRecorded   int64     `json:"edges_recorded"`
+	PagesFetched    int64     `json:"pages_fetched"`
+	PagesFailed     int64     `json:"pages_failed"`
+	AvgFetchTimeMS  int64     `json:"avg_fetch_time_ms"` // requests for the page only
+	// AvgWaitTimeMS is, per page, the time its host spent parked between
+	// its requests: the politeness delay after robots.txt, retries,
+	// Retry-After, Crawl-delay. No worker waits meanwhile.
+	AvgWaitTimeMS     int64   `json:"avg_wait_time_ms"`
+	TerminationReason string  `json:"termination_reason"`
+	PagesPerSecond    float64 `json:"pages_per_second"`
+	LinksRecorded     int64   `json:"links_recorded"`
+	RobotsFetched     int64   `json:"robots_fetched"`
+	RobotsDisallowed  int64   `json:"robots_disallowed"`
+	// PagesSkipped counts pages not asked for: robots.txt disallows them
+	// (robots_disallowed), or their host's robots.txt, still cached,
+	// disallowed them before, or the host failed for good earlier in the
+	// run (a name that does not exist, a private address, a redirect loop).
+	PagesSkipped int64 `json:"pages_skipped"`
+	// PagesAnswered counts pages the web answered, whatever the status:
+	// zero with failures means the crawl could reach nothing at all.
+	PagesAnswered int64            `json:"pages_answered"`
+	Retries       int64            `json:"retries"`
+	ErrorsByType  map[string]int64 `json:"errors_by_type"`
+	TotalNodes    uint64           `json:"total_nodes"`
+	TotalEdges    uint64           `json:"total_edges"`
+	TotalWeight   uint64           `json:"total_weight"`
+	FrontierSize  uint64           `json:"frontier_size"`
+	Error         string           `json:"error,omitempty"`
 }
 
 // Termination reasons.
@@ -88,10 +103,13 @@ func (s *stats) result(start, end time.Time, reason string) Result {
 		PagesFailed: s.pagesFailed.Load(), TerminationReason: reason,
 		LinksRecorded: s.linksRecorded.Load(), RobotsFetched: s.robotsFetched.Load(),
 		RobotsDisallowed: s.robotsDisallowed.Load(), Retries: s.retries.Load(),
-		ErrorsByType: s.errorCounts(),
+		PagesSkipped:  s.robotsDisallowed.Load() + s.dropped.Load(),
+		PagesAnswered: s.answered.Load(),
+		ErrorsByType:  s.errorCounts(),
 	}
 	if n := r.PagesFetched + r.PagesFailed; n > 0 {
 		r.AvgFetchTimeMS = s.fetchNanos.Load() / n / int64(time.Millisecond)
+		r.AvgWaitTimeMS = s.waitNanos.Load() / n / int64(time.Millisecond)
 	}
 	if d := end.Sub(start).Seconds(); d > 0 {
 		r.PagesPerSecond = float64(r.PagesFetched) / d

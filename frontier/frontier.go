@@ -17,15 +17,47 @@ type Entry struct {
 	Host   string `msgpack:"h"` // normalised host
 	URL    string `msgpack:"u"` // the URL to fetch: the home page, or a seed's path
 	Depth  int    `msgpack:"d"` // hops from a seed
+	// NotBefore, when set, is the earliest time the host may be asked
+	// again: a host parked for its politeness delay, a retry or a
+	// Retry-After keeps it across a stop, so a resumed crawl is as polite
+	// as one that never stopped. Claim's judge decides what to do with it.
+	NotBefore time.Time `msgpack:"b"`
 }
 
-// EncodeMsgpack stores an entry as [node, host, url, depth]: entries are
+// EncodeMsgpack stores an entry as [node, host, url, depth] or, parked,
+// [node, host, url, depth, not-before in Unix nanoseconds]: entries are
 // written and read on every claim, so they skip reflection.
 func (e *Entry) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeArrayLen(4); err != nil {
+	if err := enc.EncodeArrayLen(e.fields()); err != nil {
 		return err
 	}
-	return e.encodeFields(enc)
+	if err := e.encodeFields(enc); err != nil {
+		return err
+	}
+	return e.encodeNotBefore(enc)
+}
+
+func (e *Entry) fields() int {
+	if e.NotBefore.IsZero() {
+		return 4
+	}
+	return 5
+}
+
+func (e *Entry) encodeNotBefore(enc *msgpack.Encoder) error {
+	if e.NotBefore.IsZero() {
+		return nil
+	}
+	return enc.EncodeInt(e.NotBefore.UnixNano())
+}
+
+func (e *Entry) decodeNotBefore(dec *msgpack.Decoder) error {
+	ns, err := dec.DecodeInt64()
+	if err != nil {
+		return err
+	}
+	e.NotBefore = time.Unix(0, ns)
+	return nil
 }
 
 func (e *Entry) encodeFields(enc *msgpack.Encoder) error {
@@ -47,10 +79,17 @@ func (e *Entry) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 4 {
-		return fmt.Errorf("frontier: entry record has %d fields, want 4", n)
+	if n != 4 && n != 5 {
+		return fmt.Errorf("frontier: entry record has %d fields, want 4 or 5", n)
 	}
-	return e.decodeFields(dec)
+	if err := e.decodeFields(dec); err != nil {
+		return err
+	}
+	e.NotBefore = time.Time{}
+	if n == 5 {
+		return e.decodeNotBefore(dec)
+	}
+	return nil
 }
 
 func (e *Entry) decodeFields(dec *msgpack.Decoder) error {
@@ -76,12 +115,13 @@ type Lease struct {
 	Since time.Time     `msgpack:"s"`
 }
 
-// EncodeMsgpack stores a lease as [node, host, url, depth, key, since].
-// Without it the embedded Entry's encoder was promoted to Lease and wrote
-// the entry alone: Key and Since were lost, so a returned lease went to
-// the back of its depth instead of its old place.
+// EncodeMsgpack stores a lease as [node, host, url, depth, key, since]
+// or, parked, [..., since, not-before in Unix nanoseconds]. Without it the
+// embedded Entry's encoder was promoted to Lease and wrote the entry
+// alone: Key and Since were lost, so a returned lease went to the back of
+// its depth instead of its old place.
 func (l *Lease) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeArrayLen(6); err != nil {
+	if err := enc.EncodeArrayLen(2 + l.fields()); err != nil {
 		return err
 	}
 	if err := l.Entry.encodeFields(enc); err != nil {
@@ -90,7 +130,10 @@ func (l *Lease) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err := enc.EncodeBytes(l.Key); err != nil {
 		return err
 	}
-	return enc.EncodeTime(l.Since)
+	if err := enc.EncodeTime(l.Since); err != nil {
+		return err
+	}
+	return l.encodeNotBefore(enc)
 }
 
 // DecodeMsgpack reads what EncodeMsgpack wrote, and the entry-only form
@@ -100,21 +143,26 @@ func (l *Lease) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 4 && n != 6 {
-		return fmt.Errorf("frontier: lease record has %d fields, want 6", n)
+	if n != 4 && n != 6 && n != 7 {
+		return fmt.Errorf("frontier: lease record has %d fields, want 6 or 7", n)
 	}
 	if err := l.Entry.decodeFields(dec); err != nil {
 		return err
 	}
-	l.Key, l.Since = nil, time.Time{}
+	l.Key, l.Since, l.NotBefore = nil, time.Time{}, time.Time{}
 	if n == 4 {
 		return nil
 	}
 	if err := l.Key.DecodeMsgpack(dec); err != nil {
 		return err
 	}
-	l.Since, err = dec.DecodeTime()
-	return err
+	if l.Since, err = dec.DecodeTime(); err != nil {
+		return err
+	}
+	if n == 7 {
+		return l.decodeNotBefore(dec)
+	}
+	return nil
 }
 
 // Verdict is a Claim judge's decision on an entry.
@@ -290,6 +338,20 @@ func Release(tx *kv.Tx, node uint64) (bool, error) {
 	}
 	_, err := tx.AddCounter(counterLeases, -1)
 	return true, err
+}
+
+// Park records on node's lease that its host may not be asked before
+// notBefore (its politeness delay, a retry, a Retry-After), so that if the
+// process stops now, Recover queues the entry with that time and the
+// resumed crawl waits it out. It reports whether there was a lease.
+func Park(tx *kv.Tx, node uint64, notBefore time.Time) (bool, error) {
+	var l Lease
+	ok, err := tx.Get(kv.BucketLeases, kv.U64(node), &l)
+	if err != nil || !ok {
+		return false, err
+	}
+	l.NotBefore = notBefore
+	return true, tx.Put(kv.BucketLeases, kv.U64(node), &l)
 }
 
 // Return puts a leased entry back in the queue at its old position (unless

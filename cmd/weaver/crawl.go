@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -270,12 +271,38 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if live != nil {
 		live.Stop()
 	}
-	logf("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d nodes, %d edges, %.1f pages/s",
-		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.TotalNodes, res.TotalEdges, res.PagesPerSecond))
+	logf("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d skipped, %s, %s, %.1f pages/s",
+		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.PagesSkipped,
+		plural(int64(res.TotalNodes), "node"), plural(int64(res.TotalEdges), "edge"), res.PagesPerSecond))
 	if err != nil {
 		return err
 	}
-	return nil
+	return reachedNothing(res)
+}
+
+// reachedNothing is the error of a crawl that ended by itself having
+// tried pages and received not one answer (offline, a wrong proxy, every
+// seed failing): exit 1 and one line that says so. A crawl stopped by a
+// signal, or with nothing left to do, exits 0 as seed 000 says.
+func reachedNothing(res crawl.Result) error {
+	if res.TerminationReason == crawl.ReasonSignal || res.PagesAnswered > 0 || res.RobotsFetched > 0 || res.PagesFailed == 0 {
+		return nil
+	}
+	kinds := make([]string, 0, len(res.ErrorsByType))
+	for k, n := range res.ErrorsByType {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(kinds)
+	return fmt.Errorf("nothing could be fetched: %s failed (%s); check the network, the proxy variables or --connect-to",
+		plural(res.PagesFailed, "page"), strings.Join(kinds, ", "))
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // logger writes log lines as "[LEVEL] msg" or JSON objects.

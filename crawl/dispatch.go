@@ -1,0 +1,398 @@
+package crawl
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/weaver-crawler/weaver/crawl/robots"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// claimResult is what one claim transaction found.
+type claimResult struct {
+	leases  []frontier.Lease
+	queued  uint64 // entries still queued after the claim
+	dropped int64  // entries dropped without an attempt (see judge)
+	err     error
+}
+
+// claim leases up to n entries in a group transaction, and hands them out
+// as soon as that transaction is applied, without waiting for its fsync: a
+// page commits only while its lease is in the store (commitPage checks),
+// so if the claim's group then fails to commit, no page of its leases is
+// ever written. A failed commit is also sent to fatal.
+func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
+	out := make(chan claimResult, 1)
+	var res claimResult
+	applied, done := c.store.CommitApplied(func(tx *kv.Tx) error {
+		res = claimResult{}
+		var err error
+		res.leases, err = frontier.Claim(tx, n, 4*n+256, c.now(), func(e *frontier.Entry) frontier.Verdict {
+			v := c.judge(tx, e)
+			if v == frontier.Drop {
+				res.dropped++
+			}
+			return v
+		})
+		res.queued = frontier.Len(tx)
+		return err
+	})
+	go func() {
+		if err := <-applied; err != nil {
+			out <- claimResult{err: err}
+			return
+		}
+		out <- res
+		if err := <-done; err != nil {
+			select {
+			case fatal <- fmt.Errorf("%w: claim: %w", ErrStoreFailed, err):
+			default:
+			}
+		}
+	}()
+	return out
+}
+
+// judge decides about a queued entry. A host crawled max_crawls_per_node
+// times is dropped, and so, without an attempt and without using up
+// max_pages, is a host that cannot be fetched: its robots.txt, still in
+// the cache, disallows the page, or it failed for good in this run (see
+// page.forGood). A host waiting for its delay is taken all the same: it
+// is parked, not left in the queue to be scanned again.
+func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) frontier.Verdict {
+	node, ok, err := graph.Get(tx, e.NodeID)
+	if err != nil || !ok || node.CrawlCount >= c.cfg.MaxCrawlsPerNode {
+		return frontier.Drop
+	}
+	if c.gaveUp(e.NodeID) {
+		return frontier.Drop
+	}
+	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots {
+		var rec robotsRecord
+		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
+			var r robots.Rules
+			if r.UnmarshalBinary(rec.Rules) == nil && !r.Allowed(c.cfg.UserAgent, e.URL) {
+				return frontier.Drop
+			}
+		}
+	}
+	return frontier.Take
+}
+
+// gaveUp reports whether node's host failed for good in this run.
+func (c *Crawler) gaveUp(node uint64) bool {
+	c.failedMu.Lock()
+	defer c.failedMu.Unlock()
+	return c.failed[node]
+}
+
+// forGood reports whether a failure will not pass by asking again in this
+// run: the name does not exist, the address is private, or the host
+// redirects without end.
+func forGood(kind ErrorKind, err error) bool {
+	var dnsErr *net.DNSError
+	switch kind {
+	case KindRefused, KindRedirects:
+		return true
+	case KindDNS:
+		return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+	}
+	return false
+}
+
+// claimAhead is the most leases claimed and not yet opened: enough to
+// cover a claim's round trip through the group writer (the group before
+// it, and its own run) at full speed, so that workers never wait for a
+// lease. A claim is made when fewer than half are left.
+func (c *Crawler) claimAhead() int { return max(16*c.cfg.ConcurrentWorkers, 128) }
+
+// maxInflight bounds the pages finished whose commit is not yet durable:
+// what a slow disk may hold in memory before the dispatcher stops handing
+// out steps.
+func (c *Crawler) maxInflight() int { return max(32*c.cfg.ConcurrentWorkers, 512) }
+
+// parked is the dispatcher's heap of open tasks waiting for their time,
+// earliest first.
+type parked []*task
+
+func (h parked) Len() int           { return len(h) }
+func (h parked) Less(i, j int) bool { return h[i].readyAt.Before(h[j].readyAt) }
+func (h parked) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *parked) Push(x any) {
+	t := x.(*task)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *parked) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}
+
+// dispatch is the scheduler. It keeps leases claimed ahead, opens hosts
+// from them, and hands workers one step (one request) at a time: first
+// the ready steps of hosts already open (so that hosts finish and the
+// graph grows breadth-first), then a new host, while fewer than
+// openHosts are open. A host whose next step must wait (its delay, a
+// retry, a Retry-After, a Crawl-delay) is parked, and its worker takes
+// another step at once. dispatch also decides when the crawl ends.
+func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan *task, acked <-chan struct{}, fatal chan error) (string, error) {
+	capacity := c.claimAhead()
+	maxOpen := c.cfg.openHosts()
+	var buf []frontier.Lease // claimed, not opened
+	var waiting parked       // open, parked until readyAt
+	running := 0             // steps handed to workers, not yet back
+	committing := 0          // finished pages whose commit is not yet acknowledged
+	var claiming <-chan claimResult
+	queued := uint64(1) // unknown until the first claim: assume work
+	claimedAll := false // max_pages reached
+	// needClaim is false after a claim that found nothing, until something
+	// changes what a claim could find: a committed page (it may have
+	// queued hosts) or a wake.
+	needClaim := true
+	// ackedWhileClaiming: a page committed while a claim was outstanding.
+	// The claim may have run before that page's writes (in the same group
+	// or an earlier one), so an empty claim proves nothing then.
+	ackedWhileClaiming := false
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	// done is the cluster's end; nil outside a cluster.
+	var done <-chan struct{}
+	clusterDone := false
+	if c.peer != nil {
+		done = c.peer.Done()
+	}
+	var next *task // the step offered to the workers
+	defer func() { c.open.Store(0); c.parkedN.Store(0) }()
+
+	// pick chooses the next step: a parked task whose time has come (its
+	// gate rechecked: a redirect may have taken its host meanwhile), else
+	// a new host. It returns nil when nothing may go now.
+	pick := func(now time.Time) *task {
+		for waiting.Len() > 0 && !waiting[0].readyAt.After(now) {
+			t := waiting[0]
+			if g := c.gate.nextAt(t.host); g.After(now) {
+				t.readyAt = g
+				heap.Fix(&waiting, 0)
+				continue
+			}
+			heap.Pop(&waiting)
+			return t
+		}
+		for len(buf) > 0 && running+waiting.Len() < maxOpen {
+			t := newTask(buf[0], 0)
+			buf = buf[1:]
+			if g := c.gate.nextAt(t.host); g.After(t.readyAt) {
+				t.readyAt = g
+			}
+			if t.readyAt.After(now) {
+				t.parkedAt = now
+				heap.Push(&waiting, t)
+				continue
+			}
+			return t
+		}
+		return nil
+	}
+	park := func(t *task, now time.Time) {
+		t.parkedAt = now
+		if t.persist {
+			c.parkCommit(t, fatal)
+		}
+		heap.Push(&waiting, t)
+	}
+
+	stop := func(reason string, err error) (string, error) {
+		var open []*task
+		if next != nil {
+			open = append(open, next)
+		}
+		open = append(open, waiting...)
+		waiting = nil
+		for running > 0 {
+			select {
+			case t := <-back:
+				running--
+				if !t.done {
+					open = append(open, t)
+				}
+			case <-acked:
+			}
+		}
+		if claiming != nil {
+			if r := <-claiming; r.err == nil {
+				buf = append(buf, r.leases...)
+			}
+		}
+		if rerr := c.giveBack(buf, open); rerr != nil && err == nil {
+			err = rerr
+		}
+		return reason, err
+	}
+	for {
+		if claiming == nil && !claimedAll && len(buf) < capacity/2 {
+			want := capacity - len(buf)
+			if c.cfg.MaxPages > 0 {
+				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
+				if left <= 0 {
+					claimedAll = true
+				}
+				want = int(min(int64(want), left))
+			}
+			if want > 0 && needClaim {
+				claiming = c.claim(want, fatal)
+				ackedWhileClaiming = false
+			}
+		}
+		if claiming == nil && len(buf) == 0 && running == 0 && waiting.Len() == 0 && next == nil &&
+			committing == 0 && (claimedAll || !needClaim) {
+			if claimedAll {
+				return stop(ReasonMaxPages, nil)
+			}
+			if queued == 0 && (c.peer == nil || clusterDone) {
+				return stop(ReasonQueueEmpty, nil)
+			}
+		}
+		now := c.now()
+		if next == nil && committing < c.maxInflight() {
+			next = pick(now)
+		}
+		c.open.Store(int64(running + waiting.Len()))
+		c.parkedN.Store(int64(waiting.Len()))
+		var out chan<- *task
+		if next != nil {
+			out = steps
+		} else if waiting.Len() > 0 {
+			timer.Reset(max(waiting[0].readyAt.Sub(now), time.Millisecond))
+		}
+		select {
+		case out <- next:
+			now := c.now()
+			if !next.parkedAt.IsZero() {
+				next.p.wait += now.Sub(next.parkedAt)
+				next.parkedAt = time.Time{}
+			}
+			c.gate.reserve(next.host)
+			next, running = nil, running+1
+		case t := <-back:
+			running--
+			if t.done {
+				committing++
+			} else {
+				park(t, c.now())
+			}
+		case <-acked:
+			committing--
+			needClaim = true
+			if claiming != nil {
+				ackedWhileClaiming = true
+			}
+		case r := <-claiming:
+			claiming = nil
+			if r.err != nil {
+				return stop(ReasonError, fmt.Errorf("%w: claim: %w", ErrStoreFailed, r.err))
+			}
+			buf = append(buf, r.leases...)
+			c.stats.claimed.Add(int64(len(r.leases)))
+			c.stats.dropped.Add(r.dropped)
+			queued = r.queued
+			if len(r.leases) == 0 && !ackedWhileClaiming {
+				needClaim = false
+				if queued > 0 && running+waiting.Len() == 0 {
+					// Entries are queued but none could be taken (their
+					// hosts are leased elsewhere, e.g. by a stopped
+					// process's recovered leases being committed): look
+					// again shortly instead of spinning.
+					time.AfterFunc(50*time.Millisecond, c.Wake)
+				}
+			}
+		case <-timer.C:
+		case <-c.wake:
+			needClaim = true
+		case <-done:
+			// The whole cluster is quiescent, so this shard's store holds
+			// no entry or lease: the loop ends once its own claim agrees.
+			clusterDone, done = true, nil
+		case err := <-fatal:
+			return stop(ReasonError, err)
+		case <-ctx.Done():
+			c.logf("INFO", "Shutdown signal received")
+			return stop(ReasonSignal, nil)
+		}
+	}
+}
+
+// parkCommit writes a parked task's robots.txt (fetched by its last step)
+// and the time it waits for on its lease, in a transaction of its own: a
+// stop now loses neither, and the resumed crawl waits as this one would.
+func (c *Crawler) parkCommit(t *task, fatal chan<- error) {
+	t.persist = false
+	rec, id, host, at := t.p.robots, t.p.lease.NodeID, t.p.lease.Host, t.readyAt
+	t.p.robots = nil
+	done := c.store.Commit(func(tx *kv.Tx) error {
+		if rec != nil {
+			if err := tx.Put(kv.BucketRobots, []byte(host), rec); err != nil {
+				return err
+			}
+		}
+		_, err := frontier.Park(tx, id, at)
+		return err
+	})
+	go func() {
+		if err := <-done; err != nil {
+			select {
+			case fatal <- fmt.Errorf("%w: parking %s: %w", ErrStoreFailed, host, err):
+			default:
+			}
+		}
+	}()
+}
+
+// giveBack returns to the queue, in one transaction, the leases claimed
+// and not opened and the hosts open and unfinished, each at its old place
+// and with the time it waits for; the robots.txt an open host fetched is
+// kept.
+func (c *Crawler) giveBack(buf []frontier.Lease, open []*task) error {
+	if len(buf) == 0 && len(open) == 0 {
+		return nil
+	}
+	err := c.store.Update(func(tx *kv.Tx) error {
+		for _, l := range buf {
+			if _, err := frontier.Return(tx, l.NodeID); err != nil {
+				return err
+			}
+		}
+		for _, t := range open {
+			if rec := t.p.robots; rec != nil {
+				if err := tx.Put(kv.BucketRobots, []byte(t.p.lease.Host), rec); err != nil {
+					return err
+				}
+			}
+			if t.readyAt.After(c.now()) {
+				if _, err := frontier.Park(tx, t.p.lease.NodeID, t.readyAt); err != nil {
+					return err
+				}
+			}
+			if _, err := frontier.Return(tx, t.p.lease.NodeID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: returning leases: %w", ErrStoreFailed, err)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/weaver-crawler/weaver/crawl/robots"
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// stage is how far a host's crawl has come.
+type stage uint8
+
+const (
+	stageStart  stage = iota // leased, nothing asked yet
+	stageRobots              // asking robots.txt
+	stagePage                // asking the page
+)
+
+// task is one leased host's crawl, made of steps of one HTTP request each
+// (robots.txt, the page, each redirect hop, each retry). Between steps the
+// host is parked until its gate opens, and the worker takes another host:
+// no worker ever sleeps on one host. A task belongs to the dispatcher
+// while parked and to one worker while it runs a step.
+type task struct {
+	p     *page
+	stage stage
+
+	url     string // what the next step asks
+	host    string // url's host: whose gate the step waits for
+	hops    int    // redirects followed in this stage
+	attempt int    // retries of this request
+
+	readyAt  time.Time     // the next step may not start before
+	parkedAt time.Time     // when the task was last parked (zero: never)
+	persist  bool          // the park is written to the store (see parkCommit)
+	delay    time.Duration // robots.txt's Crawl-delay for the host, 0 if none
+	body     []byte        // robots.txt's body, read by the step that asked it
+
+	done  bool // finished: its page goes to parse and commit
+	index int  // in the dispatcher's heap; -1 when not in it
+}
+
+func newTask(l frontier.Lease, worker int) *task {
+	return &task{p: &page{lease: l, worker: worker}, url: l.URL, host: l.Host, readyAt: l.NotBefore, index: -1}
+}
+
+// step runs t's next request (after the checks of a task's start) and
+// leaves t either done or with the time its next step may start.
+func (c *Crawler) step(ctx context.Context, worker int, t *task) {
+	t.p.worker = worker
+	if t.stage == stageStart {
+		c.start(t)
+		if t.done {
+			return
+		}
+	}
+	switch t.stage {
+	case stageRobots:
+		c.setWorker(worker, WorkerRobots, t.p.lease.Host)
+	default:
+		c.setWorker(worker, WorkerFetching, t.p.lease.Host)
+	}
+	c.request(ctx, t)
+}
+
+// start makes the checks that need no request: the URL, a private address
+// named literally, and robots.txt from the store's cache.
+func (c *Crawler) start(t *task) {
+	p := t.p
+	u, err := url.Parse(p.lease.URL)
+	if err != nil {
+		c.fail(t, KindOther, fmt.Errorf("bad URL: %w", err))
+		return
+	}
+	if !c.cfg.AllowPrivateNetworks && forbiddenHost(u.Hostname()) {
+		c.fail(t, KindRefused, ErrRefusedAddress)
+		return
+	}
+	t.stage = stagePage
+	if c.cfg.IgnoreRobots {
+		return
+	}
+	if rules := c.cachedRobots(p.lease.Host); rules != nil {
+		c.obey(t, rules)
+		return
+	}
+	t.stage = stageRobots
+	t.url = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}).String()
+}
+
+// cachedRobots returns host's robots.txt rules from the store's cache when
+// younger than the TTL, or nil.
+func (c *Crawler) cachedRobots(host string) *robots.Rules {
+	var rec robotsRecord
+	var found bool
+	err := c.store.View(func(tx *kv.Tx) error {
+		var err error
+		found, err = tx.Get(kv.BucketRobots, []byte(host), &rec)
+		return err
+	})
+	if err != nil || !found || c.now().Sub(rec.Fetched) >= c.cfg.robotsTTL() {
+		return nil
+	}
+	var r robots.Rules
+	if err := r.UnmarshalBinary(rec.Rules); err != nil {
+		return nil
+	}
+	return &r
+}
+
+// obey applies robots.txt's rules to the page: a disallowed page ends the
+// task; else the page is the next step, after the host's delay (raised by
+// a Crawl-delay).
+func (c *Crawler) obey(t *task, rules *robots.Rules) {
+	p := t.p
+	if !rules.Allowed(c.cfg.UserAgent, p.lease.URL) {
+		p.disallow = true
+		t.done = true
+		return
+	}
+	if d := rules.CrawlDelay(c.cfg.UserAgent); d > 0 {
+		t.delay = d
+		c.gate.setDelay(p.lease.Host, d)
+	}
+	t.stage, t.url, t.host, t.hops, t.attempt = stagePage, p.lease.URL, p.lease.Host, 0, 0
+	t.readyAt = c.gate.nextAt(t.host)
+}
+
+// fail ends the task with a failure of kind (robots.txt's failures are the
+// page's: the host could not be reached).
+func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
+	t.p.kind, t.p.err = kind, string(kind)+": "+err.Error()
+	t.p.forGood = forGood(kind, err)
+	t.done = true
+}
+
+// request asks t.url once. A redirect, a retry or robots.txt's answer
+// leaves the next step in t; a final answer or failure ends the task.
+func (c *Crawler) request(ctx context.Context, t *task) {
+	p := t.p
+	var read func(io.Reader, *response) error
+	if t.stage == stageRobots {
+		read = func(r io.Reader, _ *response) error {
+			var err error
+			t.body, err = io.ReadAll(io.LimitReader(r, robots.MaxBodyBytes))
+			return err
+		}
+	} else {
+		read = p.readBody
+	}
+	timeout := c.cfg.timeout() + time.Duration(t.attempt)*2*time.Second
+	start := time.Now()
+	resp, err := c.get(ctx, t.url, timeout, func(body io.Reader, r *response) error {
+		if r.status >= 500 || r.status == http.StatusTooManyRequests {
+			return nil // retried or recorded; the body is not wanted
+		}
+		return read(body, r)
+	})
+	took := time.Since(start)
+	if t.delay > 0 {
+		c.gate.setDelay(t.host, t.delay)
+	}
+	c.gate.done(t.host)
+	if t.stage == stagePage {
+		p.took += took
+	}
+	if ctx.Err() != nil {
+		p.returned, t.done = true, true
+		return
+	}
+	switch {
+	case err != nil:
+		kind := classify(err)
+		if kind.retryable() && t.attempt < c.cfg.RetryAttempts {
+			c.logf("WARN", "Worker %d failed to fetch %s (%s, retry %d/%d)", p.worker, t.host, kind, t.attempt+1, c.cfg.RetryAttempts)
+			c.retry(t, 0)
+			return
+		}
+		c.fail(t, kind, err)
+	case isRedirect(resp.status) && resp.location != "":
+		c.redirect(t, resp)
+	case resp.status >= 500 || resp.status == http.StatusTooManyRequests:
+		if resp.retryAfter <= maxRetryAfter && t.attempt < c.cfg.RetryAttempts {
+			c.logf("WARN", "%s answered %d (retry %d/%d)", t.host, resp.status, t.attempt+1, c.cfg.RetryAttempts)
+			c.retry(t, resp.retryAfter)
+			return
+		}
+		c.answered(t, resp)
+	default:
+		c.answered(t, resp)
+	}
+}
+
+// retry parks t for retry_delay (or the server's longer Retry-After), and
+// longer if its host's gate says so.
+func (c *Crawler) retry(t *task, retryAfter time.Duration) {
+	c.stats.retries.Add(1)
+	t.attempt++
+	t.readyAt = c.now().Add(max(c.cfg.retryDelay(), retryAfter))
+	if g := c.gate.nextAt(t.host); g.After(t.readyAt) {
+		t.readyAt = g
+	}
+	t.persist = true
+}
+
+// redirect makes the Location t's next step, through its host's gate.
+func (c *Crawler) redirect(t *task, resp *response) {
+	t.hops++
+	if t.hops > maxRedirects {
+		c.fail(t, KindRedirects, errTooManyRedirects)
+		return
+	}
+	base, _ := url.Parse(t.url)
+	loc, err := base.Parse(resp.location)
+	if err != nil {
+		c.fail(t, KindOther, fmt.Errorf("redirect to %q: %w", resp.location, err))
+		return
+	}
+	if loc.Scheme != "http" && loc.Scheme != "https" {
+		c.fail(t, KindOther, fmt.Errorf("redirect to unsupported protocol scheme %q", loc.Scheme))
+		return
+	}
+	host, err := graph.HostOf(loc)
+	if err != nil {
+		c.fail(t, KindOther, fmt.Errorf("redirect to %q: %w", resp.location, err))
+		return
+	}
+	loc.Fragment = ""
+	t.url, t.host, t.attempt = loc.String(), host, 0
+	t.readyAt = c.gate.nextAt(host)
+}
+
+// answered takes a final answer: robots.txt's rules decide the page's
+// step; the page's answer ends the task.
+func (c *Crawler) answered(t *task, resp *response) {
+	p := t.p
+	if t.stage == stageRobots {
+		c.stats.robotsFetched.Add(1)
+		rules := robots.FromResponse(resp.status, t.body)
+		t.body = nil
+		if data, err := rules.MarshalBinary(); err == nil {
+			p.robots = &robotsRecord{Fetched: c.now(), Rules: data}
+			t.persist = true
+		}
+		c.obey(t, rules)
+		return
+	}
+	t.done = true
+	p.fetched = true
+	p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
+	if resp.status >= 400 {
+		p.kind = KindHTTP
+		p.err = fmt.Sprintf("HTTP %d", resp.status)
+	}
+	if p.returned || resp.status >= 500 || resp.status == http.StatusTooManyRequests {
+		p.dropBody()
+	}
+}
