@@ -3,6 +3,7 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
@@ -39,6 +40,8 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		n.Status = p.kind.status()
 		n.Error = p.err
 	default:
+		// nodes_crawled counts hosts: a host's first page in this run.
+		p.firstCrawl = n.LastCrawl.Before(time.Unix(0, c.started.Load()))
 		n.CrawlCount++
 		n.LastCrawl = now
 		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
@@ -125,11 +128,10 @@ func (c *Crawler) account(p *page) {
 	case p.kind != "":
 		c.stats.pagesFailed.Add(1)
 		c.stats.addError(p.kind)
-		if p.fetched {
-			c.stats.nodesCrawled.Add(1)
-		}
 	default:
 		c.stats.pagesFetched.Add(1)
+	}
+	if p.fetched && p.firstCrawl {
 		c.stats.nodesCrawled.Add(1)
 	}
 }

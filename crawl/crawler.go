@@ -271,7 +271,7 @@ func (c *Crawler) logPage(p *page) {
 	}
 }
 
-// progress logs "Queue: N | Nodes: N | Edges: N" every progress interval,
+// progress logs the progress line (Status.Progress) every progress interval,
 // and every 2 s lets go of the store pages the crawl has read, so that a
 // crawl's resident memory does not grow towards the store's size.
 func (c *Crawler) progress(stop <-chan struct{}) {
@@ -290,11 +290,7 @@ func (c *Crawler) progress(stop <-chan struct{}) {
 		case <-release.C:
 			_ = c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
 		case <-logC:
-			_ = c.store.View(func(tx *kv.Tx) error {
-				g := graph.GetCounts(tx)
-				c.logf("INFO", "Queue: %d | Nodes: %d | Edges: %d", frontier.Len(tx), g.Nodes, g.Edges)
-				return nil
-			})
+			c.logf("INFO", "%s", c.Status().Progress())
 		}
 	}
 }

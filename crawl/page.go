@@ -28,17 +28,20 @@ type page struct {
 	fetched  bool // an HTTP answer was received for the page
 	disallow bool // robots.txt forbids the page
 	forGood  bool // failed in a way asking again in this run will not mend
-	status   int
-	ctype    string
-	server   string
-	bytes    int64
-	took     time.Duration // the page's requests, redirects and retries included
-	wait     time.Duration // parked between the host's requests: delays, retries
-	hash     string
-	title    string
-	desc     string
-	targets  []target
-	robots   *robotsRecord // fetched robots.txt, to cache
+	// firstCrawl: the host's first page answered in this run (set by the
+	// commit, which reads the node's last crawl).
+	firstCrawl bool
+	status     int
+	ctype      string
+	server     string
+	bytes      int64
+	took       time.Duration // the page's requests, redirects and retries included
+	wait       time.Duration // parked between the host's requests: delays, retries
+	hash       string
+	title      string
+	desc       string
+	targets    []target
+	robots     *robotsRecord // fetched robots.txt, to cache
 
 	// body is the final answer's (capped) body, kept by the fetch for the
 	// parse stage, which hashes and extracts it and gives it back.

@@ -14,7 +14,7 @@ import (
 type stats struct {
 	pagesFetched     atomic.Int64 // HTTP answers received for home pages
 	pagesFailed      atomic.Int64 // fetches that ended in an error or a 4xx/5xx
-	nodesCrawled     atomic.Int64
+	nodesCrawled     atomic.Int64 // hosts answered in this run (a host crawled twice counts once)
 	nodesCreated     atomic.Int64
 	edgesCreated     atomic.Int64
 	linksRecorded    atomic.Int64 // edge weight added

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -108,17 +109,29 @@ func (c *Crawler) setWorker(id int, state, host string) {
 
 // Status is a live view of a crawl, safe to take while it runs.
 type Status struct {
-	Running           bool             `json:"running"`
-	StartTime         time.Time        `json:"start_time"`
-	UptimeSeconds     float64          `json:"uptime_seconds"`
-	PagesFetched      int64            `json:"pages_fetched"`
-	PagesFailed       int64            `json:"pages_failed"`
-	NodesCrawled      int64            `json:"nodes_crawled"`
-	NodesDiscovered   int64            `json:"nodes_discovered"`
-	EdgesRecorded     int64            `json:"edges_recorded"`
-	RobotsFetched     int64            `json:"robots_fetched"`
-	RobotsDisallowed  int64            `json:"robots_disallowed"`
-	Retries           int64            `json:"retries"`
+	Running          bool      `json:"running"`
+	StartTime        time.Time `json:"start_time"`
+	UptimeSeconds    float64   `json:"uptime_seconds"`
+	PagesFetched     int64     `json:"pages_fetched"`
+	PagesFailed      int64     `json:"pages_failed"`
+	NodesCrawled     int64     `json:"nodes_crawled"`
+	NodesDiscovered  int64     `json:"nodes_discovered"`
+	EdgesRecorded    int64     `json:"edges_recorded"`
+	RobotsFetched    int64     `json:"robots_fetched"`
+	RobotsDisallowed int64     `json:"robots_disallowed"`
+	PagesSkipped     int64     `json:"pages_skipped"` // as metrics.log's
+	Retries          int64     `json:"retries"`
+	// MaxPages is the run's page budget (0: no limit); PagesDone counts
+	// what it is spent on: pages fetched, failed or disallowed.
+	MaxPages  int   `json:"max_pages"`
+	PagesDone int64 `json:"pages_done"`
+	// ETASeconds is the time the rest of max_pages takes at the current
+	// rate; 0 without max_pages or a rate.
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
+	// HostsOpen are hosts started and not finished; HostsWaiting, of
+	// them, are parked for their delay, a retry or a Retry-After.
+	HostsOpen         int64            `json:"hosts_open"`
+	HostsWaiting      int64            `json:"hosts_waiting"`
 	PagesPerSecond    float64          `json:"pages_per_second"` // over the last 10 s
 	ErrorsByType      map[string]int64 `json:"errors_by_type"`
 	Workers           []WorkerStatus   `json:"workers"`
@@ -174,7 +187,11 @@ func (c *Crawler) Status() Status {
 		EdgesRecorded:    c.stats.edgesCreated.Load(),
 		RobotsFetched:    c.stats.robotsFetched.Load(),
 		RobotsDisallowed: c.stats.robotsDisallowed.Load(),
+		PagesSkipped:     c.stats.robotsDisallowed.Load() + c.stats.dropped.Load(),
 		Retries:          c.stats.retries.Load(),
+		MaxPages:         c.cfg.MaxPages,
+		HostsOpen:        c.open.Load(),
+		HostsWaiting:     c.parkedN.Load(),
 		ErrorsByType:     c.stats.errorCounts(),
 		Fetch:            c.fetchHist.snapshot(),
 	}
@@ -186,6 +203,10 @@ func (c *Crawler) Status() Status {
 		st.UptimeSeconds = now.Sub(st.StartTime).Seconds()
 	}
 	st.PagesPerSecond = c.rate.add(now, st.PagesFetched)
+	st.PagesDone = st.PagesFetched + st.PagesFailed + st.RobotsDisallowed
+	if left := int64(st.MaxPages) - st.PagesDone; st.MaxPages > 0 && left > 0 && st.PagesPerSecond > 0 {
+		st.ETASeconds = float64(left) / st.PagesPerSecond
+	}
 	if c.peer != nil {
 		cs := c.peer.Status()
 		st.Cluster = &cs
@@ -203,4 +224,37 @@ func (c *Crawler) Status() Status {
 		return nil
 	})
 	return st
+}
+
+// Progress is the progress line: seed 000's "Queue: N | Nodes: N | Edges:
+// N", then the pages done (of max_pages), the errors, the rate and, with
+// max_pages, the time left at that rate. The log's line and the
+// terminal's live line are both this text.
+func (st Status) Progress() string {
+	errs := int64(0)
+	for _, n := range st.ErrorsByType {
+		errs += n
+	}
+	pages := fmt.Sprint(st.PagesDone)
+	if st.MaxPages > 0 {
+		pages += fmt.Sprintf("/%d", st.MaxPages)
+	}
+	s := fmt.Sprintf("Queue: %d | Nodes: %d | Edges: %d | Pages: %s | Errors: %d | %.1f pages/s",
+		st.FrontierSize, st.Nodes, st.Edges, pages, errs, st.PagesPerSecond)
+	if st.MaxPages > 0 {
+		eta := "?"
+		if st.ETASeconds > 0 {
+			eta = clock(time.Duration(st.ETASeconds * float64(time.Second)))
+		} else if st.PagesDone >= int64(st.MaxPages) {
+			eta = clock(0)
+		}
+		s += " | ETA " + eta
+	}
+	return s
+}
+
+// clock writes d as h:mm:ss.
+func clock(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }

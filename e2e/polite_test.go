@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -187,5 +188,78 @@ func TestPolite_KillWhileParked_SameGraph(t *testing.T) {
 	// across restarts too.
 	if n := gaps(t, w.Requests(), delay-10*time.Millisecond, nil); n < 200 {
 		t.Fatalf("only %d request pairs checked", n)
+	}
+}
+
+// TestPolite_NoWaste: a host that failed for good (here a private address
+// linked from every depth) is attempted once, not at every depth, and its
+// attempt does not use up --max-pages; a host whose cached robots.txt
+// disallows its page is not attempted again.
+func TestPolite_NoWaste(t *testing.T) {
+	t.Run("failed for good", func(t *testing.T) {
+		w, err := fakeweb.FromEdges(strings.NewReader("s.test\ta.test\t1\ns.test\t10.9.9.9\t1\n"+
+			"a.test\tb.test\t1\na.test\t10.9.9.9\t1\nb.test\tc.test\t1\nb.test\t10.9.9.9\t1\nc.test\t10.9.9.9\t1\n"),
+			fakeweb.Config{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := startWeb(t, w)
+		dir := t.TempDir()
+		db := filepath.Join(dir, "w.bolt")
+		// s, a, b, c and one attempt of 10.9.9.9: five pages.
+		r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-pages", "5", "http://s.test/")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		ns := nodes(t, db)
+		for _, h := range []string{"s.test", "a.test", "b.test", "c.test"} {
+			if ns[h].CrawlCount != 1 {
+				t.Errorf("%s crawled %d times, want 1 (max_pages used up by repeated failures?)", h, ns[h].CrawlCount)
+			}
+		}
+		if n := ns["10.9.9.9"]; n.Status != graph.StatusRefused || n.FailCount != 1 {
+			t.Errorf("10.9.9.9: status %s, %d attempts; want refused, 1 attempt", n.Status, n.FailCount)
+		}
+		m := metrics(t, db+".metrics")
+		if m.PagesFetched != 4 || m.PagesFailed != 1 || m.PagesSkipped < 1 {
+			t.Errorf("metrics: %d fetched, %d failed, %d skipped; want 4, 1, ≥ 1", m.PagesFetched, m.PagesFailed, m.PagesSkipped)
+		}
+		if !strings.Contains(r.stdout, "4 pages fetched, 1 failed,") {
+			t.Errorf("final line does not say what was fetched, failed, skipped:\n%s", r.stdout)
+		}
+	})
+	t.Run("robots disallowed", func(t *testing.T) {
+		w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 37, RobotsDisallowEvery: 10})
+		srv := startWeb(t, w)
+		dir := t.TempDir()
+		db := filepath.Join(dir, "w.bolt")
+		if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "3", w.Seed())...); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		disallowed := 0
+		for _, n := range nodes(t, db) {
+			if n.Status == graph.StatusRobotsDisallow {
+				disallowed++
+			}
+		}
+		m := metrics(t, db+".metrics")
+		if disallowed < 10 || m.RobotsDisallowed != int64(disallowed) {
+			t.Errorf("robots_disallowed %d, hosts disallowed %d: each should be tried once", m.RobotsDisallowed, disallowed)
+		}
+	})
+}
+
+// TestPolite_NothingReachable_Exit1: a crawl whose every page fails
+// (offline: nothing listens where --connect-to points) exits 1 with one
+// line saying why; a crawl stopped by a signal still exits 0.
+func TestPolite_NothingReachable_Exit1(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	r := weaver(t, dir, "crawl", "--db", db, "--quiet", "--connect-to", "::127.0.0.1:1", "--retries", "0", "http://nowhere.test/")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "nothing could be fetched") || !strings.Contains(lines[0], "connect 1") {
+		t.Errorf("stderr: %q, want one line saying nothing could be fetched (connect 1)", r.stderr)
 	}
 }

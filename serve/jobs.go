@@ -89,6 +89,9 @@ type Job struct {
 	// Metrics are the job's counters once it is final: every run's summed
 	// (see MergeResults).
 	Metrics *crawl.Result `json:"metrics,omitempty"`
+	// Summary says in words what the final metrics count, and why fewer
+	// pages than max_pages were fetched.
+	Summary string `json:"summary,omitempty"`
 }
 
 // jobConfig is what the client asked for, stored once.
@@ -285,6 +288,9 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 		if forbiddenKeys[key] {
 			return nil, bad("key %q cannot be set through the API", key)
 		}
+		if !slices.Contains(crawl.Keys(), key) {
+			return nil, bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
+		}
 		if out.Len() > 1 {
 			out.WriteByte(',')
 		}
@@ -304,6 +310,18 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// apiKeys are the keys POST /crawl accepts: "url" and the crawl config
+// keys a client may set.
+func apiKeys() []string {
+	keys := []string{"url"}
+	for _, k := range crawl.Keys() {
+		if !forbiddenKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // newID returns a job id: "crawl_" and 12 random hex digits.
@@ -578,8 +596,29 @@ func (m *JobManager) view(j *job, live bool) Job {
 	if st.Status.final() && len(st.Runs) > 0 {
 		r := MergeResults(st.Runs)
 		out.Metrics = &r
+		out.Summary = summary(r, j.cfg.MaxPages)
 	}
 	return out
+}
+
+// summary is a final job's counts in words: "29 pages fetched, 0 failed,
+// 1 skipped (robots.txt disallows 1) of max_pages 30".
+func summary(r crawl.Result, maxPages int) string {
+	s := fmt.Sprintf("%d pages fetched, %d failed, %d skipped", r.PagesFetched, r.PagesFailed, r.PagesSkipped)
+	var why []string
+	if r.RobotsDisallowed > 0 {
+		why = append(why, fmt.Sprintf("robots.txt disallows %d", r.RobotsDisallowed))
+	}
+	if n := r.PagesSkipped - r.RobotsDisallowed; n > 0 {
+		why = append(why, fmt.Sprintf("%d not asked again after robots.txt or a failure for good", n))
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	if maxPages > 0 {
+		s += fmt.Sprintf(" of max_pages %d", maxPages)
+	}
+	return s
 }
 
 // withStore runs fn on j's store: the job's own while it runs, else the
@@ -707,7 +746,7 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		TotalNodes: last.TotalNodes, TotalEdges: last.TotalEdges, TotalWeight: last.TotalWeight,
 		FrontierSize: last.FrontierSize, Error: last.Error, ErrorsByType: map[string]int64{},
 	}
-	var seconds, fetchMS float64
+	var seconds, fetchMS, waitMS float64
 	for _, r := range runs {
 		out.NodesDiscovered += r.NodesDiscovered
 		out.NodesCrawled += r.NodesCrawled
@@ -717,15 +756,19 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.LinksRecorded += r.LinksRecorded
 		out.RobotsFetched += r.RobotsFetched
 		out.RobotsDisallowed += r.RobotsDisallowed
+		out.PagesSkipped += r.PagesSkipped
+		out.PagesAnswered += r.PagesAnswered
 		out.Retries += r.Retries
 		for k, v := range r.ErrorsByType {
 			out.ErrorsByType[k] += v
 		}
 		seconds += r.EndTime.Sub(r.StartTime).Seconds()
 		fetchMS += float64(r.AvgFetchTimeMS) * float64(r.PagesFetched+r.PagesFailed)
+		waitMS += float64(r.AvgWaitTimeMS) * float64(r.PagesFetched+r.PagesFailed)
 	}
 	if n := out.PagesFetched + out.PagesFailed; n > 0 {
 		out.AvgFetchTimeMS = int64(fetchMS / float64(n))
+		out.AvgWaitTimeMS = int64(waitMS / float64(n))
 	}
 	if seconds > 0 {
 		out.PagesPerSecond = float64(out.PagesFetched) / seconds

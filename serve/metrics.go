@@ -28,6 +28,7 @@ type crawlCollector struct {
 
 	pagesFetched, pagesFailed, errors, robotsFetched, robotsDisallowed, retries *prometheus.Desc
 	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
+	pagesSkipped, hostsOpen, hostsWaiting                                       *prometheus.Desc
 	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
 	// A cluster shard's figures (only when the crawl is one).
 	outbox, published, consumed, shards, connected *prometheus.Desc
@@ -43,9 +44,12 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		pagesFailed:      d("weaver_pages_failed_total", "Fetches that ended in an error or a 4xx/5xx answer."),
 		errors:           d("weaver_errors_total", "Failed fetches by error type.", "type"),
 		robotsFetched:    d("weaver_robots_fetched_total", "robots.txt files fetched."),
-		robotsDisallowed: d("weaver_robots_disallowed_total", "Home pages skipped because robots.txt disallows them."),
+		robotsDisallowed: d("weaver_robots_disallowed_total", "Pages not fetched because robots.txt disallows them (metrics.log's robots_disallowed)."),
+		pagesSkipped:     d("weaver_pages_skipped_total", "Pages not asked for: robots_disallowed, and hosts not tried again (cached robots.txt, failed for good)."),
+		hostsOpen:        d("weaver_hosts_open", "Hosts started and not finished."),
+		hostsWaiting:     d("weaver_hosts_waiting", "Open hosts parked for their politeness delay, a retry or a Retry-After."),
 		retries:          d("weaver_retries_total", "Requests retried after a timeout, reset, 429 or 5xx."),
-		nodesCrawled:     d("weaver_nodes_crawled_total", "Nodes whose page was fetched by this process."),
+		nodesCrawled:     d("weaver_nodes_crawled_total", "Hosts whose page was answered in this run, each counted once (metrics.log's nodes_crawled)."),
 		nodesDiscovered:  d("weaver_nodes_discovered_total", "Nodes created by this process."),
 		edgesRecorded:    d("weaver_edges_recorded_total", "Edges created by this process."),
 		frontier:         d("weaver_frontier_size", "Frontier entries waiting to be fetched."),
@@ -54,7 +58,7 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		edges:            d("weaver_edges", "Edges (host pairs) in the store."),
 		weight:           d("weaver_edge_weight_total", "Sum of the store's edge weights: links recorded."),
 		workers:          d("weaver_workers", "Workers by state.", "state"),
-		fetch:            d("weaver_fetch_seconds", "Time to fetch a page, retries included."),
+		fetch:            d("weaver_fetch_seconds", "Time a page's requests took (redirects and retries included, waits between them not)."),
 		running:          d("weaver_crawl_running", "1 while the crawl runs."),
 		rate:             d("weaver_pages_per_second", "Pages fetched per second over the last 10 seconds."),
 		outbox:           d("weaver_cluster_outbox", "Links for other shards committed here and not yet acknowledged by the stream."),
@@ -68,7 +72,7 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.pagesFetched, c.pagesFailed, c.errors, c.robotsFetched, c.robotsDisallowed, c.retries,
-		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded,
+		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded, c.pagesSkipped, c.hostsOpen, c.hostsWaiting,
 		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
 		c.outbox, c.published, c.consumed, c.shards, c.connected,
 	} {
@@ -92,6 +96,9 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.nodesCrawled, float64(st.NodesCrawled))
 	counter(c.nodesDiscovered, float64(st.NodesDiscovered))
 	counter(c.edgesRecorded, float64(st.EdgesRecorded))
+	counter(c.pagesSkipped, float64(st.PagesSkipped))
+	gauge(c.hostsOpen, float64(st.HostsOpen))
+	gauge(c.hostsWaiting, float64(st.HostsWaiting))
 	kinds := map[string]bool{}
 	for _, k := range errorKinds {
 		kinds[string(k)] = true

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -89,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
 	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
+	requestLog := fs.String("request-log", "", "on exit, write every request answered to `file` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() {
@@ -159,7 +161,30 @@ Examples:
 	}
 	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), w.Seed())
 	<-ctx.Done()
-	return srv.Close()
+	err = srv.Close()
+	if *requestLog != "" {
+		if werr := writeRequestLog(*requestLog, w.Requests()); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// writeRequestLog writes reqs, one TSV line each, to path.
+func writeRequestLog(path string, reqs []fakeweb.Request) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--request-log: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	for _, r := range reqs {
+		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\n", r.At.UnixNano(), r.Host, r.Path, r.Status)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("--request-log: %w", err)
+	}
+	return f.Close()
 }
 
 // build generates the web, or replays the graph in file when it is not "".

@@ -35,15 +35,11 @@ func isTerminal(w io.Writer) bool {
 	return true
 }
 
-// renderLive is the live line's text.
+// renderLive is the live line's text: the progress line the log shows
+// without a terminal, and the time the crawl has run.
 func renderLive(st crawl.Status, elapsed time.Duration) string {
-	errors := int64(0)
-	for _, n := range st.ErrorsByType {
-		errors += n
-	}
 	s := int64(elapsed / time.Second)
-	return fmt.Sprintf("pages/s %.1f | frontier %d | nodes %d | edges %d | errors %d | %02d:%02d:%02d",
-		st.PagesPerSecond, st.FrontierSize, st.Nodes, st.Edges, errors, s/3600, s/60%60, s%60)
+	return fmt.Sprintf("%s | %02d:%02d:%02d", st.Progress(), s/3600, s/60%60, s%60)
 }
 
 // liveLine keeps one status line at the bottom of a terminal, redrawn in

@@ -223,8 +223,13 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
 		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
 		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
-		fmt.Fprintf(tw, "  Pages fetched:\t%d\n", c.PagesFetched)
-		fmt.Fprintf(tw, "  Pages failed:\t%d\n", c.PagesFailed)
+		pages := fmt.Sprint(c.PagesDone)
+		if c.MaxPages > 0 {
+			pages += fmt.Sprintf(" of max_pages %d", c.MaxPages)
+		}
+		fmt.Fprintf(tw, "  Pages:\t%s: %d fetched, %d failed, %d skipped\n", pages, c.PagesFetched, c.PagesFailed, c.PagesSkipped)
+		fmt.Fprintf(tw, "  Nodes crawled:\t%d hosts\n", c.NodesCrawled)
+		fmt.Fprintf(tw, "  Hosts open:\t%d (%d waiting for their delay or a retry)\n", c.HostsOpen, c.HostsWaiting)
 		fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
 		workers := map[string]int64{}
 		for _, wk := range c.Workers {
@@ -232,7 +237,7 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		}
 		fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
 		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
-		fmt.Fprintf(tw, "  Robots fetched:\t%d (%d pages disallowed)\n", c.RobotsFetched, c.RobotsDisallowed)
+		fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
 		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
 	}
 	return tw.Flush()

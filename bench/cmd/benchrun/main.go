@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the order.
-var sections = []string{"throughput", "cpu", "scale", "export", "micro", "rank", "cluster"}
+var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster"}
 
 // options are benchrun's flags.
 type options struct {
@@ -121,7 +121,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 Measure weaver against the ideal and against Colly on fakeweb and print one
 markdown table; write it with the machine, Go version and date to
-bench/RESULTS.md. Sections: 1-2 throughput (20 ms latency, 3 and 32 workers,
+bench/RESULTS.md. Sections: 0 polite (the defaults: 1 s delay, robots.txt,
+100,000 hosts at 20 ms, 3 and 32 workers), 1-2 throughput (20 ms latency, 3 and 32 workers,
 weaver and Colly alternately), 3 cpu (zero latency, robots off and on),
 4 scale (1M queued hosts), 5 export, 6 micro, 7 rank (PageRank and
 HyperBall on 1M hosts / 10M edges). Progress goes to stderr.
@@ -206,7 +207,7 @@ Examples:
 
 	var rows []row
 	steps := map[string]func(context.Context) ([]row, error){
-		"throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
+		"polite": h.polite, "throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
 		"rank": h.ranks, "cluster": h.clusterSection,
 	}
 	for _, s := range sections {

@@ -136,8 +136,13 @@ type fakeweb struct {
 // hosts, so that robots.txt costs the same for both crawlers. It returns
 // once fakeweb prints its ready line.
 func (h *harness) startFakeweb(ctx context.Context, hosts int, latency time.Duration) (*fakeweb, error) {
-	args := []string{"--listen", "127.0.0.1:0", "--hosts", fmt.Sprint(hosts), "--seed", "1", "--latency", latency.String(),
-		"--robots-disallow-every", "-1", "--crawl-delay-every", "-1"}
+	return h.startFakewebArgs(ctx, hosts, latency)
+}
+
+// startFakewebArgs is startFakeweb with more fakeweb flags.
+func (h *harness) startFakewebArgs(ctx context.Context, hosts int, latency time.Duration, more ...string) (*fakeweb, error) {
+	args := append([]string{"--listen", "127.0.0.1:0", "--hosts", fmt.Sprint(hosts), "--seed", "1", "--latency", latency.String(),
+		"--robots-disallow-every", "-1", "--crawl-delay-every", "-1"}, more...)
 	cmd := exec.Command(h.fakewebBin, args...)
 	cmd.Env = h.env
 	var stderr bytes.Buffer
