@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -28,6 +29,10 @@ type MergeOptions struct {
 	// Batch is how many records one write transaction takes; zero means
 	// 50,000. It changes the file's layout, not its content.
 	Batch int
+	// Meta are records written to the output's meta bucket, such as the
+	// crawl settings the caller chose for it: Merge copies no meta record
+	// of the inputs.
+	Meta map[string]string
 }
 
 // MergeResult describes a merge: the output and each input.
@@ -129,6 +134,16 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	}
 	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
 	err = m.run(srcs)
+	if err == nil && len(opt.Meta) > 0 {
+		err = dst.Update(func(tx *kv.Tx) error {
+			for _, k := range slices.Sorted(maps.Keys(opt.Meta)) {
+				if err := tx.SetMetaString(k, opt.Meta[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		err = dst.View(func(tx *kv.Tx) error {
 			res.Out = countsOf(tx)
