@@ -5,7 +5,6 @@ package archive
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/url"
@@ -20,17 +19,6 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
-
-// queuedAt is a frontier entry or lease to queue again, at its old place.
-type queuedAt struct {
-	depth int
-	seq   uint64 // arrival; max for a lease whose key is unknown: after its depth's entries
-	e     frontier.Entry
-}
-
-func (q queuedAt) compare(o queuedAt) int {
-	return cmp.Or(cmp.Compare(q.depth, o.depth), cmp.Compare(q.seq, o.seq))
-}
 
 // entryProblem says why e cannot be queued in tx, or "".
 func entryProblem(tx *kv.Tx, e *frontier.Entry) string {
@@ -73,7 +61,7 @@ func (r *repairer) readLeases() error {
 				}
 				q := queuedAt{depth: l.Depth, seq: ^uint64(0), e: l.Entry}
 				if len(l.Key) == 12 && int(binary.BigEndian.Uint32(l.Key)) == l.Depth {
-					q.seq = binary.BigEndian.Uint64(l.Key[4:])
+					q.seq = keySeq(l.Key)
 				}
 				r.leases = append(r.leases, q)
 			}
@@ -104,7 +92,7 @@ func (r *repairer) copyFrontier() error {
 			r.dropKey(kv.BucketFrontier, k, "%v", err)
 			return nil
 		}
-		q := queuedAt{depth: int(binary.BigEndian.Uint32(k)), seq: binary.BigEndian.Uint64(k[4:]), e: e}
+		q := queuedAt{depth: int(binary.BigEndian.Uint32(k)), seq: keySeq(k), e: e}
 		if q.depth != e.Depth {
 			r.dropKey(kv.BucketFrontier, k, "entry of %s at depth %d under a key of depth %d", e.Host, e.Depth, q.depth)
 			return nil
@@ -174,18 +162,7 @@ func (r *repairer) copyRoots() error {
 		}
 		batch = append(batch, bytes.Clone(k))
 		return nil
-	}, func() error {
-		err := r.dst.Update(func(tx *kv.Tx) error {
-			for _, k := range batch {
-				if err := tx.PutRaw(kv.BucketRoots, k, []byte{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
+	}, keysFlush(r.dst, kv.BucketRoots, &batch))
 	if err != nil || r.res.ByBucket[string(kv.BucketRoots)] == before {
 		return err
 	}
@@ -209,15 +186,7 @@ func (r *repairer) copyRoots() error {
 			return err
 		}
 		slices.SortFunc(keys, bytes.Compare)
-		err = r.dst.Update(func(tx *kv.Tx) error {
-			for _, k := range keys {
-				if err := tx.PutRaw(kv.BucketRoots, k, []byte{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := keysFlush(r.dst, kv.BucketRoots, &keys)(); err != nil {
 			return err
 		}
 	}

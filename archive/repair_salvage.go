@@ -6,14 +6,11 @@ package archive
 import (
 	"bytes"
 	"encoding/binary"
-	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
-
-type kvPair struct{ k, v []byte }
 
 type keyed[T any] struct {
 	k []byte
@@ -206,13 +203,6 @@ func (r *repairer) copyVisited() error {
 	})
 }
 
-// robotsRecord is crawl's robots cache value (crawl/page.go); its rules
-// must decode for the record to be kept.
-type robotsRecord struct {
-	Fetched time.Time `msgpack:"t"`
-	Rules   kv.Bytes  `msgpack:"r"`
-}
-
 // copyRobots keeps the robots.txt cache records that decode, under a
 // host name.
 func (r *repairer) copyRobots() error {
@@ -238,23 +228,7 @@ func (r *repairer) copyRobots() error {
 		}
 		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
 		return nil
-	}, r.putAll(kv.BucketRobots, &batch))
-}
-
-// putAll returns a flush that writes batch to bucket and empties it.
-func (r *repairer) putAll(bucket []byte, batch *[]kvPair) func() error {
-	return func() error {
-		err := r.dst.Update(func(tx *kv.Tx) error {
-			for _, p := range *batch {
-				if err := tx.PutRaw(bucket, p.k, p.v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		*batch = (*batch)[:0]
-		return err
-	}
+	}, pairsFlush(r.dst, kv.BucketRobots, &batch))
 }
 
 // copyOutbox keeps the cluster's unpublished links (sequence → link) as
@@ -270,14 +244,14 @@ func (r *repairer) copyOutbox() error {
 		r.outboxMax = max(r.outboxMax, binary.BigEndian.Uint64(k))
 		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
 		return nil
-	}, r.putAll(kv.BucketOutbox, &batch))
+	}, pairsFlush(r.dst, kv.BucketOutbox, &batch))
 }
 
 // copyInbox keeps the ids of the messages already applied.
 func (r *repairer) copyInbox() error {
-	var batch []kvPair
+	var batch [][]byte
 	return r.scan(kv.BucketInbox, func(k, _ []byte) error {
-		batch = append(batch, kvPair{bytes.Clone(k), []byte{}})
+		batch = append(batch, bytes.Clone(k))
 		return nil
-	}, r.putAll(kv.BucketInbox, &batch))
+	}, keysFlush(r.dst, kv.BucketInbox, &batch))
 }
