@@ -62,7 +62,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "crawl", "weaver crawl [flags] [SEED_URL ...]", `  weaver crawl https://example.com
   weaver crawl --workers 8 --max-depth 3 --delay 2s https://example.com https://example.org
   weaver crawl --config crawl.json          # seeds and limits from a file
-  weaver crawl --db weaver.bolt             # resume a stopped crawl
+  weaver crawl --db weaver.bolt             # resume a stopped crawl, by the settings it started with
   weaver crawl --connect-to ::127.0.0.1:8080 http://www.example.com/   # every host to one local server`)
 	configPath := fs.String("config", "", "JSON config `FILE` with seed 000's keys and weaver's")
 	type setting struct{ key, value, source string }
