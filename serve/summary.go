@@ -36,8 +36,9 @@ type Summary struct {
 	ComputedAt      time.Time         `json:"computed_at"`   // when this summary was read
 	ComputeSeconds  float64           `json:"compute_seconds"`
 	// Settings are the config values the store's crawl runs by
-	// (crawl.SettingKeys; 0 of a max_* limit means no limit); null for a
-	// store no crawl of this weaver has started on yet.
+	// (crawl.SettingKeys; 0 of max_depth, max_subdomains_per_root or
+	// max_outbound_links means no limit); null for a store no crawl of
+	// this weaver has started on yet.
 	Settings crawl.Settings `json:"settings"`
 }
 
