@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -28,6 +29,10 @@ type MergeOptions struct {
 	// Batch is how many records one write transaction takes; zero means
 	// 50,000. It changes the file's layout, not its content.
 	Batch int
+	// Meta are records written to the output's meta bucket, such as the
+	// crawl settings the caller chose for it: Merge copies no meta record
+	// of the inputs.
+	Meta map[string]string
 }
 
 // MergeResult describes a merge: the output and each input.
@@ -129,6 +134,16 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	}
 	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
 	err = m.run(srcs)
+	if err == nil && len(opt.Meta) > 0 {
+		err = dst.Update(func(tx *kv.Tx) error {
+			for _, k := range slices.Sorted(maps.Keys(opt.Meta)) {
+				if err := tx.SetMetaString(k, opt.Meta[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		err = dst.View(func(tx *kv.Tx) error {
 			res.Out = countsOf(tx)
@@ -443,19 +458,11 @@ func edgeKey(from, to uint64) []byte {
 	return k
 }
 
-// queued is a frontier entry or lease of an input, renumbered.
-type queued struct {
-	depth int
-	seq   uint64 // arrival in its input
-	input int
-	e     frontier.Entry
-}
-
 // frontier queues every input's entries and leases in dst, one per host at
 // its smallest depth. frontier.Push, called in (depth, arrival, input)
 // order, keeps the first entry of each host and numbers the arrivals anew.
 func (m *merger) frontier(srcs []*kv.Store) error {
-	var all []queued
+	var all []queuedAt // renumbered
 	for i, src := range srcs {
 		ids := &m.ids[i]
 		err := src.View(func(tx *kv.Tx) error {
@@ -465,18 +472,10 @@ func (m *merger) frontier(srcs []*kv.Store) error {
 				if err := kv.Decode(v, &e); err != nil {
 					return fmt.Errorf("%s: frontier entry %x: %w", src.Path(), k, err)
 				}
-				q := queued{depth: e.Depth, seq: ^uint64(0), input: i, e: e}
-				if len(k) == 12 {
-					q.seq = binary.BigEndian.Uint64(k[4:])
-				}
-				all = append(all, q)
+				all = append(all, queuedAt{depth: e.Depth, seq: keySeq(k), input: i, e: e})
 			}
 			return frontier.ForEachLease(tx, func(l *frontier.Lease) error {
-				q := queued{depth: l.Depth, seq: ^uint64(0), input: i, e: l.Entry}
-				if len(l.Key) == 12 {
-					q.seq = binary.BigEndian.Uint64(l.Key[4:])
-				}
-				all = append(all, q)
+				all = append(all, queuedAt{depth: l.Depth, seq: keySeq(l.Key), input: i, e: l.Entry})
 				return nil
 			})
 		})
@@ -490,9 +489,7 @@ func (m *merger) frontier(srcs []*kv.Store) error {
 			}
 		}
 	}
-	slices.SortFunc(all, func(a, b queued) int {
-		return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.seq, b.seq), cmp.Compare(a.input, b.input))
-	})
+	slices.SortFunc(all, queuedAt.compare)
 	for start := 0; start < len(all); start += m.batch {
 		if err := m.ctx.Err(); err != nil {
 			return err
@@ -533,16 +530,7 @@ func (m *merger) visited(i int, src *kv.Store) error {
 		return nil
 	}, func() error {
 		slices.SortFunc(batch, bytes.Compare)
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, k := range batch {
-				if err := tx.PutRaw(kv.BucketVisited, k, []byte{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
+		return keysFlush(m.dst, kv.BucketVisited, &batch)()
 	})
 }
 
@@ -552,41 +540,15 @@ func (m *merger) roots(src *kv.Store) error {
 	return m.scan(src, kv.BucketRoots, func(k, _ []byte) error {
 		batch = append(batch, bytes.Clone(k))
 		return nil
-	}, func() error {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, k := range batch {
-				if err := tx.PutRaw(kv.BucketRoots, k, []byte{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
-// robotsFetched is the part of a robots cache record (crawl's robotsRecord)
-// a merge reads: when it was fetched. The record is copied as is.
-type robotsFetched struct {
-	Fetched time.Time `msgpack:"t"`
-}
-
-func fetchedAt(v []byte) time.Time {
-	var r robotsFetched
-	if kv.Decode(v, &r) != nil {
-		return time.Time{}
-	}
-	return r.Fetched
+	}, keysFlush(m.dst, kv.BucketRoots, &batch))
 }
 
 // robots keeps, per host, the freshest robots.txt record of all inputs (the
 // earlier input's on a tie).
 func (m *merger) robots(src *kv.Store) error {
-	type rec struct{ k, v []byte }
-	var batch []rec
+	var batch []kvPair
 	return m.scan(src, kv.BucketRobots, func(k, v []byte) error {
-		batch = append(batch, rec{bytes.Clone(k), bytes.Clone(v)})
+		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
 		return nil
 	}, func() error {
 		err := m.dst.Update(func(tx *kv.Tx) error {

@@ -16,3 +16,6 @@ const (
 	PrepareBatch    = prepareBatch
 	MetaRequeueNext = metaRequeueNext
 )
+
+// NotStored exposes the config keys a store does not remember.
+var NotStored = notStored

@@ -7,7 +7,7 @@ const SchemaVersion = 1
 // The buckets of a store. kv creates them all when it creates a file; their
 // keys and values are defined by the packages that own them.
 var (
-	BucketMeta     = []byte("meta")     // string key → raw value (schema, created_at, counters)
+	BucketMeta     = []byte("meta")     // string key → raw value (schema, created_at, counters, the crawl's settings)
 	BucketNodes    = []byte("nodes")    // node id (8 B big-endian) → graph.Node
 	BucketHosts    = []byte("hosts")    // host → node id (8 B)
 	BucketEdges    = []byte("edges")    // from id (8 B) | to id (8 B) → graph.Edge

@@ -471,7 +471,14 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	m.mu.Unlock()
 	j.use.Unlock()
 
-	err = s.Update(func(tx *kv.Tx) error { return putState(tx, &st) })
+	// The job's settings are stored as a crawl's are, for weaver status,
+	// weaver merge and a `weaver crawl` that resumes the job's store.
+	err = s.Update(func(tx *kv.Tx) error {
+		if err := crawl.PutSettings(tx, cfg.Settings()); err != nil {
+			return err
+		}
+		return putState(tx, &st)
+	})
 	var res crawl.Result
 	if err == nil {
 		var fresh bool

@@ -162,8 +162,17 @@ func TestJobs_CreateRunComplete(t *testing.T) {
 		t.Errorf("%d nodes (%d crawled), metrics say %d", len(full.Job.Nodes), crawled, j.Metrics.TotalNodes)
 	}
 	// The job's store is a weaver store like any other: the cleanup checks
-	// its invariants.
-	storetest.MustOpenPath(t, filepath.Join(dir, id+".bolt"), kv.Options{ReadOnly: true})
+	// its invariants. It holds the job's settings, as a crawl's store does.
+	st := storetest.MustOpenPath(t, filepath.Join(dir, id+".bolt"), kv.Options{ReadOnly: true})
+	var set crawl.Settings
+	if err := st.View(func(tx *kv.Tx) (err error) { set, err = crawl.ReadSettings(tx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"max_depth": "0 (no limit)", "max_crawls_per_node": "1", "ignore_robots": "true", "max_outbound_links": "10"} {
+		if got := set.Text(key); got != want {
+			t.Errorf("stored setting %s = %q, want %q", key, got, want)
+		}
+	}
 }
 
 func TestJobs_GraphAndList(t *testing.T) {

@@ -35,6 +35,11 @@ type Summary struct {
 	Created         time.Time         `json:"created_at"`    // when the store was created (ReadSummary only)
 	ComputedAt      time.Time         `json:"computed_at"`   // when this summary was read
 	ComputeSeconds  float64           `json:"compute_seconds"`
+	// Settings are the config values the store's crawl runs by
+	// (crawl.SettingKeys; 0 of max_depth, max_subdomains_per_root or
+	// max_outbound_links means no limit); null for a store no crawl of
+	// this weaver has started on yet.
+	Settings crawl.Settings `json:"settings"`
 }
 
 // DepthCount is how many frontier entries wait at one depth.
@@ -103,6 +108,7 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		RobotsCached:  tx.Len(kv.BucketRobots),
 		ComputedAt:    now.UTC(),
 	}
+	sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
 	for d, n := range frontier.ByDepth(tx) {
 		sum.FrontierByDepth = append(sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})
 	}

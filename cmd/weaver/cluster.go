@@ -19,10 +19,6 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 )
 
-// clusterSettings are the config keys that shape the graph: every shard
-// of a cluster crawl must share them.
-var clusterSettings = []string{"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links", "exclude_hosts", "ignore_robots"}
-
 // joinCluster opens the store of a cluster shard (creating it only once
 // the NATS server has been reached and agrees) and joins the cluster.
 func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string, logf func(level, msg string)) (*cluster.Node, *kv.Store, error) {
@@ -31,7 +27,8 @@ func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string,
 		return nil, nil, usageError{err}
 	}
 	settings := map[string]string{}
-	for _, k := range clusterSettings {
+	// Every shard must share the settings that shape the graph.
+	for _, k := range crawl.GraphKeys {
 		v, _ := cfg.Get(k)
 		settings[k] = v
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -61,7 +63,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "crawl", "weaver crawl [flags] [SEED_URL ...]", `  weaver crawl https://example.com
   weaver crawl --workers 8 --max-depth 3 --delay 2s https://example.com https://example.org
   weaver crawl --config crawl.json          # seeds and limits from a file
-  weaver crawl --db weaver.bolt             # resume a stopped crawl
+  weaver crawl --db weaver.bolt             # resume a stopped crawl, by the settings it started with
   weaver crawl --connect-to ::127.0.0.1:8080 http://www.example.com/   # every host to one local server`)
 	configPath := fs.String("config", "", "JSON config `FILE` with seed 000's keys and weaver's")
 	type setting struct{ key, value, source string }
@@ -94,36 +96,64 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	cfg := crawl.Defaults()
-	if *configPath != "" {
-		data, err := os.ReadFile(*configPath)
-		if err != nil {
-			return usagef("config: %v", err)
-		}
-		if err := cfg.LoadJSON(data, "config file "+*configPath); err != nil {
-			return usageError{err}
-		}
-	}
-	for _, key := range crawl.Keys() {
-		name := "WEAVER_" + strings.ToUpper(key)
-		if v := e.Getenv(name); v != "" {
-			if err := cfg.Set(key, v, "environment "+name); err != nil {
-				return usageError{err}
+	// build makes the configuration from its sources, weakest first:
+	// defaults, the settings stored in the store (a resume), the config
+	// file, the environment, the flags. Run first without stored settings,
+	// it says where the store is.
+	build := func(stored crawl.Settings, storePath string) (crawl.Config, error) {
+		cfg := crawl.Defaults()
+		if stored != nil {
+			if err := cfg.Apply(stored, "settings stored in "+storePath); err != nil {
+				return cfg, usageError{err}
 			}
 		}
-	}
-	for _, s := range sets {
-		if err := cfg.Set(s.key, s.value, s.source); err != nil {
-			return usageError{err}
+		if *configPath != "" {
+			data, err := os.ReadFile(*configPath)
+			if err != nil {
+				return cfg, usagef("config: %v", err)
+			}
+			if err := cfg.LoadJSON(data, "config file "+*configPath); err != nil {
+				return cfg, usageError{err}
+			}
 		}
+		for _, key := range crawl.Keys() {
+			name := "WEAVER_" + strings.ToUpper(key)
+			if v := e.Getenv(name); v != "" {
+				if err := cfg.Set(key, v, "environment "+name); err != nil {
+					return cfg, usageError{err}
+				}
+			}
+		}
+		for _, s := range sets {
+			if err := cfg.Set(s.key, s.value, s.source); err != nil {
+				return cfg, usageError{err}
+			}
+		}
+		if len(connectTo) > 0 {
+			cfg.ConnectTo = connectTo
+			cfg.From("connect_to", "flag --connect-to")
+		}
+		if len(excludes) > 0 {
+			// Added once: the same --exclude-host on every resume must not
+			// grow the stored list.
+			for _, x := range excludes {
+				if !slices.Contains(cfg.ExcludeHosts, x) {
+					cfg.ExcludeHosts = append(cfg.ExcludeHosts, x)
+				}
+			}
+			cfg.From("exclude_hosts", "flag --exclude-host")
+		}
+		return cfg, nil
 	}
-	if len(connectTo) > 0 {
-		cfg.ConnectTo = connectTo
-		cfg.From("connect_to", "flag --connect-to")
+	cfg, err := build(nil, "")
+	if err != nil {
+		return err
 	}
-	if len(excludes) > 0 {
-		cfg.ExcludeHosts = append(cfg.ExcludeHosts, excludes...)
-		cfg.From("exclude_hosts", "flag --exclude-host")
+	stored := storedSettings(cfg.DBPath)
+	if stored != nil {
+		if cfg, err = build(stored, cfg.DBPath); err != nil {
+			return err
+		}
 	}
 	seeds := fs.Args()
 	for _, s := range seeds {
@@ -192,7 +222,16 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	// This process holds the store's lock: an address beside it, or in its
 	// meta, was left by a crawl that did not exit cleanly.
 	os.Remove(archive.ListenPath(cfg.DBPath))
+	// The settings are recorded before anything is queued, so that every
+	// run on the store, this one's first, resumes by them.
+	var old crawl.Settings
+	crawled := false // the store held nodes: a crawl ran on it before
 	if err := store.Update(func(tx *kv.Tx) error {
+		old, _ = crawl.ReadSettings(tx) // a damaged record is replaced by this run's
+		crawled = graph.GetCounts(tx).Nodes > 0
+		if err := crawl.PutSettings(tx, cfg.Settings()); err != nil {
+			return err
+		}
 		if tx.MetaString(metaListenAddr) == "" {
 			return nil
 		}
@@ -200,6 +239,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}); err != nil {
 		return err
 	}
+	logSettings(logf, cfg, old, crawled)
 
 	var proxy func(*url.URL) (*url.URL, error)
 	pc := &httpproxy.Config{
@@ -303,6 +343,78 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// storedSettings returns the settings stored in the store at path, or nil
+// when there is none, it holds none, or it cannot be read now: the open
+// that follows reports what is wrong with it.
+func storedSettings(path string) crawl.Settings {
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	s, err := kv.Open(path, kv.Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	var set crawl.Settings
+	_ = s.View(func(tx *kv.Tx) error {
+		set, _ = crawl.ReadSettings(tx) // a damaged record is replaced by this run's
+		return nil
+	})
+	return set
+}
+
+// logSettings says how this run's settings differ from those the store
+// held (old, read in the transaction that replaced them): one line per
+// changed key, naming what changed it. crawled says the store held nodes:
+// without settings, it was written by an older weaver.
+func logSettings(logf func(level, msg string), cfg crawl.Config, old crawl.Settings, crawled bool) {
+	if old == nil {
+		if crawled {
+			logf("INFO", "No settings stored (a store of an older weaver): this run's are stored for the next")
+		}
+		return
+	}
+	now := cfg.Settings()
+	for _, key := range old.Diff(now, crawl.SettingKeys) {
+		if _, ok := old[key]; !ok {
+			continue // a key this weaver remembers and the store's did not
+		}
+		why := ""
+		if src := cfg.Source(key); src != "" && !strings.HasPrefix(src, "settings stored in ") {
+			why = ", by " + src
+		}
+		change := old.Text(key) + " → " + now.Text(key)
+		a, aok := old.List(key)
+		b, bok := now.List(key)
+		if aok && bok {
+			// A list (exclude_hosts, connect_to) says what was added and
+			// removed: its values are long.
+			var parts []string
+			if add := missingFrom(b, a); len(add) > 0 {
+				parts = append(parts, "added "+strings.Join(add, " "))
+			}
+			if del := missingFrom(a, b); len(del) > 0 {
+				parts = append(parts, "removed "+strings.Join(del, " "))
+			}
+			if len(parts) > 0 {
+				change = strings.Join(parts, ", ")
+			}
+		}
+		logf("INFO", fmt.Sprintf("Setting %s: %s%s", key, change, why))
+	}
+}
+
+// missingFrom returns the values of a that b lacks, in a's order.
+func missingFrom(a, b []string) []string {
+	var out []string
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // logger writes log lines as "[LEVEL] msg" or JSON objects.

@@ -2,14 +2,66 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
 )
 
 func init() {
 	register(&command{Name: "merge", Summary: "join stores by host into a new one (weights summed, frontiers joined)", Run: runMerge})
+}
+
+// settingsDiff names the settings in which the stores at paths (their
+// settings sets, nil for none stored) differ, with each value and the
+// stores that hold it: "max_outbound_links 3 (a.bolt), 10 (b.bolt)". It is
+// "" when they agree. Stores without settings are not compared.
+func settingsDiff(paths []string, sets []crawl.Settings) string {
+	var first crawl.Settings
+	var keys []string
+	for _, s := range sets {
+		switch {
+		case s == nil:
+		case first == nil:
+			first = s
+		default:
+			for _, k := range first.Diff(s, crawl.SettingKeys) {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	var parts []string
+	for _, k := range crawl.SettingKeys { // in their order, not discovery's
+		if !slices.Contains(keys, k) {
+			continue
+		}
+		var values []string
+		holders := map[string][]string{}
+		for i, s := range sets {
+			if s == nil {
+				continue
+			}
+			v := s.Text(k)
+			if _, ok := s[k]; !ok {
+				v = "unset"
+			}
+			if holders[v] == nil {
+				values = append(values, v)
+			}
+			holders[v] = append(holders[v], paths[i])
+		}
+		for j, v := range values {
+			values[j] = fmt.Sprintf("%s (%s)", v, strings.Join(holders[v], ", "))
+		}
+		parts = append(parts, k+" "+strings.Join(values, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func runMerge(ctx context.Context, e *env, args []string) error {
@@ -36,9 +88,32 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 	start := time.Now()
-	res, err := archive.Merge(ctx, out, inputs, archive.MergeOptions{Force: *force, Verify: *verify})
+	// The merged store keeps the settings of the first input that holds
+	// any, as it keeps the first input's node ids: weaver crawl --db OUT
+	// resumes with them. A store that cannot be read here is reported by
+	// Merge.
+	sets := make([]crawl.Settings, len(inputs))
+	var keep crawl.Settings
+	keepFrom := ""
+	for i, in := range inputs {
+		if sets[i] = storedSettings(in); keep == nil && sets[i] != nil {
+			keep, keepFrom = sets[i], in
+		}
+	}
+	opt := archive.MergeOptions{Force: *force, Verify: *verify}
+	if keep != nil {
+		data, err := json.Marshal(keep)
+		if err != nil {
+			return err
+		}
+		opt.Meta = map[string]string{crawl.MetaSettings: string(data)}
+	}
+	res, err := archive.Merge(ctx, out, inputs, opt)
 	if err != nil {
 		return archiveError(err)
+	}
+	if diff := settingsDiff(inputs, sets); diff != "" {
+		fmt.Fprintf(e.Stderr, "weaver merge: warning: the stores were crawled under different settings: %s; %s keeps %s's, which weaver crawl resumes with\n", diff, out, keepFrom)
 	}
 	for _, in := range res.Inputs {
 		fmt.Fprintf(e.Stdout, "  %s: %d nodes, %d edges, %d queued, %d leases\n", in.Path, in.Nodes, in.Edges, in.Queued, in.Leases)

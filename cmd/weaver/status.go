@@ -196,6 +196,7 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	for _, d := range st.FrontierByDepth {
 		fmt.Fprintf(tw, "  depth %d\t%d\n", d.Depth, d.Entries)
 	}
+	printSettings(tw, st.Settings)
 	fmt.Fprintf(tw, "\nTop %d hosts by in-weight\n", serve.TopHosts)
 	if len(st.TopHosts) == 0 {
 		fmt.Fprintln(tw, "  (no edges)")
@@ -241,6 +242,21 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
 	}
 	return tw.Flush()
+}
+
+// printSettings writes the settings a store's crawl runs by, in
+// crawl.SettingKeys order.
+func printSettings(w io.Writer, set crawl.Settings) {
+	if set == nil {
+		fmt.Fprintln(w, "\nSettings\n  (none stored: the next weaver crawl stores its own)")
+		return
+	}
+	fmt.Fprintln(w, "\nSettings (weaver crawl resumes with them)")
+	for _, key := range crawl.SettingKeys {
+		if _, ok := set[key]; ok {
+			fmt.Fprintf(w, "  %s\t%s\n", key, set.Text(key))
+		}
+	}
 }
 
 // countList writes counts as "a 3, b 1", largest first; "none" if empty.

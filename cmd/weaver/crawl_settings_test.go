@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+)
+
+// TestCrawl_SettingsPrecedence: on resume, each source overrides the
+// settings stored in the store in the order defaults < stored < config
+// file < environment < flags, each change is one line naming its source,
+// and what a run was given is what the next bare resume runs by.
+func TestCrawl_SettingsPrecedence(t *testing.T) {
+	w := fakeweb.Loop3()
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	conf := filepath.Join(dir, "crawl.json")
+	if err := os.WriteFile(conf, []byte(`{"max_depth": 4, "max_outbound_links": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crawl := func(vars map[string]string, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		e := &env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+		args = append([]string{"crawl", "--db", db, "--metrics", db + ".metrics", "--quiet"}, args...)
+		if code := run(context.Background(), e, args); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		return strings.Join(regexp.MustCompile(`(?m)^\[INFO\] Setting .*$`).FindAllString(out.String(), -1), "\n")
+	}
+	if got := crawl(nil, "--connect-to", srv.ConnectTo(), "--delay", "0", "--max-depth", "2", "--max-outbound-links", "3", w.Seed()); got != "" {
+		t.Errorf("first crawl: %q", got)
+	}
+	steps := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"WEAVER_MAX_DEPTH": "6"}, []string{"--config", conf, "--max-depth", "8"}, "[INFO] Setting max_depth: 2 → 8, by flag --max-depth"},
+		{map[string]string{"WEAVER_MAX_DEPTH": "6"}, []string{"--config", conf}, "[INFO] Setting max_depth: 8 → 6, by environment WEAVER_MAX_DEPTH"},
+		{nil, []string{"--config", conf}, "[INFO] Setting max_depth: 6 → 4, by config file " + conf},
+		{nil, nil, ""}, // a bare resume runs by what the last run was given
+		{nil, []string{"--max-depth", "0", "--exclude-host", `^x\.`}, "[INFO] Setting max_depth: 4 → 0 (no limit), by flag --max-depth\n" +
+			`[INFO] Setting exclude_hosts: added ^x\., by flag --exclude-host`},
+		{nil, []string{"--exclude-host", `^x\.`}, ""}, // already in the stored list
+	}
+	for i, s := range steps {
+		if got := crawl(s.env, s.args...); got != s.want {
+			t.Errorf("step %d (%v): got\n%s\nwant\n%s", i, s.args, got, s.want)
+		}
+	}
+}
