@@ -238,22 +238,36 @@ func Join(ctx context.Context, opt Options, open func() (*kv.Store, error)) (*No
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	nc, err := nats.Connect(opt.URL,
-		nats.Name(fmt.Sprintf("weaver shard %s of %s (pid %d)", opt.Shard, n.name, os.Getpid())),
-		nats.Timeout(timeout),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.ReconnectBufSize(-1), // publishes fail fast while disconnected; the outbox waits
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				n.logf("WARN", "Cluster: lost the NATS server (%v): crawling on, links wait in the outbox", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) {
-			n.logf("INFO", "Cluster: reconnected to %s", c.ConnectedUrlRedacted())
-			n.wakePublisher()
-		}),
-	)
+	connect := func() (*nats.Conn, error) {
+		return nats.Connect(opt.URL,
+			nats.Name(fmt.Sprintf("weaver shard %s of %s (pid %d)", opt.Shard, n.name, os.Getpid())),
+			nats.Timeout(timeout),
+			nats.MaxReconnects(-1),
+			nats.ReconnectWait(500*time.Millisecond),
+			nats.ReconnectBufSize(-1), // publishes fail fast while disconnected; the outbox waits
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					n.logf("WARN", "Cluster: lost the NATS server (%v): crawling on, links wait in the outbox", err)
+				}
+			}),
+			nats.ReconnectHandler(func(c *nats.Conn) {
+				n.logf("INFO", "Cluster: reconnected to %s", c.ConnectedUrlRedacted())
+				n.wakePublisher()
+			}),
+		)
+	}
+	// A shard restarted on its store (not a new one) may find its server
+	// restarting too: it tries again for a minute. A first join fails at
+	// once, so that a wrong URL is said at once.
+	nc, err := connect()
+	for patience := time.Now().Add(time.Minute); err != nil && !opt.NewStore && ctx.Err() == nil && time.Now().Before(patience); {
+		n.logf("WARN", "Cluster: cannot reach the NATS server at %s (%v): trying again", Redact(opt.URL), err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+		nc, err = connect()
+	}
 	if err != nil {
 		return nil, badInput("cannot reach the NATS server at %s: %v", Redact(opt.URL), err)
 	}
