@@ -63,7 +63,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if err != nil {
 			return err
 		}
-		if err := graph.AddEdge(tx, id, dst.ID, 1, now); err != nil {
+		if err := graph.AddEdge(tx, id, dst.ID, t.weight, now); err != nil {
 			return err
 		}
 		if !c.owns(t.host) {
@@ -131,6 +131,12 @@ func (c *Crawler) account(p *page) {
 	default:
 		c.stats.pagesFetched.Add(1)
 	}
+	// The pages after the home page (pages_per_host).
+	if p.pages > 1 {
+		c.stats.pagesFetched.Add(int64(p.pages - 1))
+		c.stats.answered.Add(int64(p.pages - 1))
+	}
+	c.stats.pagesFailed.Add(int64(p.pagesBad))
 	if p.fetched && p.firstCrawl {
 		c.stats.nodesCrawled.Add(1)
 	}

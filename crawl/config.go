@@ -52,6 +52,14 @@ type Config struct {
 	Shard                string   `json:"shard"`            // "K/N" with cluster: shard K of N
 	ClusterReplicas      int      `json:"cluster_replicas"` // replicas of the stream and KV bucket a shard creates (1)
 	CrawlName            string   `json:"crawl_name"`       // the cluster crawl's name (default: from the seeds)
+	// PagesPerHost is how many pages of a host one crawl of it fetches:
+	// the home page, then up to PagesPerHost−1 more of the same host,
+	// breadth-first from the links found (1: the home page alone).
+	PagesPerHost int `json:"pages_per_host"`
+	// Scope, when set, are regular expressions on the normalised host:
+	// only hosts matching one are fetched; links to the others are edges
+	// to nodes marked out_of_scope.
+	Scope []string `json:"scope"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -107,6 +115,7 @@ func Defaults() Config {
 		RobotsCacheTTLMS:     24 * 3600 * 1000,
 		ProgressIntervalMS:   5000,
 		ClusterReplicas:      1,
+		PagesPerHost:         1,
 	}
 }
 
@@ -141,7 +150,7 @@ func (c *Config) fieldsOf() []field {
 		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
-		{"crawl_name", &c.CrawlName},
+		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 	}
 }
 
@@ -370,6 +379,14 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxCrawlsPerNode < 1 {
 		return c.invalid("max_crawls_per_node", "must be at least 1, got %d", c.MaxCrawlsPerNode)
+	}
+	if c.PagesPerHost < 1 || c.PagesPerHost > 10000 {
+		return c.invalid("pages_per_host", "must be 1 to 10000, got %d", c.PagesPerHost)
+	}
+	for _, re := range c.Scope {
+		if _, err := regexp.Compile(re); err != nil {
+			return c.invalid("scope", "bad regular expression %q: %v", re, err)
+		}
 	}
 	if c.ConcurrentWorkers < 1 || c.ConcurrentWorkers > 1024 {
 		return c.invalid("concurrent_workers", "must be 1 to 1024, got %d", c.ConcurrentWorkers)

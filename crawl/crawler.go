@@ -135,6 +135,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	workers := c.cfg.ConcurrentWorkers
 	steps := make(chan *task)
 	back := make(chan *task, workers)
+	// again carries a host whose next page is due from the parse stage
+	// back to the dispatcher; it holds every page that can be in the parse
+	// and commit stages, so that no parser ever waits on it at a stop.
+	again := make(chan *task, c.maxInflight()+2*workers)
 	// Room for every page in flight, so that no worker waits to hand over a
 	// finished page while the acker waits for an fsync.
 	pend := make(chan pending, c.maxInflight())
@@ -144,7 +148,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	// Workers fetch; parsers hash and extract what they fetched and queue
 	// the page's commit. The queue between them holds one page per worker,
 	// so bodies in memory are bounded by twice the workers plus parsers.
-	parse := make(chan *page, workers)
+	parse := make(chan *task, workers)
 	var wg sync.WaitGroup
 	for i := 1; i <= workers; i++ {
 		wg.Add(1)
@@ -155,10 +159,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 			for t := range steps {
 				c.step(hard, id, t)
 				c.setWorker(id, WorkerIdle, "")
-				done, p := t.done, t.p
+				done := t.done
 				back <- t // the dispatcher parks it or counts it finished
 				if done {
-					parse <- p
+					parse <- t
 				}
 			}
 		}(i)
@@ -169,8 +173,13 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		go func() {
 			defer pwg.Done()
 			w := &parser{h: sha256.New()}
-			for p := range parse {
-				c.parse(w, p)
+			for t := range parse {
+				c.parse(w, t)
+				if c.nextPage(t) {
+					again <- t
+					continue
+				}
+				p := t.p
 				if !p.returned && c.log != nil && !c.cfg.Quiet {
 					c.logPage(p)
 				}
@@ -203,7 +212,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		c.progress(stopProgress)
 	}()
 
-	reason, runErr := c.dispatch(ctx, steps, back, acked, fatal)
+	reason, runErr := c.dispatch(ctx, steps, back, again, acked, fatal)
 	// Nobody reads acked any more: drain it so the acker never blocks
 	// whatever is still in flight.
 	go func() {
@@ -219,6 +228,15 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	wg.Wait()
 	close(parse)
 	pwg.Wait()
+	// Hosts whose next page was due after the dispatcher stopped go back
+	// to the queue whole: a host is committed complete or not at all.
+	var late []*task
+	for len(again) > 0 {
+		late = append(late, <-again)
+	}
+	if err := c.giveBack(nil, late); err != nil && runErr == nil {
+		runErr, reason = err, ReasonError
+	}
 	close(pend)
 	<-ackerDone
 	close(stopProgress)

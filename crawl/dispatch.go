@@ -148,7 +148,7 @@ func (h *parked) Pop() any {
 // openHosts are open. A host whose next step must wait (its delay, a
 // retry, a Retry-After, a Crawl-delay) is parked, and its worker takes
 // another step at once. dispatch also decides when the crawl ends.
-func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan *task, acked <-chan struct{}, fatal chan error) (string, error) {
+func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back, again <-chan *task, acked <-chan struct{}, fatal chan error) (string, error) {
 	capacity := c.claimAhead()
 	maxOpen := c.cfg.openHosts()
 	var buf []frontier.Lease // claimed, not opened
@@ -228,6 +228,8 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 				if !t.done {
 					open = append(open, t)
 				}
+			case t := <-again:
+				open = append(open, t)
 			case <-acked:
 			}
 		}
@@ -293,6 +295,10 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			} else {
 				park(t, c.now())
 			}
+		case t := <-again:
+			// The host's next page: parsed, not committed.
+			committing--
+			park(t, c.now())
 		case <-acked:
 			committing--
 			needClaim = true

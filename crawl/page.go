@@ -40,8 +40,11 @@ type page struct {
 	hash       string
 	title      string
 	desc       string
-	targets    []target
-	robots     *robotsRecord // fetched robots.txt, to cache
+	targets    []target       // selected from all the host's pages, each with its weight
+	targetAt   map[string]int // index in targets by host
+	pages      int            // pages of the host answered in this crawl of it, home page included
+	pagesBad   int            // pages after the home page that failed
+	robots     *robotsRecord  // fetched robots.txt, to cache
 
 	// body is the final answer's (capped) body, kept by the fetch for the
 	// parse stage, which hashes and extracts it and gives it back.
@@ -92,36 +95,90 @@ func (p *page) dropBody() {
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// parse hashes the body that process kept, and for an HTML answer from the
-// page's own host extracts title, description and the selected targets.
-// A redirect to another host is recorded as one link to that host.
-func (c *Crawler) parse(w *parser, p *page) {
+// parse reads the page a step fetched: the home page's hash, title and
+// description, and for an HTML answer from the host itself the selected
+// targets (a redirect to another host is one link to that host); with
+// pages_per_host above 1, also the host's own links, in DOM order, as
+// pages to fetch next. A page whose <meta name=robots> says nofollow (or
+// none) gives no edge and no page to follow, unless robots are ignored.
+func (c *Crawler) parse(w *parser, t *task) {
+	p := t.p
 	if p.body == nil {
 		return
 	}
 	defer p.dropBody()
 	data := p.body.Bytes()
-	w.h.Reset()
-	w.h.Write(data)
-	p.hash = hex.EncodeToString(w.h.Sum(nil))
-	p.bytes = int64(len(data))
-	p.targets, p.title, p.desc = nil, "", ""
+	home := t.pageNo == 0
+	if home {
+		w.h.Reset()
+		w.h.Write(data)
+		p.hash = hex.EncodeToString(w.h.Sum(nil))
+		p.bytes = int64(len(data))
+		p.title, p.desc = "", ""
+	}
 	w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
+	more := c.cfg.PagesPerHost > 1
+	var inner []*url.URL
 	finalHost, _ := graph.HostOf(p.final)
+	nofollow := false
 	switch {
-	case p.status >= 300:
+	case t.status >= 300:
 	case finalHost != "" && finalHost != p.lease.Host:
 		w.sel.add(p.final)
-	case isHTML(p.ctype):
+	case isHTML(t.ctype):
+		add := w.sel.add
+		if more {
+			full := false
+			add = func(u *url.URL) bool {
+				if h, err := graph.HostOf(u); err == nil && h == p.lease.Host && len(inner) < maxInnerLinks {
+					inner = append(inner, u)
+				}
+				if !full {
+					full = !w.sel.add(u)
+				}
+				return true // the host's own links are wanted to the end
+			}
+		}
 		// An in-memory body has no read error to report.
-		info, _ := w.ex.Page(bytes.NewReader(data), p.final, w.sel.add)
-		p.title = info.Title
-		p.desc = info.Description
-		if p.desc == "" {
-			p.desc = p.title
+		info, _ := w.ex.Page(bytes.NewReader(data), p.final, add)
+		nofollow = info.NoFollow && !c.cfg.IgnoreRobots
+		if home {
+			p.title = info.Title
+			p.desc = info.Description
+			if p.desc == "" {
+				p.desc = p.title
+			}
 		}
 	}
-	p.targets = append([]target(nil), w.sel.picked...)
+	if nofollow {
+		return
+	}
+	p.addTargets(w.sel.picked)
+	for _, u := range inner {
+		t.queuePage(u)
+	}
+}
+
+// maxInnerLinks bounds the same-host links one page adds to the host's
+// queue of pages.
+const maxInnerLinks = 1000
+
+// addTargets adds one page's selected targets: a page adds at most 1 to
+// the weight of a target, so a target's weight is the number of the
+// host's pages that link to it.
+func (p *page) addTargets(picked []target) {
+	for _, t := range picked {
+		if i, ok := p.targetAt[t.host]; ok {
+			p.targets[i].weight++
+			continue
+		}
+		if p.targetAt == nil {
+			p.targetAt = map[string]int{}
+		}
+		p.targetAt[t.host] = len(p.targets)
+		t.weight = 1
+		p.targets = append(p.targets, t)
+	}
 }
 
 // isHTML reports whether a Content-Type is (or may be) HTML: a missing one

@@ -13,6 +13,7 @@ import (
 type target struct {
 	host   string
 	scheme string
+	weight uint64 // pages of the source host linking to it
 }
 
 // excluder decides whether a host is excluded. exclude_hosts usually

@@ -37,18 +37,66 @@ type task struct {
 	hops    int    // redirects followed in this stage
 	attempt int    // retries of this request
 
+	pageNo int             // the page being fetched: 0 the home page, then 1, 2, ...
+	status int             // the current page's answer
+	ctype  string          // its Content-Type
+	queue  []string        // the host's own pages found so far and not yet fetched, in order
+	seen   map[string]bool // pages queued or fetched (URL without fragment)
+	rules  *robots.Rules   // kept for the pages after the home page
+
 	readyAt  time.Time     // the next step may not start before
 	parkedAt time.Time     // when the task was last parked (zero: never)
 	persist  bool          // the park is written to the store (see parkCommit)
 	delay    time.Duration // robots.txt's Crawl-delay for the host, 0 if none
 	body     []byte        // robots.txt's body, read by the step that asked it
 
-	done  bool // finished: its page goes to parse and commit
+	done  bool // the current page is finished: it goes to parse (then the next page, or the commit)
 	index int  // in the dispatcher's heap; -1 when not in it
 }
 
 func newTask(l frontier.Lease, worker int) *task {
 	return &task{p: &page{lease: l, worker: worker}, url: l.URL, host: l.Host, readyAt: l.NotBefore, index: -1}
+}
+
+// queuePage adds one of the host's own links to its pages to fetch.
+func (t *task) queuePage(u *url.URL) {
+	v := *u
+	v.Fragment, v.RawFragment = "", ""
+	s := v.String()
+	if t.seen == nil {
+		t.seen = map[string]bool{t.p.lease.URL: true}
+	}
+	if !t.seen[s] {
+		t.seen[s] = true
+		t.queue = append(t.queue, s)
+	}
+}
+
+// nextPage makes the host's next page t's next step, after its parse:
+// while fewer than pages_per_host were tried, the next queued page that
+// robots.txt allows (a disallowed page is not fetched and does not
+// count), each taken from max_pages. It reports whether there is one.
+func (c *Crawler) nextPage(t *task) bool {
+	p := t.p
+	if c.cfg.PagesPerHost <= 1 || p.returned || !p.fetched || p.kind != "" || p.disallow {
+		return false
+	}
+	for t.pageNo+1 < c.cfg.PagesPerHost && len(t.queue) > 0 {
+		next := t.queue[0]
+		t.queue = t.queue[1:]
+		if t.rules != nil && !t.rules.Allowed(c.cfg.UserAgent, next) {
+			continue
+		}
+		if c.cfg.MaxPages > 0 && c.stats.claimed.Add(1) > int64(c.cfg.MaxPages) {
+			c.stats.claimed.Add(-1)
+			return false
+		}
+		t.pageNo++
+		t.stage, t.url, t.host, t.hops, t.attempt, t.done = stagePage, next, p.lease.Host, 0, 0, false
+		t.readyAt = c.gate.nextAt(t.host)
+		return true
+	}
+	return false
 }
 
 // step runs t's next request (after the checks of a task's start) and
@@ -120,6 +168,9 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 // a Crawl-delay).
 func (c *Crawler) obey(t *task, rules *robots.Rules) {
 	p := t.p
+	if c.cfg.PagesPerHost > 1 {
+		t.rules = rules
+	}
 	if !rules.Allowed(c.cfg.UserAgent, p.lease.URL) {
 		p.disallow = true
 		t.done = true
@@ -136,6 +187,13 @@ func (c *Crawler) obey(t *task, rules *robots.Rules) {
 // fail ends the task with a failure of kind (robots.txt's failures are the
 // page's: the host could not be reached).
 func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
+	t.done = true
+	if t.pageNo > 0 {
+		// A page after the home page failed: the host's crawl goes on.
+		t.p.pagesBad++
+		t.status, t.ctype = 0, ""
+		return
+	}
 	t.p.kind, t.p.err = kind, string(kind)+": "+err.Error()
 	t.p.forGood = forGood(kind, err)
 	t.done = true
@@ -253,11 +311,21 @@ func (c *Crawler) answered(t *task, resp *response) {
 		return
 	}
 	t.done = true
-	p.fetched = true
-	p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
-	if resp.status >= 400 {
-		p.kind = KindHTTP
-		p.err = fmt.Sprintf("HTTP %d", resp.status)
+	t.status, t.ctype = resp.status, resp.contentType
+	if t.pageNo > 0 {
+		if resp.status >= 400 {
+			p.pagesBad++
+		} else {
+			p.pages++
+		}
+	} else {
+		p.fetched = true
+		p.pages = 1
+		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
+		if resp.status >= 400 {
+			p.kind = KindHTTP
+			p.err = fmt.Sprintf("HTTP %d", resp.status)
+		}
 	}
 	if p.returned || resp.status >= 500 || resp.status == http.StatusTooManyRequests {
 		p.dropBody()

@@ -42,6 +42,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
+	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
 	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
@@ -85,6 +86,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	var connectTo []string
 	fs.Func("connect-to", "`HOST1:PORT1:HOST2:PORT2` as curl's --connect-to; repeatable", func(v string) error {
 		connectTo = append(connectTo, v)
+		return nil
+	})
+	var scopes []string
+	fs.Func("scope", "`REGEXP` on the normalised host: only hosts matching one are fetched (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
+		scopes = append(scopes, v)
 		return nil
 	})
 	var excludes []string
@@ -132,6 +138,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		if len(connectTo) > 0 {
 			cfg.ConnectTo = connectTo
 			cfg.From("connect_to", "flag --connect-to")
+		}
+		if len(scopes) > 0 {
+			cfg.Scope = scopes
+			cfg.From("scope", "flag --scope")
 		}
 		if len(excludes) > 0 {
 			// Added once: the same --exclude-host on every resume must not
