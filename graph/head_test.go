@@ -33,7 +33,7 @@ func TestDecodeHead_AgreesWithDecode(t *testing.T) {
 			ContentHash: str(64 * rng.IntN(2)), Error: str(rng.IntN(100)), Depth: rng.IntN(1<<uint(rng.IntN(31))) - rng.IntN(2),
 			FirstSeen: times[rng.IntN(len(times))], LastSeen: times[rng.IntN(len(times))], LastCrawl: times[rng.IntN(len(times))],
 			Canonical: str(rng.IntN(80) * rng.IntN(2)), RobotsDirectives: str(rng.IntN(20) * rng.IntN(2)),
-			MirrorOf: rng.Uint64N(1 << uint(rng.IntN(64))) * uint64(rng.IntN(2)), PagesFetched: rng.IntN(1 << uint(rng.IntN(20))),
+			MirrorOf: rng.Uint64N(1<<uint(rng.IntN(64))) * uint64(rng.IntN(2)), PagesFetched: rng.IntN(1 << uint(rng.IntN(20))),
 		}
 		data, err := kv.Encode(&n)
 		if err != nil {
