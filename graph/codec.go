@@ -16,7 +16,9 @@ import (
 // order, with its msgpack key; id and h are always written.
 // Integers are written as reflection wrote them: int fields compact,
 // int64 fields (wide) and the id in 9 bytes.
-func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bool), tm func(k string, v time.Time)) {
+// The id-valued MirrorOf is written as reflection writes a uint64: in 9
+// bytes, by u64.
+func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bool), tm func(k string, v time.Time), u64 func(k string, v uint64)) {
 	opt := func(k, v string) {
 		if v != "" {
 			str(k, v)
@@ -51,12 +53,19 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	optTime("fs", n.FirstSeen)
 	optTime("ls", n.LastSeen)
 	optTime("lc", n.LastCrawl)
+	opt("cn", n.Canonical)
+	opt("rd", n.RobotsDirectives)
+	if n.MirrorOf != 0 {
+		u64("mo", n.MirrorOf)
+	}
+	optNum("pf", int64(n.PagesFetched), false)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields.
 func (n *Node) EncodeMsgpack(enc *msgpack.Encoder) error {
 	count := 1 // id
-	n.fields(func(string, string) { count++ }, func(string, int64, bool) { count++ }, func(string, time.Time) { count++ })
+	n.fields(func(string, string) { count++ }, func(string, int64, bool) { count++ }, func(string, time.Time) { count++ },
+		func(string, uint64) { count++ })
 	if err := enc.EncodeMapLen(count); err != nil {
 		return err
 	}
@@ -85,6 +94,10 @@ func (n *Node) EncodeMsgpack(enc *msgpack.Encoder) error {
 	}, func(k string, v time.Time) {
 		if key(k) {
 			err = enc.EncodeTime(v)
+		}
+	}, func(k string, v uint64) {
+		if key(k) {
+			err = enc.EncodeUint64(v)
 		}
 	})
 	return err
@@ -161,6 +174,15 @@ func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
 			n.LastSeen, err = dec.DecodeTime()
 		case "lc":
 			n.LastCrawl, err = dec.DecodeTime()
+		case "cn":
+			n.Canonical, err = dec.DecodeString()
+		case "rd":
+			n.RobotsDirectives, err = dec.DecodeString()
+		case "mo":
+			n.MirrorOf, err = dec.DecodeUint64()
+		case "pf":
+			i, err = dec.DecodeInt64()
+			n.PagesFetched = int(i)
 		default:
 			err = dec.Skip()
 		}

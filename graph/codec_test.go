@@ -35,13 +35,20 @@ type legacyNode struct {
 	FirstSeen   time.Time `msgpack:"fs,omitempty"`
 	LastSeen    time.Time `msgpack:"ls,omitempty"`
 	LastCrawl   time.Time `msgpack:"lc,omitempty"`
+	// Fields added with issue 20: stores written before them decode with
+	// zero values (the first records of codecNodes have none).
+	Canonical        string `msgpack:"cn,omitempty"`
+	RobotsDirectives string `msgpack:"rd,omitempty"`
+	MirrorOf         uint64 `msgpack:"mo,omitempty"`
+	PagesFetched     int    `msgpack:"pf,omitempty"`
 }
 
 func (l legacyNode) node() graph.Node {
 	return graph.Node{ID: l.ID, Host: l.Host, Domain: l.Domain, Scheme: l.Scheme, Title: l.Title, Description: l.Description,
 		CrawlCount: l.CrawlCount, FailCount: l.FailCount, Status: graph.Status(l.Status), HTTPStatus: l.HTTPStatus,
 		ContentType: l.ContentType, Server: l.Server, Bytes: l.Bytes, FetchMS: l.FetchMS, ContentHash: l.ContentHash,
-		Error: l.Error, Depth: l.Depth, FirstSeen: l.FirstSeen, LastSeen: l.LastSeen, LastCrawl: l.LastCrawl}
+		Error: l.Error, Depth: l.Depth, FirstSeen: l.FirstSeen, LastSeen: l.LastSeen, LastCrawl: l.LastCrawl,
+		Canonical: l.Canonical, RobotsDirectives: l.RobotsDirectives, MirrorOf: l.MirrorOf, PagesFetched: l.PagesFetched}
 }
 
 func codecNodes() []legacyNode {
@@ -57,6 +64,9 @@ func codecNodes() []legacyNode {
 			ContentHash: "ab12", Error: "x", Depth: 1, FirstSeen: t0, LastSeen: t0.Add(time.Hour),
 			LastCrawl: time.Unix(1, 0)},
 		{ID: 5, Host: "neg.test", CrawlCount: -1, HTTPStatus: -300, Bytes: -1 << 40, Depth: -2},
+		{ID: 9, Host: "mirror.example", Status: "crawled", ContentHash: "ab12", FirstSeen: t0,
+			Canonical: "https://www.example.com/", RobotsDirectives: "noindex,nofollow", MirrorOf: 3, PagesFetched: 7},
+		{ID: 10, Host: "big.example", MirrorOf: 1 << 40, PagesFetched: 1 << 20, Status: "out_of_scope"},
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	StatusRefused         Status = "refused"           // resolves to a private, loopback or otherwise forbidden address
 	StatusExcludedByLimit Status = "excluded_by_limit" // not queued: depth or subdomain limit reached
 	StatusFetchError      Status = "fetch_error"       // any other transport failure (reset, TLS, too many redirects...)
+	StatusOutOfScope      Status = "out_of_scope"      // linked to, but outside the crawl's --scope: never fetched, never queued
 )
 
 // Node is one host of the graph. Its ID never changes once given.
@@ -45,6 +46,21 @@ type Node struct {
 	FirstSeen   time.Time `msgpack:"fs,omitempty"`
 	LastSeen    time.Time `msgpack:"ls,omitempty"`
 	LastCrawl   time.Time `msgpack:"lc,omitempty"` // zero when never fetched
+	// Canonical is the home page's <link rel="canonical"> as an absolute
+	// URL, "" when it had none.
+	Canonical string `msgpack:"cn,omitempty"`
+	// RobotsDirectives are the robots directives of the host's last crawl,
+	// from <meta name="robots"> or name="weaver" and X-Robots-Tag, lower
+	// case, comma-separated, each once ("noindex,nofollow"); "" when none.
+	RobotsDirectives string `msgpack:"rd,omitempty"`
+	// MirrorOf is the id of the first host (by FirstSeen, then id) of the
+	// mirror group whose home pages share this node's ContentHash; 0 when
+	// the node is no copy (alone, or the group's first). NoteContentHash
+	// keeps it.
+	MirrorOf uint64 `msgpack:"mo,omitempty"`
+	// PagesFetched is how many pages of the host its last crawl fetched
+	// (the home page included).
+	PagesFetched int `msgpack:"pf,omitempty"`
 }
 
 // Edge is a directed host→host link; Weight counts how many times a crawled
@@ -55,13 +71,27 @@ type Edge struct {
 	Weight    uint64
 	FirstSeen time.Time
 	LastSeen  time.Time
+	// Nofollow counts, out of Weight, the pages whose links to To all had
+	// a rel of nofollow, ugc or sponsored.
+	Nofollow uint64
+	// Redirect counts, out of Weight, the times From's page redirected to
+	// To instead of linking to it.
+	Redirect uint64
 }
 
 // EncodeMsgpack stores an edge as [weight, first seen, last seen] with
 // the times in Unix nanoseconds: edges are the most numerous records, and
-// this is several times faster and smaller than the reflective form.
+// this is several times faster and smaller than the reflective form. An
+// edge with link facts (Nofollow, Redirect) appends them: [..., nofollow,
+// redirect]; the common edge without any keeps the three fields, so stores
+// written before facts existed read the same.
 func (e *Edge) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeArrayLen(3); err != nil {
+	facts := e.Nofollow != 0 || e.Redirect != 0
+	n := 3
+	if facts {
+		n = 5
+	}
+	if err := enc.EncodeArrayLen(n); err != nil {
 		return err
 	}
 	if err := enc.EncodeUint(e.Weight); err != nil {
@@ -70,7 +100,13 @@ func (e *Edge) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err := enc.EncodeInt(unixNano(e.FirstSeen)); err != nil {
 		return err
 	}
-	return enc.EncodeInt(unixNano(e.LastSeen))
+	if err := enc.EncodeInt(unixNano(e.LastSeen)); err != nil || !facts {
+		return err
+	}
+	if err := enc.EncodeUint(e.Nofollow); err != nil {
+		return err
+	}
+	return enc.EncodeUint(e.Redirect)
 }
 
 // DecodeMsgpack reads what EncodeMsgpack wrote.
@@ -79,8 +115,8 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 3 {
-		return fmt.Errorf("graph: edge record has %d fields, want 3", n)
+	if n != 3 && n != 5 {
+		return fmt.Errorf("graph: edge record has %d fields, want 3 or 5", n)
 	}
 	if e.Weight, err = dec.DecodeUint64(); err != nil {
 		return err
@@ -93,6 +129,15 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
+	e.Nofollow, e.Redirect = 0, 0
+	if n == 5 {
+		if e.Nofollow, err = dec.DecodeUint64(); err != nil {
+			return err
+		}
+		if e.Redirect, err = dec.DecodeUint64(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -273,6 +273,8 @@ func intern(b []byte) string {
 		return string(StatusCrawled)
 	case string(StatusExcludedByLimit):
 		return string(StatusExcludedByLimit)
+	case string(StatusOutOfScope):
+		return string(StatusOutOfScope)
 	}
 	return string(b)
 }

@@ -22,7 +22,7 @@ func TestDecodeHead_AgreesWithDecode(t *testing.T) {
 	}
 	times := []time.Time{{}, time.Unix(1, 0), time.Unix(1700000000, 0), time.Unix(1700000000, 123456789),
 		time.Unix(1<<35, 5), time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()}
-	statuses := []Status{"", StatusDiscovered, StatusCrawled, StatusExcludedByLimit, StatusHTTPError, "something else"}
+	statuses := []Status{"", StatusDiscovered, StatusCrawled, StatusExcludedByLimit, StatusHTTPError, StatusOutOfScope, "something else"}
 	for i := 0; i < 3000; i++ {
 		n := Node{
 			ID: rng.Uint64N(1 << uint(rng.IntN(64))), Host: str(1 + rng.IntN(40)), Domain: str(rng.IntN(20)),
@@ -32,6 +32,8 @@ func TestDecodeHead_AgreesWithDecode(t *testing.T) {
 			ContentType: str(rng.IntN(30)), Bytes: rng.Int64N(1 << 40), FetchMS: rng.Int64N(1 << 20),
 			ContentHash: str(64 * rng.IntN(2)), Error: str(rng.IntN(100)), Depth: rng.IntN(1<<uint(rng.IntN(31))) - rng.IntN(2),
 			FirstSeen: times[rng.IntN(len(times))], LastSeen: times[rng.IntN(len(times))], LastCrawl: times[rng.IntN(len(times))],
+			Canonical: str(rng.IntN(80) * rng.IntN(2)), RobotsDirectives: str(rng.IntN(20) * rng.IntN(2)),
+			MirrorOf: rng.Uint64N(1<<uint(rng.IntN(64))) * uint64(rng.IntN(2)), PagesFetched: rng.IntN(1 << uint(rng.IntN(20))),
 		}
 		data, err := kv.Encode(&n)
 		if err != nil {

@@ -126,8 +126,22 @@ func edgeKey(from, to uint64) []byte {
 }
 
 // AddEdge adds w to the weight of the edge from→to, creating it (first
-// seen now) when new, and keeps the edge and weight counters.
+// seen now) when new, and keeps the edge and weight counters. It is
+// AddEdgeFacts without link facts.
 func AddEdge(tx *kv.Tx, from, to, w uint64, now time.Time) error {
+	return AddEdgeFacts(tx, from, to, w, 0, 0, now)
+}
+
+// AddEdgeFacts is AddEdge that also adds to the edge's link facts:
+// nofollow of the w pages linked to "to" only with rel nofollow, ugc or
+// sponsored, and redirect of them were redirects to it rather than links.
+// An edge that never gets facts is stored as before facts existed, at the
+// same cost. It returns ErrBadFacts when nofollow or redirect exceeds w
+// (the facts count pages among the weight's), and the store's errors.
+func AddEdgeFacts(tx *kv.Tx, from, to, w, nofollow, redirect uint64, now time.Time) error {
+	if nofollow > w || redirect > w {
+		return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d", from, to, ErrBadFacts, w, nofollow, redirect)
+	}
 	k := edgeKey(from, to)
 	var e Edge
 	ok, err := tx.Get(kv.BucketEdges, k, &e)
@@ -141,6 +155,8 @@ func AddEdge(tx *kv.Tx, from, to, w uint64, now time.Time) error {
 		}
 	}
 	e.Weight += w
+	e.Nofollow += nofollow
+	e.Redirect += redirect
 	e.LastSeen = now
 	if err := tx.Put(kv.BucketEdges, k, &e); err != nil {
 		return fmt.Errorf("graph: edge %d→%d: %w", from, to, err)
@@ -254,7 +270,8 @@ func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
 
 // Check verifies graph's invariants: every host maps to a node that names
 // it back, every node is indexed, every edge joins two existing nodes with
-// a positive weight, and the counters equal what is stored. It returns all
+// a positive weight at least its link facts, the mirror index agrees with
+// the nodes (see NoteContentHash), and the counters equal what is stored. It returns all
 // problems found (up to a limit), joined, wrapping ErrInconsistent.
 func Check(tx *kv.Tx) error {
 	var problems []error
@@ -302,6 +319,9 @@ func Check(tx *kv.Tx) error {
 		if e.Weight == 0 {
 			add("edge %d→%d has weight 0", e.From, e.To)
 		}
+		if e.Nofollow > e.Weight || e.Redirect > e.Weight {
+			add("edge %d→%d: nofollow %d or redirect %d above its weight %d", e.From, e.To, e.Nofollow, e.Redirect, e.Weight)
+		}
 		if e.From == e.To {
 			add("edge %d→%d is a self-loop", e.From, e.To)
 		}
@@ -311,6 +331,7 @@ func Check(tx *kv.Tx) error {
 			}
 		}
 	}
+	checkMirrors(tx, add)
 	c := GetCounts(tx)
 	if c.Nodes != nodes {
 		add("node counter %d, %d nodes stored", c.Nodes, nodes)

@@ -8,4 +8,7 @@ var (
 	ErrNoID = errors.New("node has no id")
 	// ErrInconsistent means Check found records that contradict each other.
 	ErrInconsistent = errors.New("graph: store inconsistent")
+	// ErrBadFacts means AddEdgeFacts was given more nofollow or redirect
+	// pages than the weight it adds.
+	ErrBadFacts = errors.New("graph: link facts above the weight")
 )

@@ -19,17 +19,18 @@ var (
 	BucketRobots   = []byte("robots")   // host → cached robots.txt outcome
 	BucketOutbox   = []byte("outbox")   // sequence (8 B) → a link for another shard, until published (cluster)
 	BucketInbox    = []byte("inbox")    // message id → empty: messages from other shards already applied (cluster)
+	BucketMirrors  = []byte("mirrors")  // the mirror index of home-page content hashes (graph/mirror.go)
 )
 
 var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
-	BucketOutbox, BucketInbox,
+	BucketOutbox, BucketInbox, BucketMirrors,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
-var laterBuckets = [][]byte{BucketOutbox, BucketInbox}
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {

@@ -17,8 +17,22 @@ type Info struct {
 	Description string // content of the first non-empty <meta name=description>, else of og:description; at most MaxDescriptionRunes runes
 	Base        string // the URL links resolved against after the first <base href>, "" when there was none or it did not parse
 	Links       int    // how many links were passed to fn
-	NoFollow    bool   // a <meta name=robots> says "nofollow" or "none"
+	NoFollow    bool   // a <meta name=robots> or name=weaver says "nofollow" or "none" (Robots.NoFollow)
 	Truncated   bool   // a token was longer than MaxBuf: the rest of the page was not read
+	// Robots are the directives of the page's <meta name="robots"> and
+	// <meta name="weaver"> tags, all of them merged (X-Robots-Tag headers
+	// are the caller's: see RobotsTag and Directives.Merge).
+	Robots Directives
+	// Canonical is the first <link rel="canonical" href>, resolved as links
+	// are (against the <base href> before it), without fragment; "" when
+	// there was none or it is not an http(s) URL of at most MaxURLLen bytes.
+	Canonical string
+}
+
+// Link is a link of a page with what its rel attribute says.
+type Link struct {
+	URL *url.URL // absolute http(s), without fragment; the callee may keep it
+	Rel Rel      // nofollow, ugc, sponsored: see Rel.Typed
 }
 
 // Limits on what Page reports.
@@ -64,6 +78,16 @@ func Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, err
 // HTML, or not valid UTF-8, is not an error: it is read as the tokenizer
 // reads it.
 func (e *Extractor) Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, error) {
+	return e.page(r, pageURL, fn, nil)
+}
+
+// Links is Page reporting each link with its rel keywords (see Link).
+func (e *Extractor) Links(r io.Reader, pageURL *url.URL, fn func(link Link) bool) (Info, error) {
+	return e.page(r, pageURL, nil, fn)
+}
+
+// page is Page with either fn (links only) or lfn (links and rel).
+func (e *Extractor) page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool, lfn func(link Link) bool) (Info, error) {
 	var info Info
 	if pageURL == nil {
 		return info, ErrNoPageURL
@@ -111,13 +135,20 @@ loop:
 					p.template++
 				}
 			case equalLower(name, "a"), equalLower(name, "area"):
-				u, ok := e.link(z, p.base)
+				u, rel, ok := e.link(z, p.base)
 				if !ok {
 					continue
 				}
 				info.Links++
 				if fn != nil && !fn(u) {
 					break loop
+				}
+				if lfn != nil && !lfn(Link{URL: u, Rel: rel}) {
+					break loop
+				}
+			case equalLower(name, "link"):
+				if info.Canonical == "" {
+					info.Canonical = e.canonical(z, p.base)
 				}
 			case equalLower(name, "base"):
 				if !p.baseSeen {
@@ -174,12 +205,68 @@ type pageState struct {
 }
 
 // link returns the link of the current <a> or <area> tag, if it has one
-// worth reporting.
-func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, bool) {
-	href, ok := attr(z, "href")
-	if !ok {
-		return nil, false
+// worth reporting, with the rel keywords weaver records.
+func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, bool) {
+	var href, rel []byte
+	var hasHref, hasRel bool // only the first of repeated attributes counts
+	a := newAttrs(z)
+	for {
+		k, v, ok := a.next()
+		if !ok {
+			break
+		}
+		switch {
+		case !hasHref && equalFold(k, "href"):
+			href, hasHref = v, true
+		case !hasRel && equalFold(k, "rel"):
+			rel, hasRel = v, true
+		}
 	}
+	if !hasHref {
+		return nil, 0, false
+	}
+	u, ok := e.resolveHref(href, base)
+	if !ok {
+		return nil, 0, false
+	}
+	var r Rel
+	if hasRel {
+		r = parseRel(rel)
+	}
+	return u, r, true
+}
+
+// canonical returns the current <link> tag's href when its rel holds
+// "canonical" and the href is worth reporting, else "".
+func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
+	var href, rel []byte
+	var hasHref, hasRel bool
+	a := newAttrs(z)
+	for {
+		k, v, ok := a.next()
+		if !ok {
+			break
+		}
+		switch {
+		case !hasHref && equalFold(k, "href"):
+			href, hasHref = v, true
+		case !hasRel && equalFold(k, "rel"):
+			rel, hasRel = v, true
+		}
+	}
+	if !hasHref || !hasRel || !hasToken(rel, "canonical") {
+		return ""
+	}
+	u, ok := e.resolveHref(href, base)
+	if !ok {
+		return ""
+	}
+	return strings.ToValidUTF8(u.String(), "\uFFFD")
+}
+
+// resolveHref cleans and resolves an href as a browser does, and returns
+// it when it is an absolute http(s) URL of at most MaxURLLen bytes.
+func (e *Extractor) resolveHref(href []byte, base *url.URL) (*url.URL, bool) {
 	e.href = cleanHref(e.href[:0], href)
 	if len(e.href) > MaxURLLen || !maybeHTTP(e.href) {
 		return nil, false
@@ -275,10 +362,9 @@ func (e *Extractor) meta(z *html.Tokenizer, info *Info) {
 		if e.og.empty() {
 			e.og.write(content)
 		}
-	case equalFold(name, "robots"):
-		if hasNoFollow(content) {
-			info.NoFollow = true
-		}
+	case equalFold(name, "robots"), equalFold(name, "weaver"):
+		info.Robots.Add(string(content))
+		info.NoFollow = info.Robots.NoFollow
 	}
 }
 
@@ -363,25 +449,6 @@ func trimSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// hasNoFollow reports whether a robots meta content ("noindex, nofollow")
-// lists "nofollow" or "none".
-func hasNoFollow(content []byte) bool {
-	for len(content) > 0 {
-		i := 0
-		for i < len(content) && content[i] != ',' && !isSpace(content[i]) {
-			i++
-		}
-		if w := content[:i]; equalFold(w, "nofollow") || equalFold(w, "none") {
-			return true
-		}
-		if i < len(content) {
-			i++
-		}
-		content = content[i:]
-	}
-	return false
 }
 
 // cleanHref appends to dst the href as a browser's URL parser sees it:

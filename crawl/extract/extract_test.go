@@ -149,12 +149,26 @@ func TestPage_Info(t *testing.T) {
 		{"og:description by name", `<meta name="og:description" content="og">`, extract.Info{Description: "og"}},
 		{"description beats og", `<meta property="og:description" content="og"><meta name="description" content="d">`, extract.Info{Description: "d"}},
 		{"description in template skipped", `<template><meta name="description" content="t"></template>`, extract.Info{}},
-		{"nofollow", `<meta name="robots" content="noindex, nofollow">`, extract.Info{NoFollow: true}},
-		{"nofollow upper-case", `<meta name="ROBOTS" content="NOFOLLOW">`, extract.Info{NoFollow: true}},
-		{"none", `<meta name="robots" content="none">`, extract.Info{NoFollow: true}},
-		{"follow", `<meta name="robots" content="index,follow">`, extract.Info{}},
+		{"nofollow", `<meta name="robots" content="noindex, nofollow">`,
+			extract.Info{NoFollow: true, Robots: extract.Directives{NoIndex: true, NoFollow: true, List: "noindex,nofollow"}}},
+		{"nofollow upper-case", `<meta name="ROBOTS" content="NOFOLLOW">`,
+			extract.Info{NoFollow: true, Robots: extract.Directives{NoFollow: true, List: "nofollow"}}},
+		{"none", `<meta name="robots" content="none">`,
+			extract.Info{NoFollow: true, Robots: extract.Directives{NoIndex: true, NoFollow: true, List: "none"}}},
+		{"follow", `<meta name="robots" content="index,follow">`, extract.Info{Robots: extract.Directives{List: "index,follow"}}},
 		{"nofollow as part of a word", `<meta name="robots" content="nofollowing">`, extract.Info{}},
 		{"other bot's nofollow", `<meta name="googlebot" content="nofollow">`, extract.Info{}},
+		{"weaver's own meta", `<meta name="Weaver" content="noindex">`, extract.Info{Robots: extract.Directives{NoIndex: true, List: "noindex"}}},
+		{"robots and weaver merged", `<meta name="robots" content="noarchive"><meta name="weaver" content="nofollow, noarchive">`,
+			extract.Info{NoFollow: true, Robots: extract.Directives{NoFollow: true, List: "noarchive,nofollow"}}},
+		{"unknown directives and values", `<meta name="robots" content="max-snippet:20 bogus, all">`,
+			extract.Info{Robots: extract.Directives{List: "max-snippet,all"}}},
+		{"canonical", `<link rel="canonical" href="/c?x=1#f">`, extract.Info{Canonical: "https://example.com/c?x=1"}},
+		{"canonical among rel tokens, after base", `<base href="https://b.example/d/"><LINK REL="alternate Canonical" HREF="e">`,
+			extract.Info{Base: "https://b.example/d/", Canonical: "https://b.example/d/e"}},
+		{"first canonical wins", `<link rel=canonical href="/one"><link rel=canonical href="/two">`, extract.Info{Canonical: "https://example.com/one"}},
+		{"canonical to another scheme dropped", `<link rel="canonical" href="ftp://f.example/">`, extract.Info{}},
+		{"stylesheet is no canonical", `<link rel="stylesheet" href="/s.css"><link rel="canonicalx" href="/x">`, extract.Info{}},
 		{"base", `<base href="/b/">`, extract.Info{Base: "https://example.com/b/"}},
 		{"base fragment dropped", `<base href="https://o.example/x#f">`, extract.Info{Base: "https://o.example/x"}},
 		{"links counted", `<a href="/1"><a href="mailto:x@y"><a href="/2">`, extract.Info{Links: 2}},
@@ -322,6 +336,15 @@ func checkResult(t *testing.T, links []string, info extract.Info) {
 	if strings.TrimSpace(info.Title) != info.Title || strings.TrimSpace(info.Description) != info.Description {
 		t.Errorf("Info text not trimmed: %#v", info)
 	}
+	if info.NoFollow != info.Robots.NoFollow {
+		t.Errorf("Info.NoFollow %v, Robots.NoFollow %v", info.NoFollow, info.Robots.NoFollow)
+	}
+	if c := info.Canonical; c != "" {
+		u, err := url.Parse(c)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || len(c) > extract.MaxURLLen || !utf8.ValidString(c) {
+			t.Errorf("canonical %q is not an absolute http(s) URL without fragment (%v)", c, err)
+		}
+	}
 }
 
 func TestPage_Golden(t *testing.T) {
@@ -336,6 +359,8 @@ func TestPage_Golden(t *testing.T) {
 		Title:       "The Northern Courier — News, Sport & Weather for the North East",
 		Description: "Independent local news from Tyneside, Wearside & Teesside: politics, sport, culture and the weather, updated every hour.",
 		Links:       len(links),
+		Robots:      extract.Directives{List: "index,follow,max-image-preview"},
+		Canonical:   "https://www.northern-courier.example/",
 	}
 	if info != wantInfo {
 		t.Errorf("Info:\ngot  %+v\nwant %+v", info, wantInfo)
@@ -436,4 +461,85 @@ func BenchmarkPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestLinks_Rel: Links reports each link with the rel keywords weaver
+// records, any case, among other tokens; Page reports the same links.
+func TestLinks_Rel(t *testing.T) {
+	doc := `<a href="http://a.example/">plain</a>
+<a rel="nofollow noopener" href="http://b.example/">nf</a>
+<a REL="UGC" href="http://c.example/">ugc</a>
+<area rel="sponsored nofollow" href="http://d.example/">
+<a rel=" external " href="http://e.example/">ext</a>
+<a rel="ugc" rel="nofollow" href="http://f.example/">first rel counts</a>
+<a rel="nofollow">no href</a>`
+	want := []struct {
+		url string
+		rel extract.Rel
+	}{
+		{"http://a.example/", 0},
+		{"http://b.example/", extract.RelNofollow},
+		{"http://c.example/", extract.RelUGC},
+		{"http://d.example/", extract.RelSponsored | extract.RelNofollow},
+		{"http://e.example/", 0},
+		{"http://f.example/", extract.RelUGC},
+	}
+	u, _ := url.Parse(pageURL)
+	var e extract.Extractor
+	var got []extract.Link
+	info, err := e.Links(strings.NewReader(doc), u, func(l extract.Link) bool {
+		got = append(got, l)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || info.Links != len(want) {
+		t.Fatalf("got %d links (Info.Links %d), want %d", len(got), info.Links, len(want))
+	}
+	for i, w := range want {
+		if got[i].URL.String() != w.url || got[i].Rel != w.rel || got[i].Rel.Typed() != (w.rel != 0) {
+			t.Errorf("link %d: got %s rel %q, want %s rel %q", i, got[i].URL, got[i].Rel, w.url, w.rel)
+		}
+	}
+	links, _ := run(t, &e, pageURL, doc)
+	for i := range links {
+		if links[i] != want[i].url {
+			t.Errorf("Page link %d: got %s, want %s", i, links[i], want[i].url)
+		}
+	}
+}
+
+func TestRobotsTag(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []string
+		want   extract.Directives
+	}{
+		{"none", nil, extract.Directives{}},
+		{"for everyone", []string{"noindex, nofollow"}, extract.Directives{NoIndex: true, NoFollow: true, List: "noindex,nofollow"}},
+		{"none means both", []string{"NONE"}, extract.Directives{NoIndex: true, NoFollow: true, List: "none"}},
+		{"weaver's", []string{"weaver: nofollow"}, extract.Directives{NoFollow: true, List: "nofollow"}},
+		{"weaver's in any case", []string{"Weaver:noindex"}, extract.Directives{NoIndex: true, List: "noindex"}},
+		{"another bot's", []string{"googlebot: noindex, nofollow"}, extract.Directives{}},
+		{"agents switch after a comma", []string{"googlebot: noindex, weaver: nofollow, noarchive"},
+			extract.Directives{NoFollow: true, List: "nofollow,noarchive"}},
+		{"several headers", []string{"googlebot: none", "noarchive", "weaver: noindex"},
+			extract.Directives{NoIndex: true, List: "noarchive,noindex"}},
+		{"unavailable_after is no agent", []string{"unavailable_after: 25 Jun 2010 15:00:00 PST, nofollow"},
+			extract.Directives{NoFollow: true, List: "unavailable_after,nofollow"}},
+		{"max-snippet value", []string{"max-snippet: 20, noindex"}, extract.Directives{NoIndex: true, List: "max-snippet,noindex"}},
+		{"all", []string{"all"}, extract.Directives{List: "all"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := extract.RobotsTag(tt.values, "weaver"); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	meta := extract.Directives{NoIndex: true, List: "noindex,noarchive"}
+	if got := meta.Merge(extract.RobotsTag([]string{"nofollow, noarchive"}, "weaver")); got != (extract.Directives{NoIndex: true, NoFollow: true, List: "noindex,noarchive,nofollow"}) {
+		t.Errorf("Merge: got %+v", got)
+	}
 }

@@ -37,6 +37,20 @@
 // ExpectedEdges computes the host graph a correct crawl records, with only
 // net/url and the selection rules written out in its documentation.
 //
+// # Sites: several pages per host
+//
+// NewSites(SitesConfig{}) makes a smaller web for issue 20's page-level
+// crawl: hosts of several pages linked from the home page and from each
+// other, links with rel nofollow, ugc and sponsored, <meta name="robots">
+// nofollow and noindex, X-Robots-Tag headers (for weaver and for other
+// bots), robots.txt path rules (Disallow: /private/), home pages that
+// redirect to another host, and mirror hosts that serve the same home page
+// bytes. ExpectedSites computes from the model the graph a correct crawl
+// records, nodes (status, pages fetched, title, canonical, robots
+// directives, mirror) and edges (weight, nofollow, redirect), for a page
+// count, an outbound limit and a scope; its documentation lists the rules.
+// The generated web of New is unchanged.
+//
 // # Faults and replays
 //
 // Config.Faults gives chosen hosts a Fault: slow or endless bodies, huge

@@ -492,6 +492,8 @@ func (w *Web) home(i int, write bool) ([]byte, []string) {
 		return w.invalidPage(i)
 	case s.kind == kindLoop:
 		return w.loopPage(i)
+	case s.kind == kindSite:
+		return w.renderSitePage(i, &s.pages.pages[0])
 	}
 	p := w.newPage(i, write)
 	p.render()

@@ -84,6 +84,9 @@ func (w *Web) route(r *http.Request, host, path string, n int) reply {
 		return textReply(http.StatusNotFound, "fakeweb: no such host: "+host+"\n")
 	}
 	s := &w.sites[i]
+	if s.kind == kindSite {
+		return w.siteReply(i, path)
+	}
 	switch path {
 	case "/robots.txt":
 		return w.robotsReply(i)

@@ -77,6 +77,7 @@ type siteKind uint8
 const (
 	kindGenerated siteKind = iota
 	kindLoop
+	kindSite // a host of NewSites, with several pages (pages holds them)
 )
 
 // site is one host of the web.
@@ -87,8 +88,9 @@ type site struct {
 	fault  Fault
 	robots robotsKind
 	base   baseMode
-	title  string // fixed decoded title; "" means generated from the seed
-	desc   string // fixed decoded description
+	title  string    // fixed decoded title; "" means generated from the seed
+	desc   string    // fixed decoded description
+	pages  *siteInfo // the pages of a kindSite host
 }
 
 // Web is a deterministic set of virtual hosts served by one http.Handler. It
