@@ -47,9 +47,15 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
 		n.Bytes, n.FetchMS, n.ContentHash = p.bytes, p.took.Milliseconds(), p.hash
 		n.Title, n.Description, n.Error = p.title, p.desc, p.err
+		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
 		n.Status = graph.StatusCrawled
 		if p.kind == KindHTTP {
 			n.Status = graph.StatusHTTPError
+		}
+		if !p.redirected {
+			if _, err := graph.NoteContentHash(tx, &n); err != nil {
+				return err
+			}
 		}
 	}
 	if err := graph.Put(tx, &n); err != nil {
@@ -63,7 +69,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if err != nil {
 			return err
 		}
-		if err := graph.AddEdge(tx, id, dst.ID, t.weight, now); err != nil {
+		if err := graph.AddEdgeFacts(tx, id, dst.ID, t.weight, t.nofollow, t.redirect, now); err != nil {
 			return err
 		}
 		if !c.owns(t.host) {

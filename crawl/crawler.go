@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,7 @@ type Crawler struct {
 	store   *kv.Store
 	client  *http.Client
 	exclude *excluder
+	scope   *regexp.Regexp // hosts that may be fetched; nil: all
 	gate    *gate
 	log     func(level, msg string)
 	now     func() time.Time
@@ -84,6 +87,15 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
 	c.client, c.exclude = client, x
+	if len(cfg.Scope) > 0 {
+		parts := make([]string, len(cfg.Scope))
+		for i, p := range cfg.Scope {
+			parts[i] = "(?:" + p + ")"
+		}
+		if c.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
+			return nil, &ConfigError{Source: "config", Key: "scope", Msg: err.Error()}
+		}
+	}
 	if c.grace <= 0 {
 		c.grace = 5 * time.Second
 	}
@@ -134,7 +146,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 
 	workers := c.cfg.ConcurrentWorkers
 	steps := make(chan *task)
-	back := make(chan *task, workers)
+	back := make(chan stepped, workers)
 	// again carries a host whose next page is due from the parse stage
 	// back to the dispatcher; it holds every page that can be in the parse
 	// and commit stages, so that no parser ever waits on it at a stop.
@@ -159,8 +171,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 			for t := range steps {
 				c.step(hard, id, t)
 				c.setWorker(id, WorkerIdle, "")
+				// The dispatcher parks it, or counts it handed to parse
+				// (which owns it from then on: done is read here).
 				done := t.done
-				back <- t // the dispatcher parks it or counts it finished
+				back <- stepped{t, done}
 				if done {
 					parse <- t
 				}

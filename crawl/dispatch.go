@@ -34,8 +34,8 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 		res = claimResult{}
 		var err error
 		res.leases, err = frontier.Claim(tx, n, 4*n+256, c.now(), func(e *frontier.Entry) frontier.Verdict {
-			v := c.judge(tx, e)
-			if v == frontier.Drop {
+			v, skipped := c.judge(tx, e)
+			if skipped {
 				res.dropped++
 			}
 			return v
@@ -65,24 +65,27 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 // the cache, disallows the page, or it failed for good in this run (see
 // page.forGood). A host waiting for its delay is taken all the same: it
 // is parked, not left in the queue to be scanned again.
-func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) frontier.Verdict {
+//
+// skipped reports a drop that leaves a page not asked for (pages_skipped):
+// not one of a host crawled enough.
+func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipped bool) {
 	node, ok, err := graph.Get(tx, e.NodeID)
 	if err != nil || !ok || node.CrawlCount >= c.cfg.MaxCrawlsPerNode {
-		return frontier.Drop
+		return frontier.Drop, false
 	}
 	if c.gaveUp(e.NodeID) {
-		return frontier.Drop
+		return frontier.Drop, true
 	}
 	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots {
 		var rec robotsRecord
 		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
 			var r robots.Rules
 			if r.UnmarshalBinary(rec.Rules) == nil && !r.Allowed(c.cfg.UserAgent, e.URL) {
-				return frontier.Drop
+				return frontier.Drop, true
 			}
 		}
 	}
-	return frontier.Take
+	return frontier.Take, false
 }
 
 // gaveUp reports whether node's host failed for good in this run.
@@ -117,6 +120,13 @@ func (c *Crawler) claimAhead() int { return max(16*c.cfg.ConcurrentWorkers, 128)
 // out steps.
 func (c *Crawler) maxInflight() int { return max(32*c.cfg.ConcurrentWorkers, 512) }
 
+// stepped is a worker's word that a step ended: done, the task went to
+// parse, which owns it now; else it is the dispatcher's again, to park.
+type stepped struct {
+	t    *task
+	done bool
+}
+
 // parked is the dispatcher's heap of open tasks waiting for their time,
 // earliest first.
 type parked []*task
@@ -148,7 +158,7 @@ func (h *parked) Pop() any {
 // openHosts are open. A host whose next step must wait (its delay, a
 // retry, a Retry-After, a Crawl-delay) is parked, and its worker takes
 // another step at once. dispatch also decides when the crawl ends.
-func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back, again <-chan *task, acked <-chan struct{}, fatal chan error) (string, error) {
+func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan stepped, again <-chan *task, acked <-chan struct{}, fatal chan error) (string, error) {
 	capacity := c.claimAhead()
 	maxOpen := c.cfg.openHosts()
 	var buf []frontier.Lease // claimed, not opened
@@ -223,10 +233,10 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back, again 
 		waiting = nil
 		for running > 0 {
 			select {
-			case t := <-back:
+			case s := <-back:
 				running--
-				if !t.done {
-					open = append(open, t)
+				if !s.done {
+					open = append(open, s.t)
 				}
 			case t := <-again:
 				open = append(open, t)
@@ -288,12 +298,12 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back, again 
 			}
 			c.gate.reserve(next.host)
 			next, running = nil, running+1
-		case t := <-back:
+		case s := <-back:
 			running--
-			if t.done {
+			if s.done {
 				committing++
 			} else {
-				park(t, c.now())
+				park(s.t, c.now())
 			}
 		case t := <-again:
 			// The host's next page: parsed, not committed.

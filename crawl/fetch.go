@@ -95,7 +95,8 @@ type response struct {
 	contentType string
 	server      string
 	retryAfter  time.Duration
-	location    string // a redirect's Location, as sent
+	location    string   // a redirect's Location, as sent
+	robotsTag   []string // X-Robots-Tag headers
 }
 
 // get performs one GET with its own deadline, hands the size-capped body
@@ -124,6 +125,7 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 		server:      resp.Header.Get("Server"),
 		retryAfter:  parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
 		location:    resp.Header.Get("Location"),
+		robotsTag:   resp.Header.Values("X-Robots-Tag"),
 	}
 	if isRedirect(r.status) && r.location != "" {
 		// A redirect's own body is not wanted; a little is read so that

@@ -44,6 +44,9 @@ type page struct {
 	targetAt   map[string]int // index in targets by host
 	pages      int            // pages of the host answered in this crawl of it, home page included
 	pagesBad   int            // pages after the home page that failed
+	redirected bool           // the home page redirected to another host
+	canonical  string         // the home page's <link rel=canonical>
+	directives string         // the home page's robots directives (meta and X-Robots-Tag)
 	robots     *robotsRecord  // fetched robots.txt, to cache
 
 	// body is the final answer's (capped) body, kept by the fetch for the
@@ -95,14 +98,26 @@ func (p *page) dropBody() {
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// parse reads the page a step fetched: the home page's hash, title and
-// description, and for an HTML answer from the host itself the selected
-// targets (a redirect to another host is one link to that host); with
-// pages_per_host above 1, also the host's own links, in DOM order, as
-// pages to fetch next. A page whose <meta name=robots> says nofollow (or
-// none) gives no edge and no page to follow, unless robots are ignored.
+// parse reads the page a step fetched: the home page's hash, title,
+// description, canonical URL and robots directives, and for an HTML answer
+// from the host itself the selected targets, each marked typed when every
+// link to it read was rel nofollow, ugc or sponsored (a redirect to
+// another host is one link to that host); with pages_per_host above 1,
+// also the host's own links, in DOM order, as pages to fetch next. A page
+// whose robots meta tag or X-Robots-Tag for weaver says nofollow (or none)
+// gives no edge and no page to follow, and noindex keeps the home page's
+// title and description out of the store, unless robots are ignored.
 func (c *Crawler) parse(w *parser, t *task) {
 	p := t.p
+	if t.outRedirect {
+		w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
+		w.sel.add(p.final)
+		if t.pageNo == 0 {
+			p.redirected = true
+		}
+		p.addTargets(w.sel.picked, true)
+		return
+	}
 	if p.body == nil {
 		return
 	}
@@ -120,40 +135,49 @@ func (c *Crawler) parse(w *parser, t *task) {
 	more := c.cfg.PagesPerHost > 1
 	var inner []*url.URL
 	finalHost, _ := graph.HostOf(p.final)
-	nofollow := false
+	robots := extract.RobotsTag(t.robotsTag, "weaver")
+	redirect := false
 	switch {
 	case t.status >= 300:
 	case finalHost != "" && finalHost != p.lease.Host:
 		w.sel.add(p.final)
-	case isHTML(t.ctype):
-		add := w.sel.add
-		if more {
-			full := false
-			add = func(u *url.URL) bool {
-				if h, err := graph.HostOf(u); err == nil && h == p.lease.Host && len(inner) < maxInnerLinks {
-					inner = append(inner, u)
-				}
-				if !full {
-					full = !w.sel.add(u)
-				}
-				return true // the host's own links are wanted to the end
-			}
-		}
-		// An in-memory body has no read error to report.
-		info, _ := w.ex.Page(bytes.NewReader(data), p.final, add)
-		nofollow = info.NoFollow && !c.cfg.IgnoreRobots
+		redirect = true
 		if home {
-			p.title = info.Title
-			p.desc = info.Description
+			p.redirected = true
+		}
+	case isHTML(t.ctype):
+		full := false
+		// An in-memory body has no read error to report.
+		info, _ := w.ex.Links(bytes.NewReader(data), p.final, func(l extract.Link) bool {
+			if more && len(inner) < maxInnerLinks {
+				if h, err := graph.HostOf(l.URL); err == nil && h == p.lease.Host {
+					inner = append(inner, l.URL)
+				}
+			}
+			if !full {
+				full = !w.sel.addLink(l.URL, l.Rel.Typed())
+			}
+			return more || !full // the host's own links are wanted to the end
+		})
+		robots = info.Robots.Merge(robots)
+		if home {
+			p.title, p.desc = info.Title, info.Description
 			if p.desc == "" {
 				p.desc = p.title
 			}
+			p.canonical = info.Canonical
 		}
 	}
-	if nofollow {
+	if home && !p.redirected {
+		p.directives = robots.List
+		if robots.NoIndex && !c.cfg.IgnoreRobots {
+			p.title, p.desc = "", ""
+		}
+	}
+	if robots.NoFollow && !c.cfg.IgnoreRobots {
 		return
 	}
-	p.addTargets(w.sel.picked)
+	p.addTargets(w.sel.picked, redirect)
 	for _, u := range inner {
 		t.queuePage(u)
 	}
@@ -166,18 +190,24 @@ const maxInnerLinks = 1000
 // addTargets adds one page's selected targets: a page adds at most 1 to
 // the weight of a target, so a target's weight is the number of the
 // host's pages that link to it.
-func (p *page) addTargets(picked []target) {
+func (p *page) addTargets(picked []target, redirect bool) {
 	for _, t := range picked {
-		if i, ok := p.targetAt[t.host]; ok {
-			p.targets[i].weight++
-			continue
+		i, ok := p.targetAt[t.host]
+		if !ok {
+			if p.targetAt == nil {
+				p.targetAt = map[string]int{}
+			}
+			i = len(p.targets)
+			p.targetAt[t.host] = i
+			p.targets = append(p.targets, target{host: t.host, scheme: t.scheme})
 		}
-		if p.targetAt == nil {
-			p.targetAt = map[string]int{}
+		p.targets[i].weight++
+		if t.typed {
+			p.targets[i].nofollow++
 		}
-		p.targetAt[t.host] = len(p.targets)
-		t.weight = 1
-		p.targets = append(p.targets, t)
+		if redirect {
+			p.targets[i].redirect++
+		}
 	}
 }
 

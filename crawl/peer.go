@@ -80,6 +80,9 @@ func forwardMark(node uint64, depth int) []byte {
 	return append(k, kv.U32(uint32(depth)|forwardMarkDepthBias)...)
 }
 
+// inScope reports whether host may be fetched under --scope.
+func (c *Crawler) inScope(host string) bool { return c.scope == nil || c.scope.MatchString(host) }
+
 // owns reports whether this crawl fetches host (always, outside a cluster).
 func (c *Crawler) owns(host string) bool { return c.peer == nil || c.peer.Owns(host) }
 
@@ -124,7 +127,13 @@ func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, 
 		changed = true
 	}
 	queued := false
-	if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
+	if !c.inScope(host) {
+		// An edge and a node, never fetched, never queued, not counted
+		// by the subdomain cap. A host crawled before keeps its status.
+		if status == graph.StatusDiscovered || status == graph.StatusExcludedByLimit {
+			status, changed = graph.StatusOutOfScope, true
+		}
+	} else if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
 		admitted := false
 		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
 			var err error

@@ -64,6 +64,9 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 		if c.exclude.excluded(host) {
 			return 0, 0, fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
 		}
+		if !c.inScope(host) {
+			return 0, 0, fmt.Errorf("%w: seed %q: host %s is outside scope (--scope %s)", ErrSeed, s, host, strings.Join(c.cfg.Scope, " --scope "))
+		}
 		checked = append(checked, seed{host, scheme, fetch})
 	}
 	err = c.store.Update(func(tx *kv.Tx) error {

@@ -11,9 +11,12 @@ import (
 
 // target is a host a page links to, with the scheme of the first link.
 type target struct {
-	host   string
-	scheme string
-	weight uint64 // pages of the source host linking to it
+	host     string
+	scheme   string
+	weight   uint64 // pages of the source host linking to it
+	nofollow uint64 // of them, pages whose links to it were all rel nofollow, ugc or sponsored
+	redirect uint64 // of them, pages that redirected to it
+	typed    bool   // within one page: every link to it read so far was typed
 }
 
 // excluder decides whether a host is excluded. exclude_hosts usually
@@ -97,32 +100,40 @@ type selector struct {
 	max     int
 	exclude *excluder
 	picked  []target
-	seen    map[string]struct{}
+	seen    map[string]int // host → its index in picked, or -1 when not picked (excluded)
 }
 
 func (s *selector) reset(source string, max int, x *excluder) {
 	s.source, s.max, s.exclude = source, max, x
 	s.picked = s.picked[:0]
 	if s.seen == nil {
-		s.seen = make(map[string]struct{}, 16)
+		s.seen = make(map[string]int, 16)
 	}
 	clear(s.seen)
 }
 
 // add considers one link; it returns false once max targets are picked,
 // so extraction can stop.
-func (s *selector) add(u *url.URL) bool {
+func (s *selector) add(u *url.URL) bool { return s.addLink(u, false) }
+
+// addLink is add for a link whose rel is typed (nofollow, ugc,
+// sponsored) or not: a picked host stays typed while every link to it is.
+func (s *selector) addLink(u *url.URL, typed bool) bool {
 	host, err := graph.HostOf(u)
 	if err != nil || host == s.source {
 		return true
 	}
-	if _, dup := s.seen[host]; dup {
+	if i, dup := s.seen[host]; dup {
+		if i >= 0 && !typed {
+			s.picked[i].typed = false
+		}
 		return true
 	}
-	s.seen[host] = struct{}{}
 	if s.exclude.excluded(host) {
+		s.seen[host] = -1
 		return true
 	}
-	s.picked = append(s.picked, target{host: host, scheme: u.Scheme})
+	s.seen[host] = len(s.picked)
+	s.picked = append(s.picked, target{host: host, scheme: u.Scheme, typed: typed})
 	return s.max <= 0 || len(s.picked) < s.max
 }

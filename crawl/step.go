@@ -37,12 +37,16 @@ type task struct {
 	hops    int    // redirects followed in this stage
 	attempt int    // retries of this request
 
-	pageNo int             // the page being fetched: 0 the home page, then 1, 2, ...
-	status int             // the current page's answer
-	ctype  string          // its Content-Type
-	queue  []string        // the host's own pages found so far and not yet fetched, in order
-	seen   map[string]bool // pages queued or fetched (URL without fragment)
-	rules  *robots.Rules   // kept for the pages after the home page
+	pageNo    int      // the page being fetched: 0 the home page, then 1, 2, ...
+	status    int      // the current page's answer
+	ctype     string   // its Content-Type
+	robotsTag []string // its X-Robots-Tag headers
+	// outRedirect: the page redirected to a host outside the scope, which
+	// is not fetched; the redirect is the page's one link.
+	outRedirect bool
+	queue       []string        // the host's own pages found so far and not yet fetched, in order
+	seen        map[string]bool // pages queued or fetched (URL without fragment)
+	rules       *robots.Rules   // kept for the pages after the home page
 
 	readyAt  time.Time     // the next step may not start before
 	parkedAt time.Time     // when the task was last parked (zero: never)
@@ -78,7 +82,7 @@ func (t *task) queuePage(u *url.URL) {
 // count), each taken from max_pages. It reports whether there is one.
 func (c *Crawler) nextPage(t *task) bool {
 	p := t.p
-	if c.cfg.PagesPerHost <= 1 || p.returned || !p.fetched || p.kind != "" || p.disallow {
+	if c.cfg.PagesPerHost <= 1 || p.returned || !p.fetched || p.kind != "" || p.disallow || p.redirected {
 		return false
 	}
 	for t.pageNo+1 < c.cfg.PagesPerHost && len(t.queue) > 0 {
@@ -92,7 +96,7 @@ func (c *Crawler) nextPage(t *task) bool {
 			return false
 		}
 		t.pageNo++
-		t.stage, t.url, t.host, t.hops, t.attempt, t.done = stagePage, next, p.lease.Host, 0, 0, false
+		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.outRedirect = stagePage, next, p.lease.Host, 0, 0, false, false
 		t.readyAt = c.gate.nextAt(t.host)
 		return true
 	}
@@ -291,6 +295,19 @@ func (c *Crawler) redirect(t *task, resp *response) {
 		return
 	}
 	loc.Fragment = ""
+	if !c.inScope(host) {
+		// Not fetched: the redirect itself is the page's link to it.
+		t.done, t.outRedirect = true, true
+		t.status, t.ctype = resp.status, ""
+		t.p.final = loc
+		if t.pageNo == 0 {
+			t.p.fetched, t.p.pages = true, 1
+			t.p.status, t.p.ctype, t.p.server = resp.status, resp.contentType, resp.server
+		} else {
+			t.p.pages++
+		}
+		return
+	}
 	t.url, t.host, t.attempt = loc.String(), host, 0
 	t.readyAt = c.gate.nextAt(host)
 }
@@ -311,7 +328,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 		return
 	}
 	t.done = true
-	t.status, t.ctype = resp.status, resp.contentType
+	t.status, t.ctype, t.robotsTag = resp.status, resp.contentType, resp.robotsTag
 	if t.pageNo > 0 {
 		if resp.status >= 400 {
 			p.pagesBad++

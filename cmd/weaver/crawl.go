@@ -271,7 +271,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	recovered, queued, err := c.Prepare(seeds)
 	if err != nil {
 		var ce *crawl.ConfigError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) || errors.Is(err, crawl.ErrSeed) {
 			return usageError{err}
 		}
 		return err
