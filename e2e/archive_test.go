@@ -302,6 +302,14 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 					t.Errorf("%s: created_at %q", db, v)
 				}
 			case key == "listen_addr" && len(v) == 0: // cleared when the crawl stops
+			case key == "crawl.running": // a time while a crawl runs, else empty: after a crash, hosts wait a delay
+				if _, err := time.Parse(time.RFC3339, string(v)); len(v) > 0 && err != nil {
+					t.Errorf("%s: crawl.running %q", db, v)
+				}
+			case key == "crawl.settings": // the crawl's settings, JSON
+				if !json.Valid(v) {
+					t.Errorf("%s: crawl.settings is not JSON: %q", db, v)
+				}
 			default:
 				t.Errorf("%s: meta %s = %q is not known to be portable", db, key, v)
 			}
