@@ -25,7 +25,7 @@ func LooksLikeShell(page []byte) bool {
 	z.SetMaxBuf(4 << 20)
 	links, script := false, false
 	template := 0
-	mount := ""  // the tag name of an open mount element
+	mount := "" // the tag name of an open mount element
 	inMount := false
 	for {
 		tt := z.Next()
