@@ -163,9 +163,9 @@ type Pool struct {
 	mu      sync.Mutex // guards cur, closed, starts
 	cur     *browser   // the browser new renders go to; nil before the first and after a loss
 	closed  bool
-	starts  int                // browsers started
-	startMu sync.Mutex         // held while a browser starts, so only one does
-	wg      sync.WaitGroup     // renders in flight, for Close
+	starts  int                 // browsers started
+	startMu sync.Mutex          // held while a browser starts, so only one does
+	wg      sync.WaitGroup      // renders in flight, for Close
 	lost    func(*browser) bool // reports whether b died; a field so tests of the pool can't be fooled
 }
 

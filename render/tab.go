@@ -72,10 +72,10 @@ const maxRedirects = 5
 
 // run is one render: the rules and the record of its requests.
 type run struct {
-	p       *Pool
-	ctx     context.Context // the render's scope: its deadline ends the fetches
-	page    string          // the URL given to Render
-	tabCtx  context.Context // the tab, for the Fetch commands
+	p      *Pool
+	ctx    context.Context // the render's scope: its deadline ends the fetches
+	page   string          // the URL given to Render
+	tabCtx context.Context // the tab, for the Fetch commands
 
 	inflight atomic.Int32 // requests being fetched
 	lastNet  atomic.Int64 // UnixNano of the last request's start or end
