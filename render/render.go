@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // Config configures a Pool. Browser and Transport are required.
@@ -180,9 +178,7 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), fence: f}
-	p.lost = func(b *browser) bool { return b.dead() }
-	return p, nil
+	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), fence: f}, nil
 }
 
 // Render loads the page at rawURL in a tab and returns its rendered DOM. It
@@ -210,7 +206,7 @@ func (p *Pool) Render(ctx context.Context, rawURL string) (Result, error) {
 	start := time.Now()
 	res, err := p.renderIn(ctx, b, rawURL)
 	res.Took = time.Since(start)
-	if err != nil && p.lost(b) && ctx.Err() == nil {
+	if err != nil && b.dead() && ctx.Err() == nil {
 		p.logf("render: the browser died while rendering %s: %v", rawURL, err)
 		return res, fmt.Errorf("%w: %s: %w", ErrBrowserLost, rawURL, err)
 	}
@@ -227,7 +223,7 @@ func (p *Pool) acquire(ctx context.Context) (*browser, error) {
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if b := p.cur; b != nil && !b.retiring && !p.lost(b) {
+	if b := p.cur; b != nil && !b.retiring && !b.dead() {
 		b.refs++
 		p.wg.Add(1)
 		p.mu.Unlock()
@@ -287,7 +283,7 @@ func (p *Pool) release(b *browser) {
 			p.cur = nil
 		}
 	}
-	if (b.retiring || p.lost(b)) && b.refs == 0 {
+	if (b.retiring || b.dead()) && b.refs == 0 {
 		if p.cur == b {
 			p.cur = nil
 		}
@@ -361,5 +357,3 @@ func (p *Pool) logf(format string, args ...any) {
 // chromedpErrorf quiets chromedp's own error logs (a tab closed under a
 // hung page logs a few), which the pool reports through its errors.
 func chromedpErrorf(string, ...any) {}
-
-var _ = chromedp.WithErrorf

@@ -245,8 +245,13 @@ func (r *run) serve(ev fetch.EventRequestPaused) {
 	}
 	if err != nil {
 		f.Err = err
+		// A document refused with any other reason than Aborted would
+		// commit Chrome's error page in place of the page.
 		reason := network.ErrorReasonBlockedByClient
-		if !errors.Is(err, ErrNotLoaded) {
+		switch {
+		case ev.ResourceType == network.ResourceTypeDocument:
+			reason = network.ErrorReasonAborted
+		case !errors.Is(err, ErrNotLoaded):
 			reason = network.ErrorReasonAccessDenied
 		}
 		_, _ = chromedp.Call(r.tabCtx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: reason})
