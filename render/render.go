@@ -41,9 +41,16 @@ type Config struct {
 	// in flight, no pending setTimeout of 5 s or less) to be taken; 0 means
 	// 500 ms.
 	Quiet time.Duration
-	// MaxBodyBytes caps each response the browser is given and
-	// Result.HTML; 0 means 1 MiB.
+	// MaxBodyBytes caps the page itself (each document response the
+	// browser is given) and Result.HTML; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// MaxScriptBytes caps each other response (scripts, XHR, fetch): an
+	// app's bundle is often bigger than its page, and a cut script is a
+	// syntax error. 0 means 8 MiB.
+	MaxScriptBytes int64
+	// MaxPageBytes caps the bytes of all the responses of one page; a
+	// request past it is refused. 0 means 32 MiB.
+	MaxPageBytes int64
 	// MaxRequests caps the requests of one page (the page and its redirects
 	// included); the rest are refused. 0 means 100.
 	MaxRequests int
@@ -85,6 +92,12 @@ func (c *Config) fill() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
+	}
+	if c.MaxScriptBytes <= 0 {
+		c.MaxScriptBytes = 8 << 20
+	}
+	if c.MaxPageBytes <= 0 {
+		c.MaxPageBytes = 32 << 20
 	}
 	if c.MaxRequests <= 0 {
 		c.MaxRequests = 100

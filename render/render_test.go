@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -382,5 +385,69 @@ func TestPool_Errors(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 		t.Errorf("the browser (pid %d) still runs after Close", pid)
+	}
+}
+
+// handlerTransport answers every request with a handler, as a transport that
+// did the TLS itself would: the browser never sees a certificate.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, req)
+	return rec.Result(), nil
+}
+
+func TestPool_HTTPSAndUserAgent(t *testing.T) {
+	const ua = "weaver-test/1.0 (+https://example.invalid/bot)"
+	var mu sync.Mutex
+	var agents []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents = append(agents, r.Header.Get("User-Agent"))
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, `<!DOCTYPE html><title>s</title><div id="root"></div><script src="/main.js"></script>`)
+		case "/main.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = io.WriteString(w, `fetch('/api/links').then(r => r.json()).then(hosts => {
+				const root = document.getElementById('root');
+				for (const h of hosts) { const a = document.createElement('a'); a.href = 'https://' + h + '/'; root.append(a); }
+				root.dataset.ua = navigator.userAgent;
+			});`)
+		case "/api/links":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `["a.example.org", "b.example.net"]`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	p, err := render.New(render.Config{Browser: browserPath(t), Transport: handlerTransport{mux}, UserAgent: ua, Tabs: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	res, err := p.Render(context.Background(), "https://app.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := hostsOf(t, res), []string{"a.example.org", "b.example.net"}; !slices.Equal(got, w) {
+		t.Errorf("hosts: got %v, want %v\n%s", got, w, res.HTML)
+	}
+	if !strings.Contains(string(res.HTML), `data-ua="`+ua+`"`) {
+		t.Errorf("navigator.userAgent is not %q: %s", ua, res.HTML)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(agents) != 3 {
+		t.Errorf("requests: got %d, want 3 (page, script, API)", len(agents))
+	}
+	for _, a := range agents {
+		if a != ua {
+			t.Errorf("a request's User-Agent: got %q, want %q", a, ua)
+		}
 	}
 }

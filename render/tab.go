@@ -83,6 +83,7 @@ type run struct {
 	mu          sync.Mutex // guards the fields below
 	fetches     []Fetch
 	requests    int
+	bytes       int64 // body bytes given to the browser so far
 	mainFrame   cdp.FrameID
 	docs        int             // main-frame document requests
 	docDone     bool            // the page's final document was given to the browser
@@ -358,7 +359,17 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 		return err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, cfg.MaxBodyBytes))
+	limit := cfg.MaxScriptBytes
+	if isDoc {
+		limit = cfg.MaxBodyBytes
+	}
+	r.mu.Lock()
+	limit = min(limit, cfg.MaxPageBytes-r.bytes)
+	r.mu.Unlock()
+	if limit <= 0 {
+		return fmt.Errorf("%w: more than %d bytes for the page", ErrNotLoaded, cfg.MaxPageBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil && len(body) == 0 {
 		if isDoc {
 			r.setDocErr(fmt.Errorf("%w: %s: %w", ErrFetch, req.URL, err))
@@ -366,6 +377,9 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 		return err
 	}
 	f.Status, f.Bytes = resp.StatusCode, len(body)
+	r.mu.Lock()
+	r.bytes += int64(len(body))
+	r.mu.Unlock()
 	if isDoc {
 		redirect := resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != ""
 		ct := strings.ToLower(resp.Header.Get("Content-Type"))
