@@ -99,7 +99,10 @@ func (b *browser) close() {
 	b.allocCancel()
 }
 
-// rss returns the resident memory of the browser's process tree in bytes.
+// rss returns the memory of the browser's process tree in bytes: the sum of
+// their proportional set sizes (a shared page counts once, split between
+// its processes), or of their resident sets where /proc has no
+// smaps_rollup.
 func (b *browser) rss() int64 {
 	root := b.pid()
 	if root == 0 {
@@ -107,18 +110,32 @@ func (b *browser) rss() int64 {
 	}
 	var total int64
 	for _, pid := range descendants(root) {
-		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "statm"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(data))
-		if len(f) < 2 {
-			continue
-		}
-		pages, _ := strconv.ParseInt(f[1], 10, 64)
-		total += pages * int64(os.Getpagesize())
+		total += memoryOf(pid)
 	}
 	return total
+}
+
+// memoryOf returns the PSS of a process, else its RSS, in bytes.
+func memoryOf(pid int) int64 {
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
+	if data, err := os.ReadFile(filepath.Join(dir, "smaps_rollup")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "statm"))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // descendants returns root and every process below it, from /proc.

@@ -55,8 +55,9 @@ type Config struct {
 	// included); the rest are refused. 0 means 100.
 	MaxRequests int
 	// MaxRSS replaces the browser, once its renders in flight are done,
-	// when its processes use more than this many bytes of resident memory;
-	// 0 means 1 GiB, negative never.
+	// when its processes use more than this many bytes of memory (their
+	// proportional set sizes summed, see Pool.RSS); 0 means 1 GiB,
+	// negative never.
 	MaxRSS int64
 	// MaxRenders replaces the browser after this many renders; 0 means
 	// 1,000, negative never.
@@ -304,8 +305,9 @@ func (p *Pool) release(b *browser) {
 	}
 }
 
-// RSS returns the resident memory of the current browser's processes, in
-// bytes, summed (shared pages count in every process); 0 when none runs.
+// RSS returns the memory of the current browser's processes in bytes: their
+// proportional set sizes summed, so a page they share counts once (their
+// resident sets where /proc has no smaps_rollup); 0 when none runs.
 func (p *Pool) RSS() int64 {
 	p.mu.Lock()
 	b := p.cur
