@@ -23,6 +23,7 @@ type browser struct {
 	// Guarded by Pool.mu.
 	refs     int  // renders in flight
 	renders  int  // renders done
+	timeouts int  // renders in a row that timed out
 	retiring bool // takes no new render; closed when refs is 0
 }
 

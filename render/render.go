@@ -206,6 +206,24 @@ func New(cfg Config) (*Pool, error) {
 // during the render (render it again), ErrStart when no browser could be
 // started, ErrClosed after Close, or ctx's error.
 func (p *Pool) Render(ctx context.Context, rawURL string) (Result, error) {
+	return p.RenderPage(ctx, Page{URL: rawURL})
+}
+
+// Page is a page already fetched, for RenderPage.
+type Page struct {
+	URL    string      // the page's URL, after its redirects
+	Status int         // its HTTP status; 0 means 200
+	Header http.Header // its response headers (Content-Type, Content-Security-Policy, ...)
+	Body   []byte      // its body, as fetched (decoded, capped); nil: fetch the page
+}
+
+// RenderPage is Render for a page the caller has fetched already: the
+// browser is given pg instead of fetching pg.URL again (neither the Policy
+// nor the Transport sees that request), so rendering a page costs its host
+// no second request. Everything else the page loads is fetched as in
+// Render. It returns Render's errors.
+func (p *Pool) RenderPage(ctx context.Context, pg Page) (Result, error) {
+	rawURL := pg.URL
 	select {
 	case p.tabs <- struct{}{}:
 	case <-ctx.Done():
@@ -216,10 +234,10 @@ func (p *Pool) Render(ctx context.Context, rawURL string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer p.release(b)
 	start := time.Now()
-	res, err := p.renderIn(ctx, b, rawURL)
+	res, err := p.renderIn(ctx, b, &pg)
 	res.Took = time.Since(start)
+	p.release(b, errors.Is(err, ErrTimeout))
 	if err != nil && b.dead() && ctx.Err() == nil {
 		p.logf("render: the browser died while rendering %s: %v", rawURL, err)
 		return res, fmt.Errorf("%w: %s: %w", ErrBrowserLost, rawURL, err)
@@ -270,17 +288,30 @@ func (p *Pool) acquire(ctx context.Context) (*browser, error) {
 	return b, nil
 }
 
-// release ends a render in b, and retires b when it is lost, leaks, or has
-// rendered enough.
-func (p *Pool) release(b *browser) {
+// maxTimeouts is how many renders in a row may time out before the browser
+// is replaced: one hostile page costs one timeout, but a browser that no
+// longer answers would cost every page one.
+const maxTimeouts = 3
+
+// release ends a render in b, and retires b when it is lost, leaks, has
+// rendered enough, or timed out maxTimeouts times in a row.
+func (p *Pool) release(b *browser, timedOut bool) {
 	defer p.wg.Done()
 	p.mu.Lock()
 	b.refs--
 	b.renders++
+	if timedOut {
+		b.timeouts++
+	} else {
+		b.timeouts = 0
+	}
+	wedged := b.timeouts >= maxTimeouts
 	check := !b.retiring && (b.renders%10 == 0 || p.cfg.MaxRenders > 0 && b.renders >= p.cfg.MaxRenders)
 	p.mu.Unlock()
 	retire := ""
-	if check {
+	if wedged {
+		retire = fmt.Sprintf("%d renders in a row timed out", maxTimeouts)
+	} else if check {
 		switch rss := b.rss(); {
 		case p.cfg.MaxRenders > 0 && b.renders >= p.cfg.MaxRenders:
 			retire = fmt.Sprintf("after %d renders", b.renders)

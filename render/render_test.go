@@ -451,3 +451,42 @@ func TestPool_HTTPSAndUserAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestPool_RenderPage_NoSecondRequest(t *testing.T) {
+	s, hosts := webOf(t, fakeweb.ShellLinks)
+	shell := hosts[0]
+	resp, err := s.srv.Client().Get("http://" + shell + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.web.Reset()
+	p := newPool(t, s, nil)
+	res, err := p.RenderPage(context.Background(), render.Page{URL: "http://" + shell + "/", Status: resp.StatusCode, Header: resp.Header, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.web.Requests() {
+		if r.Host == shell && r.Path == "/" {
+			t.Errorf("the page was fetched again: %+v", r)
+		}
+	}
+	if got, w := hostsOf(t, res), want(s, shell); !slices.Equal(got, w) {
+		t.Errorf("hosts:\n got %v\nwant %v", got, w)
+	}
+}
+
+func TestPool_ReplacedAfterTimeoutsInARow(t *testing.T) {
+	s, hosts := webOf(t, fakeweb.ShellLinks, fakeweb.ShellLoop)
+	p := newPool(t, s, func(c *render.Config) { c.Timeout = 2 * time.Second; c.Settle = time.Second })
+	for k := range 3 {
+		if _, err := p.Render(context.Background(), "http://"+hosts[1]+"/"); !errors.Is(err, render.ErrTimeout) {
+			t.Fatalf("render %d of the endless loop: got %v, want ErrTimeout", k+1, err)
+		}
+	}
+	mustRender(t, p, hosts[0])
+	if got := p.Starts(); got != 2 {
+		t.Errorf("starts after 3 timeouts in a row: got %d, want 2", got)
+	}
+}

@@ -92,9 +92,14 @@ type run struct {
 	docStatus   int             //
 	site        string          // registrable domain of docURL's host
 	scriptHosts map[string]bool // hosts the page's HTML names in <script src>
+	given       *Page           // the page's response, from RenderPage; nil once used
 }
 
-func (p *Pool) renderIn(ctx context.Context, b *browser, rawURL string) (Result, error) {
+func (p *Pool) renderIn(ctx context.Context, b *browser, given *Page) (Result, error) {
+	rawURL := given.URL
+	if given.Body == nil {
+		given = nil
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Result{}, fmt.Errorf("%w: %q is not an http or https URL", ErrRefused, rawURL)
@@ -106,7 +111,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, rawURL string) (Result,
 	tctx, tcancel := chromedp.NewContext(dctx, chromedp.WithNewBrowserContext())
 	defer tcancel()
 
-	r := &run{p: p, ctx: tctx, page: rawURL, tabCtx: tctx, site: site(u.Hostname()), docURL: u}
+	r := &run{p: p, ctx: tctx, page: u.String(), tabCtx: tctx, site: site(u.Hostname()), docURL: u, given: given}
 	r.lastNet.Store(time.Now().UnixNano())
 
 	// Subscribe before anything can pause: the subscription opens the tab.
@@ -165,7 +170,7 @@ func (r *run) load(rawURL string) (Result, error) {
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: initScript}); err != nil {
 		return res, fmt.Errorf("page.addScriptToEvaluateOnNewDocument: %w", err)
 	}
-	nav, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: rawURL})
+	nav, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: r.page})
 	if err != nil {
 		return res, fmt.Errorf("page.navigate: %w", err)
 	}
@@ -343,7 +348,18 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 	req.Header.Del("Accept-Encoding")
 	req.Header.Del("Cookie")
 	req.Header.Set("User-Agent", cfg.UserAgent)
-	if cfg.Policy != nil {
+	var resp *http.Response
+	r.mu.Lock()
+	given := r.given
+	if isDoc && given != nil && r.docs == 1 { // the navigation to the page
+		r.given = nil // a reload (there should be none) is fetched
+	} else {
+		given = nil
+	}
+	r.mu.Unlock()
+	if given != nil {
+		resp = given.response(req)
+	} else if cfg.Policy != nil {
 		if err := cfg.Policy(req); err != nil {
 			if isDoc {
 				r.setDocErr(fmt.Errorf("%w: %s: %w", ErrRefused, req.URL, err))
@@ -351,7 +367,9 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 			return err
 		}
 	}
-	resp, err := cfg.Transport.RoundTrip(req)
+	if resp == nil {
+		resp, err = cfg.Transport.RoundTrip(req)
+	}
 	if err != nil {
 		if isDoc {
 			r.setDocErr(fmt.Errorf("%w: %s: %w", ErrFetch, req.URL, err))
@@ -469,5 +487,28 @@ func scriptHosts(page []byte, base *url.URL) map[string]bool {
 				}
 			}
 		}
+	}
+}
+
+// response makes the response to req from a Page given to RenderPage.
+func (pg *Page) response(req *http.Request) *http.Response {
+	status := pg.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h := pg.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "text/html; charset=utf-8")
+	}
+	return &http.Response{
+		StatusCode:    status,
+		Status:        http.StatusText(status),
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(pg.Body)),
+		ContentLength: int64(len(pg.Body)),
+		Request:       req,
 	}
 }
