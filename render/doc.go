@@ -24,7 +24,8 @@
 //   - scripts (type Script) from the page's registrable domain and from the
 //     hosts that the page's own HTML names in <script src>;
 //   - XHR and fetch() calls to the page's registrable domain;
-//   - GET and HEAD only.
+//   - GET and HEAD only, and the CORS preflights (OPTIONS with
+//     Access-Control-Request-Method) of those calls.
 //
 // Everything else is refused before it leaves the browser: images, media,
 // fonts, style sheets, frames, web sockets, beacons, prefetches, other

@@ -172,13 +172,12 @@ type Pool struct {
 	tabs  chan struct{} // a slot per tab that may be open
 	fence *fence
 
-	mu      sync.Mutex // guards cur, closed, starts
+	mu      sync.Mutex // guards cur, closed, starts, and every browser's refs, renders, timeouts, retiring
 	cur     *browser   // the browser new renders go to; nil before the first and after a loss
 	closed  bool
-	starts  int                 // browsers started
-	startMu sync.Mutex          // held while a browser starts, so only one does
-	wg      sync.WaitGroup      // renders in flight, for Close
-	lost    func(*browser) bool // reports whether b died; a field so tests of the pool can't be fooled
+	starts  int            // browsers started
+	startMu sync.Mutex     // held while a browser starts, so only one does
+	wg      sync.WaitGroup // renders in flight, for Close
 }
 
 // New returns a Pool. The browser starts at the first Render. It returns an
@@ -305,17 +304,19 @@ func (p *Pool) release(b *browser, timedOut bool) {
 	} else {
 		b.timeouts = 0
 	}
-	wedged := b.timeouts >= maxTimeouts
-	check := !b.retiring && (b.renders%10 == 0 || p.cfg.MaxRenders > 0 && b.renders >= p.cfg.MaxRenders)
+	renders, wedged := b.renders, b.timeouts >= maxTimeouts
+	enough := p.cfg.MaxRenders > 0 && renders >= p.cfg.MaxRenders
+	measure := !b.retiring && renders%10 == 0 && p.cfg.MaxRSS > 0
 	p.mu.Unlock()
 	retire := ""
-	if wedged {
+	switch {
+	case wedged:
 		retire = fmt.Sprintf("%d renders in a row timed out", maxTimeouts)
-	} else if check {
-		switch rss := b.rss(); {
-		case p.cfg.MaxRenders > 0 && b.renders >= p.cfg.MaxRenders:
-			retire = fmt.Sprintf("after %d renders", b.renders)
-		case p.cfg.MaxRSS > 0 && rss > p.cfg.MaxRSS:
+	case enough:
+		retire = fmt.Sprintf("after %d renders", renders)
+	case measure:
+		// Reading /proc costs a few ms: every tenth render is often enough.
+		if rss := b.rss(); rss > p.cfg.MaxRSS {
 			retire = fmt.Sprintf("its processes use %d MiB", rss>>20)
 		}
 	}

@@ -490,3 +490,52 @@ func TestPool_ReplacedAfterTimeoutsInARow(t *testing.T) {
 		t.Errorf("starts after 3 timeouts in a row: got %d, want 2", got)
 	}
 }
+
+// TestPool_CrossOriginAPI: an app on www.example.com that asks
+// api.example.com (its registrable domain) with a JSON request, which
+// needs a CORS preflight, gets its answer.
+func TestPool_CrossOriginAPI(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.Host+r.URL.Path)
+		mu.Unlock()
+		switch r.Host + r.URL.Path {
+		case "www.example.com/":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, `<div id="app"></div><script src="/app.js"></script>`)
+		case "www.example.com/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = io.WriteString(w, `fetch('https://api.example.com/links', {headers: {'Content-Type': 'application/json', 'X-App': '1'}})
+				.then(r => r.json()).then(hosts => {
+					for (const h of hosts) { const a = document.createElement('a'); a.href = 'https://' + h + '/'; document.getElementById('app').append(a); }
+				});`)
+		case "api.example.com/links":
+			w.Header().Set("Access-Control-Allow-Origin", "https://www.example.com")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, X-App")
+			if r.Method == http.MethodOptions {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `["c.example.org"]`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	p, err := render.New(render.Config{Browser: browserPath(t), Transport: handlerTransport{h}, Tabs: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	res, err := p.Render(context.Background(), "https://www.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, w := hostsOf(t, res), []string{"c.example.org"}; !slices.Equal(got, w) {
+		t.Errorf("hosts: got %v, want %v; requests %v, fetches %+v", got, w, seen, res.Fetches)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,7 @@ type run struct {
 	docDone     bool            // the page's final document was given to the browser
 	docErr      error           // why the page itself failed
 	docURL      *url.URL        // the page's URL after redirects
-	docStatus   int             //
+	docStatus   int             // the HTTP status of the page's last document response
 	site        string          // registrable domain of docURL's host
 	scriptHosts map[string]bool // hosts the page's HTML names in <script src>
 	given       *Page           // the page's response, from RenderPage; nil once used
@@ -141,19 +142,22 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, given *Page) (Result, e
 
 	res, err := r.load(rawURL)
 	r.mu.Lock()
-	res.Fetches = r.fetches
+	res.Fetches = slices.Clone(r.fetches)
 	res.Status = r.docStatus
 	docErr := r.docErr
 	r.mu.Unlock()
+	if err == nil {
+		err = docErr
+	}
 	switch {
-	case docErr != nil:
-		return res, docErr
 	case err == nil:
 		return res, nil
 	case ctx.Err() != nil:
 		return res, ctx.Err()
 	case dctx.Err() != nil && !b.dead():
 		return res, fmt.Errorf("%w: %s after %v: %w", ErrTimeout, rawURL, p.cfg.Timeout, err)
+	case docErr != nil:
+		return res, docErr
 	}
 	return res, fmt.Errorf("render: %s: %w", rawURL, err)
 }
@@ -280,7 +284,10 @@ func (r *run) admit(ev fetch.EventRequestPaused) (isDoc bool, err error) {
 	if r.requests > r.p.cfg.MaxRequests {
 		return false, fmt.Errorf("%w: more than %d requests", ErrNotLoaded, r.p.cfg.MaxRequests)
 	}
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+	// A CORS preflight (OPTIONS with Access-Control-Request-Method) only
+	// asks whether the request that follows may be made.
+	preflight := req.Method == http.MethodOptions && headerOf(req.Headers, "Access-Control-Request-Method") != ""
+	if req.Method != http.MethodGet && req.Method != http.MethodHead && !preflight {
 		return false, fmt.Errorf("%w: method %s", ErrNotLoaded, req.Method)
 	}
 	u, perr := url.Parse(req.URL)
@@ -309,7 +316,7 @@ func (r *run) admit(ev fetch.EventRequestPaused) (isDoc bool, err error) {
 		if site(host) != r.site && !r.scriptHosts[host] {
 			return false, fmt.Errorf("%w: third-party script host %s", ErrNotLoaded, host)
 		}
-	case network.ResourceTypeXHR, network.ResourceTypeFetch:
+	case network.ResourceTypeXHR, network.ResourceTypeFetch, network.ResourceTypePreflight:
 		if site(host) != r.site {
 			return false, fmt.Errorf("%w: third-party host %s", ErrNotLoaded, host)
 		}
@@ -511,4 +518,14 @@ func (pg *Page) response(req *http.Request) *http.Response {
 		ContentLength: int64(len(pg.Body)),
 		Request:       req,
 	}
+}
+
+// headerOf returns the value of a DevTools request header, whatever its case.
+func headerOf(h network.Headers, name string) string {
+	for k, v := range h {
+		if s, ok := v.(string); ok && strings.EqualFold(k, name) {
+			return s
+		}
+	}
+	return ""
 }
