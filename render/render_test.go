@@ -195,6 +195,7 @@ func TestPool_HostilePages(t *testing.T) {
 		c.MaxBodyBytes = 256 << 10
 	})
 	seed := s.web.Hosts()[0]
+	mustRender(t, p, good) // the browser's start is no page's cost
 	for _, host := range hosts[1:] {
 		sh := s.web.Shell(host)
 		t.Run(sh.String(), func(t *testing.T) {
