@@ -24,7 +24,9 @@ type Config struct {
 	// an error refuses the request (robots.txt, per-host delay, hosts that
 	// may not load). It may change the request's headers. InfoOf tells it
 	// which page the request is for and what it is. It must honour the
-	// request's context.
+	// request's context. It is called from several goroutines at once (a
+	// page's scripts load together), never for the page given to
+	// RenderPage.
 	Policy func(req *http.Request) error
 	// UserAgent is the User-Agent of the browser (navigator.userAgent) and
 	// of every request it makes; "" means "weaver".
