@@ -91,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
 	requestLog := fs.String("request-log", "", "on exit, write every request answered to `file` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
+	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() {
@@ -115,6 +116,7 @@ Examples:
   fakeweb --hosts 1000 --seed 7
   fakeweb --print-seed --hosts 1000 --seed 7
   fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
+  fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
@@ -132,6 +134,9 @@ Examples:
 	if *hosts < 1 {
 		return fmt.Errorf("--hosts must be positive, got %d: %w", *hosts, errUsage)
 	}
+	if *shellEvery < 0 {
+		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
+	}
 	if *latency < 0 || *latency > time.Hour {
 		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
 	}
@@ -143,6 +148,7 @@ Examples:
 		Faults:              faults,
 		RobotsDisallowEvery: *disallow,
 		CrawlDelayEvery:     *delay,
+		ShellEvery:          *shellEvery,
 	}
 	w, err := build(cfg, *uk)
 	if err != nil {

@@ -59,4 +59,14 @@
 // robots.txt files and links to private addresses. FromEdges replays a real
 // host graph, such as the 1996 UK web; Loop3 is the three-host loop of seed
 // scenario 000.
+//
+// # JavaScript shells
+//
+// Config.Shells and Config.ShellEvery make hosts single-page apps: the home
+// page is an empty <div id="app"> and a script that adds the links with DOM
+// calls after a delay, so only a crawler that renders pages sees them; other
+// Shell values make the script hostile to the browser (an endless loop,
+// dialogs, a navigation away, popups, a DOM that grows without end, requests
+// to private addresses, a script robots.txt disallows). Without them the web
+// has no shell.
 package fakeweb

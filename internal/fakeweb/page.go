@@ -502,6 +502,9 @@ func (w *Web) home(i int, write bool) ([]byte, []string) {
 
 // links returns the hrefs of host i's home page.
 func (w *Web) links(i int) []string {
+	if sh := w.shellOf(i); sh != NoShell && !shellLinks(sh) {
+		return nil
+	}
 	_, hrefs := w.home(i, false)
 	return hrefs
 }

@@ -114,6 +114,11 @@ func (w *Web) route(r *http.Request, host, path string, n int) reply {
 			writeBody(rw, http.StatusServiceUnavailable, "text/plain; charset=utf-8", []byte("fakeweb: unavailable\n"))
 		}}
 	}
+	if w.shellOf(i) != NoShell {
+		if rep, ok := w.shellReply(i, path); ok {
+			return rep
+		}
+	}
 	switch {
 	case path == "/":
 		return w.homeReply(i)
@@ -246,6 +251,9 @@ func (w *Web) robotsReply(i int) reply {
 		}}
 	case s.fault&RobotsRedirect != 0:
 		return redirectReply(http.StatusMovedPermanently, "/robots-real.txt")
+	}
+	if w.shellOf(i) == ShellScriptDisallowed {
+		return textReply(http.StatusOK, "User-agent: *\nDisallow: /app.js\n")
 	}
 	switch s.robots {
 	case robotsMissing:

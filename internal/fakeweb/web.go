@@ -40,6 +40,12 @@ type Config struct {
 	// "Crawl-delay: 1". 0 means 25 for New and never for FromEdges; negative
 	// means never.
 	CrawlDelayEvery int
+	// Shells makes hosts JavaScript shells (see Shell), keyed by host name of
+	// the web; other keys are ignored. It wins over ShellEvery.
+	Shells map[string]Shell
+	// ShellEvery makes every Nth host (hosts N/3, N/3+N, ...) a ShellLinks
+	// shell; 0 means none.
+	ShellEvery int
 }
 
 // Request is one request the web answered.
@@ -88,6 +94,7 @@ type site struct {
 	fault  Fault
 	robots robotsKind
 	base   baseMode
+	shell  Shell     // the home page is a JavaScript shell (see Web.shellOf)
 	title  string    // fixed decoded title; "" means generated from the seed
 	desc   string    // fixed decoded description
 	pages  *siteInfo // the pages of a kindSite host
@@ -212,6 +219,7 @@ func (w *Web) finish() {
 		}
 		w.index[name] = i
 	}
+	w.applyShells()
 }
 
 func (w *Web) buildIndex() {
@@ -283,7 +291,9 @@ func (w *Web) Description(host string) string {
 // Links returns the href attributes of the <a> elements of host's home page,
 // in document order, exactly as written in the markup (entities, spaces and
 // case included). It returns nil for a host not in the web and for one whose
-// fault leaves no page (see Fault).
+// fault leaves no page (see Fault). A shell host's links are the ones its
+// script adds, or nil for a shell whose links no polite browser sees (see
+// Shell).
 func (w *Web) Links(host string) []string {
 	i := w.lookup(host)
 	if i < 0 {
