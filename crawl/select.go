@@ -2,12 +2,12 @@ package crawl
 
 import (
 	"net/url"
-	"regexp"
-	"slices"
-	"strings"
 
-	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/crawl/pick"
 )
+
+// The selection itself lives in package pick, which weaver import shares;
+// these are the crawl's names for it.
 
 // target is a host a page links to, with the scheme of the first link.
 type target struct {
@@ -15,113 +15,38 @@ type target struct {
 	scheme string
 }
 
-// excluder decides whether a host is excluded. exclude_hosts usually
-// starts with DefaultExcludeHosts: those are checked with string
-// comparisons (the regexp cost 3 % of a zero-latency crawl's CPU); any
-// other patterns by one compiled alternation.
-type excluder struct {
-	defaults bool           // DefaultExcludeHosts lead exclude_hosts
-	re       *regexp.Regexp // the other patterns; nil: none
-}
+// excluder decides whether a host is excluded (pick.Excluder).
+type excluder struct{ x *pick.Excluder }
 
 func newExcluder(patterns []string) (*excluder, error) {
-	x := &excluder{}
-	if n := len(DefaultExcludeHosts); len(patterns) >= n && slices.Equal(patterns[:n], DefaultExcludeHosts) {
-		x.defaults, patterns = true, patterns[n:]
-	}
-	if len(patterns) == 0 {
-		return x, nil
-	}
-	parts := make([]string, len(patterns))
-	for i, p := range patterns {
-		parts[i] = "(?:" + p + ")"
-	}
-	re, err := regexp.Compile(strings.Join(parts, "|"))
+	x, err := pick.NewExcluder(patterns)
 	if err != nil {
 		return nil, err
 	}
-	x.re = re
-	return x, nil
+	return &excluder{x}, nil
 }
 
-func (x *excluder) excluded(host string) bool {
-	return (x.defaults && defaultExcluded(host)) || (x.re != nil && x.re.MatchString(host))
-}
+func (x *excluder) excluded(host string) bool { return x.x.Excluded(host) }
 
-// excludedSites are the sites of DefaultExcludeHosts' first pattern.
-var excludedSites = []string{"facebook.com", "twitter.com", "instagram.com", "linkedin.com", "google-analytics.com", "doubleclick.net"}
-
-// defaultExcluded is exactly DefaultExcludeHosts, without a regexp:
-// ^(?:[^.]+\.)*(?:SITES)(?::\d+)?$ and ^(?:ads|analytics)\.
-func defaultExcluded(host string) bool {
-	if strings.HasPrefix(host, "ads.") || strings.HasPrefix(host, "analytics.") {
-		return true
-	}
-	name := host
-	if i := strings.LastIndexByte(name, ':'); i >= 0 && allDigits(name[i+1:]) {
-		name = name[:i]
-	}
-	for _, s := range excludedSites {
-		if name == s {
-			return true
-		}
-		if !strings.HasSuffix(name, "."+s) {
-			continue
-		}
-		// What precedes ".site" must be non-empty labels: no empty label.
-		pre := name[:len(name)-len(s)-1]
-		if pre != "" && pre[0] != '.' && pre[len(pre)-1] != '.' && !strings.Contains(pre, "..") {
-			return true
-		}
-	}
-	return false
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// selector applies seed 000 §5.3 to one page's links in DOM order: other
-// hosts only, not excluded, one per host, the first max of them.
+// selector applies seed 000 §5.3 to one page's links (pick.Selector),
+// keeping the picked targets as the crawl's.
 type selector struct {
-	source  string
-	max     int
-	exclude *excluder
-	picked  []target
-	seen    map[string]struct{}
+	s      pick.Selector
+	picked []target
 }
 
 func (s *selector) reset(source string, max int, x *excluder) {
-	s.source, s.max, s.exclude = source, max, x
+	s.s.Reset(source, max, x.x)
 	s.picked = s.picked[:0]
-	if s.seen == nil {
-		s.seen = make(map[string]struct{}, 16)
-	}
-	clear(s.seen)
 }
 
 // add considers one link; it returns false once max targets are picked,
 // so extraction can stop.
 func (s *selector) add(u *url.URL) bool {
-	host, err := graph.HostOf(u)
-	if err != nil || host == s.source {
-		return true
+	more := s.s.Add(u)
+	if p := s.s.Picked(); len(p) > len(s.picked) {
+		t := p[len(p)-1]
+		s.picked = append(s.picked, target{host: t.Host, scheme: t.Scheme})
 	}
-	if _, dup := s.seen[host]; dup {
-		return true
-	}
-	s.seen[host] = struct{}{}
-	if s.exclude.excluded(host) {
-		return true
-	}
-	s.picked = append(s.picked, target{host: host, scheme: u.Scheme})
-	return s.max <= 0 || len(s.picked) < s.max
+	return more
 }
