@@ -1,6 +1,8 @@
 package warc
 
 import (
+	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -162,6 +164,11 @@ func (r *Reader) Next() (*Record, error) {
 		ContentType: h.Get(gowarc.ContentType), IP: h.Get(gowarc.WarcIPAddress),
 		Truncated: h.Get(gowarc.WarcTruncated), rec: rec,
 	}
+	if out.TargetURI == "" && h.Has(gowarc.WarcTargetURI) {
+		// gowarc empties a field it finds invalid (wget writes the URI in
+		// angle brackets, as WARC/1.0's grammar had it): read it raw.
+		out.TargetURI = strings.TrimSuffix(strings.TrimPrefix(r.rawField(got.Offset, gowarc.WarcTargetURI), "<"), ">")
+	}
 	if out.Type == "" || strings.HasPrefix(out.Type, "unknown") {
 		out.Type = h.Get(gowarc.WarcType)
 	}
@@ -170,6 +177,32 @@ func (r *Reader) Next() (*Record, error) {
 	r.next = out.End
 	r.cur = out
 	return out, nil
+}
+
+// rawField reads the record at offset's header again, without gowarc's
+// validation, and returns the value of the field name ("" if none).
+func (r *Reader) rawField(offset int64, name string) string {
+	var src io.Reader = io.NewSectionReader(r.f, offset, r.size-offset)
+	br := bufio.NewReader(src)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return ""
+		}
+		zr.Multistream(false)
+		br = bufio.NewReader(zr)
+	}
+	for range 200 { // a header has a few dozen lines
+		line, err := br.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || err != nil {
+			return ""
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // Close closes the file.
