@@ -1,6 +1,7 @@
 package warc_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -232,4 +233,52 @@ func flip(data []byte, at int64) []byte {
 	out := append([]byte(nil), data...)
 	out[at] ^= 0xff
 	return out
+}
+
+// TestReader_DamageUncompressed: a .warc (no gzip) cut inside a record's
+// block gives the records before it and the damage at that record.
+func TestReader_DamageUncompressed(t *testing.T) {
+	dir := t.TempDir()
+	w := openWriter(t, dir, warc.Options{Prefix: "u"})
+	for i := range 3 {
+		if _, err := w.WriteExchange(context.Background(), exchange(fmt.Sprintf("http://h%d.test/", i), strings.Repeat("<p>hello</p>", 50))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	names, _ := filepath.Glob(filepath.Join(dir, "u-*.warc.gz"))
+	f, _ := os.Open(names[0])
+	zr, err := gzip.NewReader(f) // multistream: the records, concatenated
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "plain.warc")
+	os.WriteFile(path, plain, 0o644)
+	r, _ := warc.NewReader(path, 0)
+	var offs []int64
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("whole .warc: %v", err)
+			}
+			break
+		}
+		offs = append(offs, rec.Offset)
+	}
+	r.Close()
+	if len(offs) != 7 {
+		t.Fatalf("%d records in the whole .warc, want 7", len(offs))
+	}
+	os.WriteFile(path, plain[:offs[6]+300], 0o644)
+	got, err := readAll(t, path)
+	var de *warc.DamageError
+	if !errors.As(err, &de) || de.Offset != offs[6] || len(got) != 6 {
+		t.Errorf("cut .warc: %d records, %v; want 6 and damage at %d", len(got), err, offs[6])
+	}
 }
