@@ -189,3 +189,12 @@ func BenchmarkWriter(b *testing.B) {
 		})
 	}
 }
+
+// TestMain removes the benchmark's generated WARC.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,4 +283,41 @@ func TestReader_DamageUncompressed(t *testing.T) {
 	if !errors.As(err, &de) || de.Offset != offs[6] || len(got) != 6 {
 		t.Errorf("cut .warc: %d records, %v; want 6 and damage at %d", len(got), err, offs[6])
 	}
+}
+
+// TestFromHTTP records a real net/http exchange: the answer's headers and
+// (decoded) body, the request's line and headers.
+func TestFromHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html")
+		rw.Header().Set("Server", "test")
+		// No Content-Length, flushed early: sent chunked.
+		rw.Write([]byte("<title>chunked</title>"))
+		rw.(http.Flusher).Flush()
+		rw.Write([]byte("<a href=http://b.test/>b</a>"))
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/page?q=1", nil)
+	req.Header.Set("User-Agent", "weaver-test")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ex := warc.FromHTTP(req, resp, body, false, "127.0.0.1", time.Now())
+	for _, want := range []string{"GET /page?q=1 HTTP/1.1\r\nHost: 127.0.0.1:", "User-Agent: weaver-test\r\n"} {
+		if !strings.Contains(string(ex.Request), want) {
+			t.Errorf("request lacks %q:\n%s", want, ex.Request)
+		}
+	}
+	if !strings.HasPrefix(string(ex.Response), "HTTP/1.1 200 OK\r\n") || strings.Contains(string(ex.Response), "Transfer-Encoding") ||
+		!strings.HasSuffix(string(ex.Response), "\r\n\r\n<title>chunked</title><a href=http://b.test/>b</a>") {
+		t.Errorf("response:\n%q", ex.Response)
+	}
+	w := openWriter(t, t.TempDir(), warc.Options{})
+	if _, err := w.WriteExchange(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
 }
