@@ -145,7 +145,8 @@ func BenchmarkImport(b *testing.B) {
 
 // BenchmarkWriter writes 8 KB pages: records/s and MB/s of compressed
 // output, with fsync (the crawl's setting) and without, one writer and
-// GOMAXPROCS and 4×GOMAXPROCS concurrent callers (which share fsyncs).
+// GOMAXPROCS and 4×GOMAXPROCS concurrent callers (which share fsyncs), and
+// gzip level 1 against the default.
 //
 //	go test ./ingest -run '^$' -bench Writer
 func BenchmarkWriter(b *testing.B) {
@@ -153,9 +154,10 @@ func BenchmarkWriter(b *testing.B) {
 		name    string
 		sync    bool
 		writers int
-	}{{"fsync/x1", true, 1}, {"fsync/x4", true, 4}, {"nosync/x1", false, 1}} {
+		level   int
+	}{{"fsync/x1", true, 1, 0}, {"fsync/x4", true, 4, 0}, {"nosync/x1", false, 1, 0}, {"nosync/x1/gzip1", false, 1, 1}} {
 		b.Run(c.name, func(b *testing.B) {
-			w, _, err := warc.Open(warc.Options{Dir: b.TempDir(), Prefix: "bench", NoSync: !c.sync})
+			w, _, err := warc.Open(warc.Options{Dir: b.TempDir(), Prefix: "bench", NoSync: !c.sync, GzipLevel: c.level})
 			if err != nil {
 				b.Fatal(err)
 			}
