@@ -106,10 +106,6 @@ type Progress struct {
 	Done    bool // File is finished
 }
 
-// ErrDamaged wraps the *warc.DamageError of each damaged file in Run's
-// error.
-var ErrDamaged = errors.New("damaged file")
-
 // Meta keys of the store.
 const (
 	// MetaSettings holds the last import's settings, as JSON.

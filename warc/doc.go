@@ -28,10 +28,12 @@
 //
 // Reader reads .warc and .warc.gz files record by record, tolerating the
 // usual quirks of other tools (wget's <angle-bracketed> WARC-Target-URI,
-// WARC/1.0, missing digests, stray bytes between records), and reports
-// damage (a truncated record, a bad gzip member, a header that does not
-// parse) as a *DamageError naming the file and the offset of the damaged
-// record, after every complete record before it.
+// WARC/1.0, missing or wrong digests, sloppy end-of-record markers), and
+// reports damage (a truncated record, a bad gzip member, a header that
+// does not parse, bytes that are no record) as a *DamageError naming the
+// file and the offset where the damage starts, after every complete
+// record before it. Records are not looked for past damage: what follows
+// a bad gzip member cannot be trusted to start where a scan finds one.
 //
 // # Why nlnwa/gowarc
 //
