@@ -227,6 +227,7 @@ type importer struct {
 
 	batch        []page
 	lastProgress time.Time
+	lastRelease  time.Time // when the store's pages were last given back
 }
 
 // page is what one record adds to the graph.
@@ -388,6 +389,11 @@ func (im *importer) commit(key string, st fileState) error {
 	im.stats.EdgesCreated += edges
 	im.stats.Links += links
 	im.batch = im.batch[:0]
+	if time.Since(im.lastRelease) >= 2*time.Second {
+		// Keeps RSS flat as the store grows: see kv.Tx.ReleasePages.
+		im.lastRelease = time.Now()
+		return im.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+	}
 	return nil
 }
 
