@@ -57,7 +57,7 @@ type Options struct {
 	MaxOutboundLinks int      // distinct other hosts kept per page; 0: no limit
 	ExcludeHosts     []string // regular expressions on the normalised host
 	MaxBodyBytes     int64    // bytes of a page read, as the crawl's cap (0: 1 MiB)
-	BatchRecords     int      // records per transaction (0: 5,000)
+	BatchRecords     int      // records per transaction (0: 1,000)
 	BatchBytes       int64    // file bytes per transaction (0: 64 MiB)
 	// Progress, when set, is called about every ProgressEvery (0: 5 s)
 	// with the import's state, and once at the end of each file.
@@ -174,7 +174,7 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 		opts.MaxBodyBytes = 1 << 20
 	}
 	if opts.BatchRecords <= 0 {
-		opts.BatchRecords = 5000
+		opts.BatchRecords = 1000
 	}
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = 64 << 20

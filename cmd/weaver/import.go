@@ -28,7 +28,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		opts.ExcludeHosts = append(opts.ExcludeHosts, v)
 		return nil
 	})
-	fs.IntVar(&opts.BatchRecords, "batch", 5000, "records `N` per transaction")
+	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
 	fs.DurationVar(&opts.ProgressEvery, "progress", 5*time.Second, "print a progress line every `DURATION`")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	paths, err := parseInterleaved(fs, args)
