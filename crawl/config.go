@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/crawl/pick"
 )
 
 // Config is everything a crawl is told. Its JSON keys are seed 000 §3's,
@@ -90,10 +91,7 @@ const DefaultUserAgent = "weaver/0.1 (+https://github.com/weaver-crawler/weaver;
 
 // DefaultExcludeHosts expresses seed 000 §5.3 exactly: the six sites and
 // their subdomains, and hosts whose FIRST label is ads or analytics.
-var DefaultExcludeHosts = []string{
-	`^(?:[^.]+\.)*(?:facebook\.com|twitter\.com|instagram\.com|linkedin\.com|google-analytics\.com|doubleclick\.net)(?::\d+)?$`,
-	`^(?:ads|analytics)\.`,
-}
+var DefaultExcludeHosts = pick.DefaultExcludeHosts
 
 // Defaults returns the configuration used when nothing is said.
 func Defaults() Config {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/pick"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -115,7 +116,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 		if t.pageNo == 0 {
 			p.redirected = true
 		}
-		p.addTargets(w.sel.picked, true)
+		p.addTargets(w.sel.picked(), true)
 		return
 	}
 	if p.body == nil {
@@ -177,7 +178,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 	if robots.NoFollow && !c.cfg.IgnoreRobots {
 		return
 	}
-	p.addTargets(w.sel.picked, redirect)
+	p.addTargets(w.sel.picked(), redirect)
 	for _, u := range inner {
 		t.queuePage(u)
 	}
@@ -190,19 +191,19 @@ const maxInnerLinks = 1000
 // addTargets adds one page's selected targets: a page adds at most 1 to
 // the weight of a target, so a target's weight is the number of the
 // host's pages that link to it.
-func (p *page) addTargets(picked []target, redirect bool) {
+func (p *page) addTargets(picked []pick.Target, redirect bool) {
 	for _, t := range picked {
-		i, ok := p.targetAt[t.host]
+		i, ok := p.targetAt[t.Host]
 		if !ok {
 			if p.targetAt == nil {
 				p.targetAt = map[string]int{}
 			}
 			i = len(p.targets)
-			p.targetAt[t.host] = i
-			p.targets = append(p.targets, target{host: t.host, scheme: t.scheme})
+			p.targetAt[t.Host] = i
+			p.targets = append(p.targets, target{host: t.Host, scheme: t.Scheme})
 		}
 		p.targets[i].weight++
-		if t.typed {
+		if t.Typed {
 			p.targets[i].nofollow++
 		}
 		if redirect {

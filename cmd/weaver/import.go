@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/ingest"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+func init() {
+	register(&command{Name: "import", Summary: "build or extend the host graph from WARC and WAT files", Run: runImport})
+}
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "import", "weaver import [--db FILE] [flags] FILE|DIR ...", `  weaver import crawl-00000.warc.gz crawl-00001.warc.gz
+  weaver import --db web.bolt warcs/                 # every .warc, .warc.gz, .wat, .wat.gz below warcs/
+  weaver import --max-outbound-links 0 CC-MAIN-*.warc.wat.gz
+  weaver import --db web.bolt warcs/                 # again after a kill: continues where it stopped`)
+	opts := ingest.Defaults()
+	db := fs.String("db", "weaver.bolt", "the store `FILE` to build or extend")
+	fs.IntVar(&opts.MaxOutboundLinks, "max-outbound-links", opts.MaxOutboundLinks, "distinct other hosts `N` kept per page; 0 = no limit")
+	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", opts.MaxBodyBytes, "read at most `N` bytes of a page, as a crawl does")
+	fs.Func("exclude-host", "`REGEXP` of hosts to leave out, added to the crawl's default exclusions; repeatable", func(v string) error {
+		opts.ExcludeHosts = append(opts.ExcludeHosts, v)
+		return nil
+	})
+	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
+	fs.DurationVar(&opts.ProgressEvery, "progress", 5*time.Second, "print a progress line every `DURATION`")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		fs.Usage()
+		return usagef("give the WARC or WAT files (or directories) to import")
+	}
+	if opts.MaxOutboundLinks < 0 || opts.MaxBodyBytes <= 0 || opts.BatchRecords <= 0 {
+		return usagef("--max-outbound-links must not be negative, --max-body-bytes and --batch must be positive")
+	}
+	files, err := ingest.Files(paths)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(files) == 0 {
+		return usagef("no .warc, .warc.gz, .wat or .wat.gz file in %v", paths)
+	}
+	store, err := openStore(*db, false)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+	opts.Log = func(msg string) { fmt.Fprintln(e.Stderr, "import:", msg) }
+	if !*quiet {
+		opts.Progress = func(p ingest.Progress) { printImportProgress(e, p) }
+	}
+	start := time.Now()
+	st, err := ingest.Run(ctx, store, files, opts)
+	var counts graph.Counts
+	if verr := store.View(func(tx *kv.Tx) error { counts = graph.GetCounts(tx); return nil }); verr != nil && err == nil {
+		err = verr
+	}
+	took := time.Since(start)
+	fmt.Fprintf(e.Stdout, "imported %d files (%d already imported, %d damaged): %d records, %s, %d pages, %d redirects, %d non-HTML, %d HTTP errors, %d robots.txt, %d requests, %d revisits, %d metadata, %d other; +%d nodes, +%d edges, +%d links in %s (%.0f records/s, %.1f MB/s)\n",
+		st.Files, st.FilesSkipped, st.FilesDamaged, st.Records, humanBytes(st.Bytes), st.Pages, st.Redirects, st.NonHTML, st.HTTPErrors,
+		st.Robots, st.Requests, st.Revisits, st.Metadata, st.Other, st.NodesCreated, st.EdgesCreated, st.Links, took.Round(time.Millisecond),
+		float64(st.Records)/took.Seconds(), float64(st.Bytes)/1e6/took.Seconds())
+	fmt.Fprintf(e.Stdout, "store %s: %d nodes, %d edges (total weight %d)\n", *db, counts.Nodes, counts.Edges, counts.Weight)
+	if errors.Is(err, ingest.ErrDamaged) {
+		// One line per damaged file (the joined errors), then exit 1.
+		return fmt.Errorf("%d damaged files, imported up to the damage:\n%w", st.FilesDamaged, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stopped by a signal; run the same command to continue")
+	}
+	return err
+}
+
+func printImportProgress(e *env, p ingest.Progress) {
+	pct := 100.0
+	if p.Size > 0 {
+		pct = 100 * float64(p.Offset) / float64(p.Size)
+	}
+	secs := max(p.Elapsed.Seconds(), 1e-9)
+	state := "at"
+	if p.Done {
+		state = "done"
+	}
+	fmt.Fprintf(e.Stderr, "import: %s %s %.0f%% (%d/%d) | records %d (%.0f/s, %.1f MB/s) | pages %d | nodes +%d | edges +%d\n",
+		p.File, state, pct, p.Offset, p.Size, p.Stats.Records, float64(p.Stats.Records)/secs, float64(p.Stats.Bytes)/1e6/secs,
+		p.Stats.Pages, p.Stats.NodesCreated, p.Stats.EdgesCreated)
+}

@@ -1,0 +1,202 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/ingest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/warc"
+)
+
+// benchPages is how many pages the import benchmark's WARC holds:
+// WEAVER_BENCH_PAGES, default 100,000.
+func benchPages() int {
+	if n, err := strconv.Atoi(os.Getenv("WEAVER_BENCH_PAGES")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+// pageExchange is page i of a generated web of hosts hosts: about 8 KB of
+// HTML with 30 links, 25 of them to other hosts drawn at random.
+func pageExchange(rng *rand.Rand, i, hosts int) warc.Exchange {
+	host := fmt.Sprintf("www.host-%d.example", i%hosts)
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html><html><head><title>Page %d of %s</title><meta name=description content=\"A page about %d things\"></head><body><nav>", i, host, i)
+	for j := range 30 {
+		if j%6 == 5 {
+			fmt.Fprintf(&b, "<a href=\"/p/%d\">same host %d</a> ", j, j)
+			continue
+		}
+		fmt.Fprintf(&b, "<a href=\"https://www.host-%d.example/\">host %d</a> ", rng.Intn(hosts), j)
+	}
+	b.WriteString("</nav><article>")
+	for b.Len() < 8000 {
+		fmt.Fprintf(&b, "<p>Paragraph %d of ordinary prose, words words words.</p>\n", rng.Intn(1e6))
+	}
+	b.WriteString("</article></body></html>")
+	body := b.String()
+	return warc.Exchange{
+		URL:      "http://" + host + "/",
+		Request:  []byte("GET / HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: weaver-bench\r\n\r\n"),
+		Response: []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nServer: bench\r\nContent-Length: %d\r\n\r\n%s", len(body), body)),
+		RemoteIP: "192.0.2.7",
+		Date:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second),
+	}
+}
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchErr  error
+)
+
+// benchWARC writes benchPages() pages once per test binary run, with the
+// writer, four goroutines at a time.
+func benchWARC(b *testing.B) string {
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "weaver-import-bench-")
+		if benchErr != nil {
+			return
+		}
+		w, _, err := warc.Open(warc.Options{Dir: benchDir, Prefix: "bench", NoSync: true})
+		if err != nil {
+			benchErr = err
+			return
+		}
+		n, hosts := benchPages(), benchPages()/10
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewSource(int64(g)))
+				for i := g; i < n; i += 4 {
+					if _, err := w.WriteExchange(context.Background(), pageExchange(rng, i, hosts)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		benchErr = <-errs
+		if err := w.Close(); benchErr == nil {
+			benchErr = err
+		}
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchDir
+}
+
+// BenchmarkImport imports a WARC of WEAVER_BENCH_PAGES generated pages
+// (default 100,000: two records each) into a fresh store and reports
+// records/s and MB/s of compressed input.
+//
+//	go test ./ingest -run '^$' -bench Import -benchtime 1x
+func BenchmarkImport(b *testing.B) {
+	dir := benchWARC(b)
+	files, err := ingest.Files([]string{dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, f := range files {
+		fi, _ := os.Stat(f)
+		size += fi.Size()
+	}
+	b.ResetTimer()
+	var records int64
+	for range b.N {
+		b.StopTimer()
+		db := filepath.Join(b.TempDir(), "bench.bolt")
+		store, err := kv.Open(db, kv.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		st, err := ingest.Run(context.Background(), store, files, ingest.Defaults())
+		if err != nil {
+			b.Fatal(err)
+		}
+		records += st.Records
+		b.StopTimer()
+		store.Close()
+		b.StartTimer()
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(records)/secs, "records/s")
+	b.ReportMetric(float64(size)*float64(b.N)/1e6/secs, "MB/s")
+	b.ReportMetric(float64(size)/1e6, "file-MB")
+}
+
+// BenchmarkWriter writes 8 KB pages: records/s and MB/s of compressed
+// output, with fsync (the crawl's setting) and without, one writer and
+// GOMAXPROCS and 4×GOMAXPROCS concurrent callers (which share fsyncs), and
+// gzip level 1 against the default.
+//
+//	go test ./ingest -run '^$' -bench Writer
+func BenchmarkWriter(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		sync    bool
+		writers int
+		level   int
+	}{{"fsync/x1", true, 1, 0}, {"fsync/x4", true, 4, 0}, {"nosync/x1", false, 1, 0}, {"nosync/x1/gzip1", false, 1, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			w, _, err := warc.Open(warc.Options{Dir: b.TempDir(), Prefix: "bench", NoSync: !c.sync, GzipLevel: c.level})
+			if err != nil {
+				b.Fatal(err)
+			}
+			exs := make([]warc.Exchange, 64)
+			rng := rand.New(rand.NewSource(1))
+			for i := range exs {
+				exs[i] = pageExchange(rng, i, 1000)
+			}
+			b.SetParallelism(c.writers)
+			b.ResetTimer()
+			var mu sync.Mutex
+			var i int
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					mu.Lock()
+					ex := exs[i%len(exs)]
+					i++
+					mu.Unlock()
+					if _, err := w.WriteExchange(context.Background(), ex); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			st := w.Stats()
+			w.Close()
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N)/secs, "exchanges/s")
+			b.ReportMetric(float64(st.Bytes)/1e6/secs, "MB/s")
+		})
+	}
+}
+
+// TestMain removes the benchmark's generated WARC.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,578 @@
+// Package ingest builds (or extends) a store's host graph from web
+// archives: WARC files written by any crawler, and Common Crawl's WAT
+// files, whose links are already extracted. It applies the crawl's host
+// normalisation (graph), exclusions and link selection (crawl/pick) and
+// link extraction (crawl/extract), so that importing the pages of a crawl
+// gives the crawl's graph.
+//
+// What a record becomes:
+//   - a response with an HTML answer (2xx, Content-Type HTML or none): its
+//     host becomes a crawled node (title, description, HTTP status, sha256
+//     of the body as the crawl caps it, content type, server) with an edge
+//     of weight +1 to each selected host, as one crawled page adds;
+//   - a 3xx response whose Location is on another (not excluded) host: an
+//     edge to that host;
+//   - a WAT metadata record of a response: the same, from its JSON;
+//   - requests, robots.txt, non-HTML answers, revisits, warcinfo and the
+//     rest are counted, not linked.
+//
+// Import streams: one record at a time, committed in batches of many
+// records per transaction, so memory does not grow with the input. Each
+// batch also stores, in the store's meta bucket, the offset just past its
+// last record in the file it came from, so a killed import continues where
+// its last commit stopped and counts nothing twice; a file read to its end
+// is marked done and skipped by later imports. A file is known by its name
+// and a digest of its first 4 KiB, not by its path.
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/warc"
+)
+
+// Options say how records become graph. The zero value selects like a
+// crawl's defaults except MaxOutboundLinks (0: no limit): use Defaults.
+type Options struct {
+	MaxOutboundLinks int      // distinct other hosts kept per page; 0: no limit
+	ExcludeHosts     []string // regular expressions on the normalised host
+	MaxBodyBytes     int64    // bytes of a page read, as the crawl's cap (0: 1 MiB)
+	BatchRecords     int      // records per transaction (0: 1,000)
+	BatchBytes       int64    // file bytes per transaction (0: 64 MiB)
+	// Progress, when set, is called about every ProgressEvery (0: 5 s)
+	// with the import's state, and once at the end of each file.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+	// Log, when set, receives one line per notable event (a file skipped
+	// as already imported, resumed, damaged).
+	Log func(msg string)
+	Now func() time.Time // nil: time.Now
+}
+
+// Defaults are a crawl's defaults: 10 outbound hosts per page, seed 000's
+// exclusions, a 1 MiB body cap.
+func Defaults() Options {
+	return Options{MaxOutboundLinks: 10, ExcludeHosts: append([]string(nil), pick.DefaultExcludeHosts...), MaxBodyBytes: 1 << 20}
+}
+
+// Stats count what an import read and recorded.
+type Stats struct {
+	Files        int   `json:"files"`         // files read (to their end or their damage)
+	FilesSkipped int   `json:"files_skipped"` // files already imported
+	FilesDamaged int   `json:"files_damaged"`
+	Records      int64 `json:"records"`
+	Bytes        int64 `json:"bytes"` // file bytes read
+	Pages        int64 `json:"pages"` // HTML answers recorded as crawled pages
+	Redirects    int64 `json:"redirects"`
+	NonHTML      int64 `json:"non_html"`
+	HTTPErrors   int64 `json:"http_errors"` // 4xx and 5xx answers
+	Robots       int64 `json:"robots"`
+	Requests     int64 `json:"requests"`
+	Revisits     int64 `json:"revisits"`
+	Metadata     int64 `json:"metadata"` // WAT records of requests, warcinfo, ...
+	Other        int64 `json:"other"`    // warcinfo, resource, dns:, unparsable target URIs
+	Links        int64 `json:"links"`    // weight added
+	NodesCreated int64 `json:"nodes_created"`
+	EdgesCreated int64 `json:"edges_created"`
+}
+
+// Progress is the state of an import, reported as it goes.
+type Progress struct {
+	File    string
+	Offset  int64 // in File
+	Size    int64 // of File
+	Stats   Stats
+	Elapsed time.Duration
+	Done    bool // File is finished
+}
+
+// Meta keys of the store.
+const (
+	// MetaSettings holds the last import's settings, as JSON.
+	MetaSettings = "import.settings"
+	// metaFilePrefix + file key holds a fileState, as JSON.
+	metaFilePrefix = "import.file/"
+)
+
+// fileState is how far an import got in one file.
+type fileState struct {
+	Path    string `json:"path"`
+	Offset  int64  `json:"offset"` // just past the last record committed
+	Records int64  `json:"records"`
+	Done    bool   `json:"done"`
+}
+
+// Files expands paths: a directory gives its .warc, .warc.gz, .wat and
+// .wat.gz files (recursively, in name order); a file is taken as it is.
+// It returns the first file system error.
+func Files(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && isArchive(d.Name()) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func isArchive(name string) bool {
+	for _, ext := range []string{".warc", ".warc.gz", ".wat", ".wat.gz"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run imports files (as Files returns them) into store. It returns the
+// stats and, after reading every file, an error joining a *warc.DamageError
+// (wrapped with ErrDamaged) per damaged file, each of whose whole records
+// before the damage were imported; a store or file system error, or ctx's
+// error, stops it at once, after committing the records already read.
+func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (Stats, error) {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.BatchRecords <= 0 {
+		opts.BatchRecords = 1000
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = 64 << 20
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	x, err := pick.NewExcluder(opts.ExcludeHosts)
+	if err != nil {
+		return Stats{}, fmt.Errorf("ingest: exclude_hosts: %w", err)
+	}
+	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now()}
+	if err := im.saveSettings(files); err != nil {
+		return Stats{}, err
+	}
+	var damaged []error
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return im.stats, err
+		}
+		err := im.file(ctx, f)
+		var de *warc.DamageError
+		if errors.As(err, &de) {
+			im.stats.FilesDamaged++
+			damaged = append(damaged, fmt.Errorf("%w: %w", ErrDamaged, de))
+			continue
+		}
+		if err != nil {
+			return im.stats, err
+		}
+	}
+	return im.stats, errors.Join(damaged...)
+}
+
+// importer is one Run's state.
+type importer struct {
+	store   *kv.Store
+	opts    Options
+	exclude *pick.Excluder
+	stats   Stats
+	start   time.Time
+
+	sel  pick.Selector
+	ex   extract.Extractor
+	body bytes.Buffer
+	gz   *gzip.Reader
+
+	batch        []page
+	lastProgress time.Time
+	lastRelease  time.Time // when the store's pages were last given back
+}
+
+// page is what one record adds to the graph.
+type page struct {
+	host, scheme string
+	date         time.Time
+	crawled      bool // an HTML answer: the node's crawl fields are set
+	status       int
+	ctype        string
+	server       string
+	bytes        int64
+	hash         string
+	title, desc  string
+	targets      []pick.Target
+}
+
+func (im *importer) saveSettings(files []string) error {
+	settings := map[string]any{
+		"max_outbound_links": im.opts.MaxOutboundLinks,
+		"exclude_hosts":      im.opts.ExcludeHosts,
+		"max_body_bytes":     im.opts.MaxBodyBytes,
+		"files":              files,
+		"started_at":         im.opts.Now().UTC().Format(time.RFC3339),
+	}
+	data, err := json.Marshal(settings)
+	if err != nil {
+		return err
+	}
+	return im.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(MetaSettings, string(data)) })
+}
+
+// fileKey names a file by its base name and a digest of its first 4 KiB
+// (its warcinfo record, usually, which names it uniquely).
+func fileKey(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	sum := sha256.Sum256(head[:n])
+	return metaFilePrefix + filepath.Base(path) + "@" + hex.EncodeToString(sum[:8]), nil
+}
+
+func (im *importer) logf(format string, a ...any) {
+	if im.opts.Log != nil {
+		im.opts.Log(fmt.Sprintf(format, a...))
+	}
+}
+
+// file imports one file from where an earlier import stopped.
+func (im *importer) file(ctx context.Context, path string) error {
+	key, err := fileKey(path)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	var st fileState
+	if err := im.store.View(func(tx *kv.Tx) error {
+		if v := tx.MetaString(key); v != "" {
+			return json.Unmarshal([]byte(v), &st)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("ingest: %s: state: %w", path, err)
+	}
+	if st.Done {
+		im.stats.FilesSkipped++
+		im.logf("%s: already imported (%d records), skipped", path, st.Records)
+		return nil
+	}
+	if st.Offset > 0 {
+		im.logf("%s: resuming at offset %d after %d records", path, st.Offset, st.Records)
+	}
+	st.Path = path
+	r, err := warc.NewReader(path, st.Offset)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer r.Close()
+	im.stats.Files++
+	var batchBytes, batchRecords int64 // read since the last commit
+	commit := func(done bool) error {
+		st.Done = done
+		err := im.commit(key, st)
+		batchBytes, batchRecords = 0, 0
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			if cerr := commit(false); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if cerr := commit(false); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		if err := im.record(rec); err != nil {
+			return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, err)
+		}
+		im.stats.Records++
+		im.stats.Bytes += rec.End - rec.Offset
+		batchBytes += rec.End - rec.Offset
+		batchRecords++
+		st.Offset = rec.End
+		st.Records++
+		if batchRecords >= int64(im.opts.BatchRecords) || batchBytes >= im.opts.BatchBytes {
+			if err := commit(false); err != nil {
+				return err
+			}
+		}
+		if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
+			im.lastProgress = time.Now()
+			im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start)})
+		}
+	}
+	if err := commit(true); err != nil {
+		return err
+	}
+	if im.opts.Progress != nil {
+		im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start), Done: true})
+	}
+	return nil
+}
+
+// commit writes the batch and the file's state in one transaction.
+func (im *importer) commit(key string, st fileState) error {
+	state, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	var nodes, edges, links int64
+	err = im.store.Update(func(tx *kv.Tx) error {
+		before := graph.GetCounts(tx)
+		for i := range im.batch {
+			if err := apply(tx, &im.batch[i]); err != nil {
+				return err
+			}
+		}
+		after := graph.GetCounts(tx)
+		nodes, edges, links = int64(after.Nodes-before.Nodes), int64(after.Edges-before.Edges), int64(after.Weight-before.Weight)
+		return tx.SetMetaString(key, string(state))
+	})
+	if err != nil {
+		return fmt.Errorf("ingest: commit: %w", err)
+	}
+	im.stats.NodesCreated += nodes
+	im.stats.EdgesCreated += edges
+	im.stats.Links += links
+	im.batch = im.batch[:0]
+	if time.Since(im.lastRelease) >= 2*time.Second {
+		// Keeps RSS flat as the store grows: see kv.Tx.ReleasePages.
+		im.lastRelease = time.Now()
+		return im.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+	}
+	return nil
+}
+
+// apply records one page in tx, as a crawl's commit does.
+func apply(tx *kv.Tx, p *page) error {
+	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
+	if err != nil {
+		return err
+	}
+	if p.date.After(n.LastSeen) {
+		n.LastSeen = p.date
+	}
+	if p.crawled {
+		n.CrawlCount++
+		if p.date.After(n.LastCrawl) || n.LastCrawl.IsZero() {
+			n.LastCrawl = p.date
+		}
+		n.Status = graph.StatusCrawled
+		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
+		n.Bytes, n.ContentHash = p.bytes, p.hash
+		n.Title, n.Description, n.Error = p.title, p.desc, ""
+	}
+	if err := graph.Put(tx, &n); err != nil {
+		return err
+	}
+	for _, t := range p.targets {
+		dst, _, err := graph.EnsureHeadAt(tx, t.Host, t.Scheme, 1, p.date)
+		if err != nil {
+			return err
+		}
+		if err := graph.AddEdge(tx, n.ID, dst.ID, 1, p.date); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record turns one record into a page of the batch, or a count.
+func (im *importer) record(rec *warc.Record) error {
+	switch rec.Type {
+	case "response":
+		return im.response(rec)
+	case "metadata":
+		if strings.HasPrefix(strings.ToLower(rec.ContentType), "application/json") {
+			return im.wat(rec)
+		}
+		im.stats.Metadata++
+	case "request":
+		im.stats.Requests++
+	case "revisit":
+		im.stats.Revisits++
+	default:
+		im.stats.Other++
+	}
+	return nil
+}
+
+// source parses a record's target URI into its URL and normalised host;
+// ok is false (and the record counted as other) when it has none.
+func (im *importer) source(uri string) (*url.URL, string, bool) {
+	u, err := url.Parse(strings.TrimSpace(uri))
+	if err != nil {
+		im.stats.Other++
+		return nil, "", false
+	}
+	host, err := graph.HostOf(u)
+	if err != nil {
+		im.stats.Other++
+		return nil, "", false
+	}
+	return u, host, true
+}
+
+func (im *importer) response(rec *warc.Record) error {
+	status, ok := rec.HTTPStatus()
+	if !ok {
+		im.stats.Other++
+		return nil
+	}
+	u, host, ok := im.source(rec.TargetURI)
+	if !ok {
+		return nil
+	}
+	h := rec.HTTPHeader()
+	p := page{host: host, scheme: u.Scheme, date: rec.Date, status: status}
+	switch {
+	case u.Path == "/robots.txt":
+		im.stats.Robots++
+		return nil
+	case status >= 300 && status < 400:
+		im.redirect(&p, u, h.Get("Location"))
+		return nil
+	case status >= 400:
+		im.stats.HTTPErrors++
+		return nil
+	case !isHTML(h.Get("Content-Type")):
+		im.stats.NonHTML++
+		return nil
+	}
+	body, err := rec.Payload()
+	if err != nil {
+		return err
+	}
+	if err := im.readBody(body, h.Get("Transfer-Encoding"), h.Get("Content-Encoding")); err != nil {
+		// An answer whose encoding does not decode is still a page, as
+		// the crawl parses what it could read.
+		im.logf("%s: offset %d: %s: body: %v", rec.TargetURI, rec.Offset, host, err)
+	}
+	data := im.body.Bytes()
+	sum := sha256.Sum256(data)
+	p.crawled = true
+	p.ctype, p.server = h.Get("Content-Type"), h.Get("Server")
+	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
+	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
+	info, _ := im.ex.Page(bytes.NewReader(data), u, im.sel.Add)
+	p.title, p.desc = info.Title, info.Description
+	if p.desc == "" {
+		p.desc = p.title
+	}
+	p.targets = append([]pick.Target(nil), im.sel.Picked()...)
+	im.stats.Pages++
+	im.batch = append(im.batch, p)
+	return nil
+}
+
+// redirect records a 3xx answer whose Location is on another host as an
+// edge to that host.
+func (im *importer) redirect(p *page, u *url.URL, location string) {
+	im.stats.Redirects++
+	if location == "" {
+		return
+	}
+	to, err := u.Parse(strings.TrimSpace(location))
+	if err != nil {
+		return
+	}
+	im.sel.Reset(p.host, im.opts.MaxOutboundLinks, im.exclude)
+	im.sel.Add(to)
+	if len(im.sel.Picked()) == 0 {
+		return
+	}
+	p.targets = append([]pick.Target(nil), im.sel.Picked()...)
+	im.batch = append(im.batch, *p)
+}
+
+// readBody reads at most MaxBodyBytes of a payload into im.body, undoing
+// chunked transfer coding and gzip or deflate content coding as an HTTP
+// client would (archives keep the bytes as they were sent).
+func (im *importer) readBody(r io.Reader, te, ce string) error {
+	im.body.Reset()
+	if strings.Contains(strings.ToLower(te), "chunked") {
+		r = httputil.NewChunkedReader(r)
+	}
+	switch strings.ToLower(strings.TrimSpace(ce)) {
+	case "gzip", "x-gzip":
+		var err error
+		if im.gz == nil {
+			im.gz, err = gzip.NewReader(r)
+		} else {
+			err = im.gz.Reset(r)
+		}
+		if err != nil {
+			return err
+		}
+		r = im.gz
+	}
+	_, err := im.body.ReadFrom(io.LimitReader(r, im.opts.MaxBodyBytes))
+	return err
+}
+
+// isHTML reports whether a Content-Type is (or may be) HTML: a missing one
+// is parsed too, as browsers sniff (the crawl's rule).
+func isHTML(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.Contains(strings.ToLower(ct), "html")
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}

@@ -1,0 +1,165 @@
+package ingest
+
+import (
+	"encoding/json"
+	"html"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/warc"
+)
+
+// watRecord is the part of a Common Crawl WAT record's JSON that import
+// reads (https://commoncrawl.org/the-data/get-started/#WAT-Format).
+type watRecord struct {
+	Envelope struct {
+		Header struct {
+			Type      string `json:"WARC-Type"`
+			TargetURI string `json:"WARC-Target-URI"`
+			Date      string `json:"WARC-Date"`
+		} `json:"WARC-Header-Metadata"`
+		Payload struct {
+			Response *struct {
+				Message struct {
+					Status json.RawMessage `json:"Status"` // "200", or 200
+				} `json:"Response-Message"`
+				Headers map[string]json.RawMessage `json:"Headers"` // a string, or a list of them
+				HTML    *struct {
+					Head struct {
+						Title string `json:"Title"`
+						Base  string `json:"Base"`
+						Metas []struct {
+							Name     string `json:"name"`
+							Property string `json:"property"`
+							Content  string `json:"content"`
+						} `json:"Metas"`
+					} `json:"Head"`
+					Links []struct {
+						Path string `json:"path"`
+						URL  string `json:"url"`
+					} `json:"Links"`
+				} `json:"HTML-Metadata"`
+			} `json:"HTTP-Response-Metadata"`
+		} `json:"Payload-Metadata"`
+	} `json:"Envelope"`
+}
+
+// header returns a WAT header's value, case-insensitively; of a list, the
+// first.
+func header(h map[string]json.RawMessage, name string) string {
+	for k, raw := range h {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		var list []string
+		if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+			return list[0]
+		}
+	}
+	return ""
+}
+
+// wat records a WAT metadata record of an HTML response as a crawled page
+// whose links are those of its <a href> and <area href>, in the order the
+// WAT lists them, selected as a crawl selects; a redirect as an edge.
+func (im *importer) wat(rec *warc.Record) error {
+	body, err := rec.Payload()
+	if err != nil {
+		return err
+	}
+	var w watRecord
+	if err := json.NewDecoder(body).Decode(&w); err != nil {
+		im.stats.Other++ // not a WAT record after all
+		return nil
+	}
+	env := &w.Envelope
+	resp := env.Payload.Response
+	if env.Header.Type != "response" || resp == nil {
+		im.stats.Metadata++
+		return nil
+	}
+	uri := env.Header.TargetURI
+	if uri == "" {
+		uri = rec.TargetURI
+	}
+	u, host, ok := im.source(uri)
+	if !ok {
+		return nil
+	}
+	status, _ := strconv.Atoi(strings.Trim(string(resp.Message.Status), `" `))
+	date := rec.Date
+	if t, err := time.Parse(time.RFC3339, env.Header.Date); err == nil {
+		date = t
+	}
+	p := page{host: host, scheme: u.Scheme, date: date, status: status}
+	ct := header(resp.Headers, "Content-Type")
+	switch {
+	case u.Path == "/robots.txt":
+		im.stats.Robots++
+		return nil
+	case status >= 300 && status < 400:
+		im.redirect(&p, u, header(resp.Headers, "Location"))
+		return nil
+	case status >= 400:
+		im.stats.HTTPErrors++
+		return nil
+	case status < 200 || !isHTML(ct) || resp.HTML == nil:
+		im.stats.NonHTML++
+		return nil
+	}
+	meta := resp.HTML
+	base := u
+	if meta.Head.Base != "" {
+		if b, err := u.Parse(strings.TrimSpace(meta.Head.Base)); err == nil {
+			base = b
+		}
+	}
+	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
+	for _, l := range meta.Links {
+		tag, attr, _ := strings.Cut(l.Path, "@/")
+		if attr != "href" || (!strings.EqualFold(tag, "A") && !strings.EqualFold(tag, "AREA")) {
+			continue
+		}
+		to, err := base.Parse(strings.TrimSpace(l.URL))
+		if err != nil || (to.Scheme != "http" && to.Scheme != "https") || len(l.URL) > extract.MaxURLLen {
+			continue
+		}
+		to.Fragment = ""
+		if !im.sel.Add(to) {
+			break
+		}
+	}
+	p.targets = append([]pick.Target(nil), im.sel.Picked()...)
+	// The title and description go through the extractor, so that they
+	// are cleaned and capped as a crawled page's are.
+	var desc, og string
+	for _, m := range meta.Head.Metas {
+		switch {
+		case strings.EqualFold(m.Name, "description") && desc == "":
+			desc = m.Content
+		case strings.EqualFold(m.Property, "og:description") && og == "":
+			og = m.Content
+		}
+	}
+	if desc == "" {
+		desc = og
+	}
+	doc := "<title>" + html.EscapeString(meta.Head.Title) + "</title><meta name=description content=\"" + html.EscapeString(desc) + "\">"
+	info, _ := im.ex.Page(strings.NewReader(doc), u, nil)
+	p.title, p.desc = info.Title, info.Description
+	if p.desc == "" {
+		p.desc = p.title
+	}
+	p.crawled = true
+	p.ctype, p.server = ct, header(resp.Headers, "Server")
+	im.stats.Pages++
+	im.batch = append(im.batch, p)
+	return nil
+}
