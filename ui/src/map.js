@@ -40,7 +40,8 @@ const state = {
   hosts: newGraph(), // every host: the data
   domains: null, // hosts collapsed by registrable domain, built when shown
   view: 'hosts',
-  colour: 'domain',
+  colour: 'domain', // or 'community': the default above PALETTE.length domains
+  colourChosen: false, // the user chose the colouring: no default any more
   minWeight: 1,
   ranked: false, // most nodes carry PageRank: size by it (see restyle)
   cursor: '0',
@@ -58,6 +59,8 @@ const state = {
   nodeType: null, // 'point' for big graphs, else sigma's circles
   lod: false, // a big graph: fewer nodes while the camera moves (LOD_NODES)
   timings: {}, // ms of the last update's steps, for the benchmarks
+  noWebGL: '', // why the browser cannot draw the map, when it cannot
+  edgeColour: '', // the links' colour for sigma (premultiplied), set by updateStats
 };
 
 function newGraph() {
@@ -99,17 +102,46 @@ function nameColour(name) {
   return hsl((h % 360), 0.55 + ((h >>> 9) % 25) / 100, 0.42 + ((h >>> 17) % 18) / 100);
 }
 
+// PALETTE is the colours told apart at a glance: the biggest communities
+// get them. With more registrable domains than that, colours by domain
+// say nothing, and the page colours by community unless told otherwise.
 const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#3b8bc2', '#d37295', '#8cd17d'];
 
-const EDGE_COLOUR = '#8d97a880';
-const EDGE_FOCUS = '#33405ad0';
+// A muted colour for a community beyond the palette's: distinct from its
+// neighbours, but not competing with the big communities.
+function mutedColour(name) {
+  const h = hash(name);
+  return hsl(h % 360, 0.22 + ((h >>> 9) % 10) / 100, 0.62 + ((h >>> 17) % 10) / 100);
+}
+
 const DIMMED = '#e4e6eb';
+
+// Sigma blends its layers' pixels as premultiplied (gl.ONE,
+// ONE_MINUS_SRC_ALPHA; the browser composites the canvas so), but passes
+// colours as given: a translucent colour must come premultiplied, or it
+// is drawn far lighter than asked (#8d97a880 came out near-white).
+// sigmaColour returns #rrggbb at alpha a in that form.
+function sigmaColour(rgb, a) {
+  const c = (i) => hex2(parseInt(rgb.slice(i, i + 2), 16) / 255 * a);
+  return '#' + c(1) + c(3) + c(5) + hex2(a);
+}
+
+const EDGE_RGB = '#3d4657'; // slate
+const EDGE_FOCUS = sigmaColour('#33405a', 0.82);
+
+// edgeAlpha is the links' opacity: more transparent the more links are
+// drawn, so that a dense graph's links shade its middle without drowning
+// the hosts.
+function edgeAlpha() {
+  const n = Math.max(1, state.drawnEdges);
+  return Math.max(0.12, Math.min(0.6, 0.55 * Math.sqrt(1000 / n)));
+}
 
 // ---- data ------------------------------------------------------------------
 
 function edgeSize(w) {
-  return Math.min(6, 1 + Math.log2(w) * 0.7);
+  return Math.min(6, 1.2 + Math.log2(w) * 0.7);
 }
 
 // ingest merges an answer of the data URL, or a node-link export, into the
@@ -348,6 +380,7 @@ function restyle() {
   G.forEachNode((k, a) => { if ((a[by] || 0) > max) max = a[by] || 0; });
   const big = G.order > 5000;
   const lo = big ? 1.5 : 3, hi = big ? 14 : 18;
+  defaultColouring();
   const comm = state.colour === 'community' ? communities(G) : null;
   G.updateEachNodeAttributes((k, a) => {
     a.size = max > 0 ? lo + (hi - lo) * Math.sqrt((a[by] || 0) / max) : lo;
@@ -359,11 +392,37 @@ function restyle() {
   drawLegend(by);
 }
 
+// defaultColouring colours by community when there are more registrable
+// domains than distinct colours (random colours of hundreds of domains
+// show no structure), else by domain, until the user chooses.
+function defaultColouring() {
+  if (state.colourChosen) return;
+  const domains = new Set();
+  state.hosts.forEachNode((k, a) => { domains.add(a.domain); });
+  const want = domains.size > PALETTE.length ? 'community' : 'domain';
+  if (want === state.colour) return;
+  state.colour = want;
+  $('colour').value = want;
+}
+
+// communities finds the shown graph's Louvain communities (seeded: the
+// same graph gives the same communities and colours on every load) and
+// colours them, the biggest with the palette. A live graph's communities
+// are found again only when it changed, at most every 5 s or twenty times
+// what they cost, or when it grew by a tenth; in between, a new host takes
+// the community of its heaviest link's other end. Communities found again
+// keep the colour most of their hosts had, so colours do not shuffle as
+// the graph grows.
 function communities(G) {
-  if (state.communities && state.communities.graph === G && state.communities.version === state.updates) {
-    return state.communities;
+  const prev = state.communities && state.communities.graph === G ? state.communities : null;
+  if (prev && (prev.version === state.updates ||
+      (performance.now() < prev.nextAt && G.order < prev.order * 1.1))) {
+    prev.inherited.clear();
+    return prev;
   }
+  const t0 = performance.now();
   const of = G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
+  const cost = performance.now() - t0;
   const sizes = new Map();
   const top = new Map();
   G.forEachNode((k, a) => {
@@ -372,16 +431,60 @@ function communities(G) {
     const t = top.get(c);
     if (!t || a.inW > t.inW) top.set(c, a);
   });
-  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a));
+  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a) || a - b);
   const colourOf = new Map();
-  order.forEach((c, i) => colourOf.set(c, i < PALETTE.length ? PALETTE[i] : nameColour('community ' + c)));
+  const used = new Set();
+  if (prev) {
+    // Each community takes the colour most of its hosts had, biggest
+    // overlaps first, each colour once.
+    const tally = new Map();
+    G.forEachNode((k) => {
+      if (!prev.known(k)) return;
+      const c = of[k] ?? -1, was = prev.colour(k);
+      let m = tally.get(c);
+      if (!m) tally.set(c, (m = new Map()));
+      m.set(was, (m.get(was) || 0) + 1);
+    });
+    const votes = [];
+    for (const [c, m] of tally) for (const [colour, n] of m) votes.push([n, c, colour]);
+    votes.sort((x, y) => y[0] - x[0] || x[1] - y[1] || (x[2] < y[2] ? -1 : 1));
+    for (const [, c, colour] of votes) {
+      if (colourOf.has(c) || used.has(colour)) continue;
+      colourOf.set(c, colour);
+      used.add(colour);
+    }
+  }
+  const free = PALETTE.filter((p) => !used.has(p));
+  order.forEach((c, i) => {
+    if (colourOf.has(c)) return;
+    colourOf.set(c, free.length && i < PALETTE.length * 2 ? free.shift() : mutedColour('community ' + i));
+  });
   const legend = order.slice(0, 8).map((c) => ({
     colour: colourOf.get(c),
-    text: 'around ' + top.get(c).label + ' (' + sizes.get(c) + ')',
+    text: 'around ' + top.get(c).label + ' (' + fmt(sizes.get(c)) + ')',
   }));
+  if (order.length > 8) legend.push({ colour: '', text: '… and ' + fmt(order.length - 8) + ' more' });
+  const inherited = new Map();
+  const colour = (k) => {
+    const c = of[k];
+    if (c !== undefined) return colourOf.get(c);
+    if (inherited.has(k)) return inherited.get(k);
+    // Found since: the community of its heaviest link's other end.
+    let best = -1, bestColour = '#a0a7b4';
+    if (G.hasNode(k)) {
+      G.forEachEdge(k, (e, a, s, t) => {
+        const o = s === k ? t : s;
+        if (of[o] !== undefined && a.weight > best) { best = a.weight; bestColour = colourOf.get(of[o]); }
+      });
+    }
+    inherited.set(k, bestColour);
+    return bestColour;
+  };
   state.communities = {
-    graph: G, version: state.updates, legend,
-    colour: (k) => colourOf.get(of[k] ?? -1),
+    graph: G, version: state.updates, order: G.order, legend, inherited,
+    nextAt: performance.now() + Math.max(5000, 20 * cost),
+    known: (k) => of[k] !== undefined,
+    colour,
   };
   return state.communities;
 }
@@ -411,7 +514,7 @@ function drawLegend(by) {
   const ul = el('ul');
   for (const item of state.legend) {
     const dot = el('i');
-    dot.style.background = item.colour;
+    if (item.colour) dot.style.background = item.colour;
     ul.append(el('li', {}, dot, item.text));
   }
   box.append(ul);
@@ -547,19 +650,82 @@ function edgeReducer(key, data) {
     if (G.source(key) === f || G.target(key) === f) return { ...data, type, color: EDGE_FOCUS, zIndex: 1 };
     return { ...data, type, hidden: true };
   }
-  return { ...data, type, color: EDGE_COLOUR };
+  return { ...data, type, color: state.edgeColour };
+}
+
+// webGLMissing says why this browser cannot draw with WebGL (sigma.js
+// needs it), or '' when it can. Remote desktops, virtual machines and
+// chromium --disable-3d-apis have none.
+function webGLMissing() {
+  try {
+    const c = document.createElement('canvas');
+    const gl = c.getContext('webgl2') || c.getContext('webgl') || c.getContext('experimental-webgl');
+    if (!gl) return 'this browser offers no WebGL';
+    const lose = gl.getExtension('WEBGL_lose_context');
+    if (lose) lose.loseContext(); // a probe: give the context back at once
+    return '';
+  } catch (err) {
+    return 'WebGL failed: ' + err.message;
+  }
+}
+
+// showNoWebGL says, in place of the map, that the browser cannot draw it,
+// what to try, and how to get the graph without it.
+function showNoWebGL() {
+  const box = $('message');
+  if (box.dataset.kind === 'no-webgl') return;
+  box.dataset.kind = 'no-webgl';
+  box.className = 'card';
+  const code = (t) => el('code', {}, t);
+  const ways = el('li', {}, 'Take the graph without the map: ', code('weaver export --graphml graph.graphml'),
+    ' (for Gephi, Cytoscape or yEd) or ', code('weaver export --sqlite graph.db'), ' (for SQL), once the crawl has ended.');
+  if (config.live && config.graph) {
+    const sep = config.graph.includes('?') ? '&' : '?';
+    ways.append(' While it runs: ', el('a', { href: config.graph + sep + 'format=graphml', download: 'graph.graphml' }, 'this graph as GraphML'), '.');
+  }
+  box.replaceChildren(
+    el('h2', {}, 'This browser cannot draw the map: it has no WebGL'),
+    el('p', {}, 'The map draws with WebGL (sigma.js), which this browser does not offer: it is turned off, ' +
+      'or there is no graphics acceleration, as on remote desktops, in virtual machines and with chromium --disable-3d-apis. ' +
+      '(' + state.noWebGL + '.)'),
+    el('ul', {},
+      el('li', {}, 'Turn on hardware acceleration and reload: in Chrome, Chromium and Edge, Settings → System → ' +
+        '“Use graphics acceleration when available” (chrome://gpu says whether WebGL works); in Firefox, Settings → ' +
+        'Performance, and webgl.disabled = false in about:config.'),
+      el('li', {}, 'Open the page in another browser or on another machine: ', code('weaver export --html map.html'),
+        ' writes it as one file that opens from disk.'),
+      ways),
+    el('p', {}, 'The counts above are the graph\'s; search a host to see who links to it and whom it links to.'));
+  $('legend').hidden = true;
+  $('layout').disabled = true;
 }
 
 function ensureRenderer() {
-  if (renderer) return;
-  renderer = new MapSigma(shown(), $('graph'), {
+  if (renderer || state.noWebGL) return;
+  try {
+    renderer = newRenderer();
+  } catch (err) {
+    // WebGL offered, but sigma cannot draw with it (a lost or blocked
+    // context): say so rather than fail on every update.
+    console.error(err);
+    renderer = null;
+    $('graph').replaceChildren();
+    state.noWebGL = 'WebGL failed: ' + err.message;
+    if (fa2) { fa2.kill(); fa2 = null; }
+    stopLayout();
+    return;
+  }
+}
+
+function newRenderer() {
+  const renderer = new MapSigma(shown(), $('graph'), {
     nodeReducer,
     edgeReducer,
     zIndex: true,
     renderEdgeLabels: false,
     labelRenderedSizeThreshold: 9,
     labelDensity: 0.6,
-    defaultEdgeColor: EDGE_COLOUR,
+    defaultEdgeColor: sigmaColour(EDGE_RGB, edgeAlpha()),
     minCameraRatio: 0.005,
     maxCameraRatio: 20,
     hideEdgesOnMove: false,
@@ -569,6 +735,7 @@ function ensureRenderer() {
   renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
   renderer.on('clickNode', ({ node }) => select(node));
   renderer.on('clickStage', () => select(null));
+  return renderer;
 }
 
 function refocus() {
@@ -658,6 +825,8 @@ function updateStats() {
   let drawn = 0;
   G.forEachEdge((e, a) => { if (a.weight >= state.minWeight) drawn++; });
   state.drawnEdges = drawn;
+  const edgeColourWas = state.edgeColour;
+  state.edgeColour = sigmaColour(EDGE_RGB, edgeAlpha());
   const s = $('stats');
   s.dataset.nodes = String(G.order);
   s.dataset.edges = String(drawn);
@@ -673,14 +842,17 @@ function updateStats() {
   else if (config.live) text += ' · crawl ended';
   if (state.error) text += ' · ' + state.error;
   s.textContent = text;
-  $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
+  s.title = text;
+  s.dataset.renderer = state.noWebGL ? 'none' : 'webgl';
+  if (state.noWebGL) showNoWebGL();
+  else $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
   if (renderer) {
     const hide = drawn > HIDE_EDGES_ON_MOVE_ABOVE;
     if (renderer.getSetting('hideEdgesOnMove') !== hide) renderer.setSetting('hideEdgesOnMove', hide);
     const type = G.order > POINT_NODES_ABOVE ? 'point' : null;
     const lod = hide && type === 'point' && G.order > LOD_NODES;
     renderer.lod = lod;
-    if (state.nodeType !== type || state.lod !== lod) {
+    if (state.nodeType !== type || state.lod !== lod || state.edgeColour !== edgeColourWas) {
       state.nodeType = type;
       state.lod = lod;
       renderer.refresh();
@@ -703,7 +875,7 @@ function layoutBudget(G) {
 
 function startLayout(ms) {
   const G = shown();
-  if (G.order < 2) return;
+  if (G.order < 2 || state.noWebGL) return; // nothing to draw it on
   if (!fa2 || fa2.graph !== G) {
     if (fa2) fa2.kill();
     const settings = forceAtlas2.inferSettings(G);
@@ -922,6 +1094,7 @@ function setupControls() {
   $('view').addEventListener('change', (ev) => setView(ev.target.value));
   $('colour').addEventListener('change', (ev) => {
     state.colour = ev.target.value;
+    state.colourChosen = true;
     restyle();
   });
   $('layout').addEventListener('click', () => {
@@ -933,6 +1106,13 @@ function setupControls() {
 // ---- start -----------------------------------------------------------------
 
 function main() {
+  state.noWebGL = webGLMissing();
+  // The map starts below the toolbar, whose controls wrap in a narrow
+  // window.
+  const bar = $('bar');
+  const barHeight = () => document.documentElement.style.setProperty('--bar', bar.offsetHeight + 'px');
+  barHeight();
+  if (window.ResizeObserver) new ResizeObserver(barHeight).observe(bar);
   setupControls();
   updateStats();
   if (config.live && config.data) {
@@ -958,6 +1138,9 @@ window.weaverMap = {
   focus,
   select,
   setView,
+  // The links' colour as a CSS colour (sigma is given it premultiplied).
+  edgeColour: () => EDGE_RGB + hex2(edgeAlpha()),
+  palette: PALETTE,
 };
 
 main();
