@@ -400,28 +400,65 @@ func exportedMap(t *testing.T, n int) (page string, hosts, links, domains int) {
 
 // noWebGL is what the page must say in a browser without WebGL: what is
 // missing, what to try, and what works without it.
-var noWebGL = []string{"WebGL", "hardware acceleration", "--graphml", "--sqlite"}
+var noWebGL = []string{"no WebGL", "hardware acceleration", "--graphml", "--sqlite"}
+
+// colouredPixels counts the pixels of img, below the toolbar, that are
+// neither grey nor white: the hosts drawn.
+func colouredPixels(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y + 60; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			hi, lo := max(r, g, bl)>>8, min(r, g, bl)>>8
+			if hi-lo > 60 {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // TestMap_NoWebGL: in a browser without WebGL (chromium --disable-3d-apis,
 // as on remote desktops and some VMs) the exported page and the live page
-// of a crawl say so, with what to try and the exports that work without
-// it, instead of "Loading…" forever or a JavaScript error; the live page
-// keeps counting the crawl's hosts.
+// of a crawl draw the map on a 2D canvas, and say why, with what to try
+// and the exports that work without the map, instead of "Loading…"
+// forever or a JavaScript error; hosts can be clicked, and the live map
+// grows.
 func TestMap_NoWebGL(t *testing.T) {
 	b := newBrowserWith(t, 1280, 800, "disable-3d-apis")
 	page, hosts, links, _ := exportedMap(t, 300)
 	b.open("file://"+page, "#stats")
-	b.waitFor("the message", `document.getElementById('stats').dataset.state === 'done' && document.getElementById('message').textContent.includes('WebGL')`, 30*time.Second)
-	msg := b.text("#message")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	var renderer string
+	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+	if renderer != "canvas" {
+		t.Fatalf("without WebGL the page draws with %q, want canvas", renderer)
+	}
+	msg := b.text("#notice")
 	for _, want := range noWebGL {
 		if !strings.Contains(msg, want) {
-			t.Errorf("the message lacks %q: %q", want, msg)
+			t.Errorf("the notice lacks %q: %q", want, msg)
 		}
+	}
+	if got := b.text("#message"); got != "" {
+		t.Errorf("the page says %q", got)
 	}
 	if s := b.stats(); s.Nodes != hosts || s.Edges != links {
 		t.Errorf("the stats say %v, want %d hosts and %d links", s, hosts, links)
 	}
-	b.shot("nowebgl-export")
+	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	if n := colouredPixels(b.shot("nowebgl-export")); n < 20000 {
+		t.Errorf("%d coloured pixels: the hosts are not drawn", n)
+	}
+	b.must("opening the notice", chromedp.Click(chromedp.CSS("#notice summary")))
+	b.shot("nowebgl-notice")
+	b.must("closing the notice", chromedp.Click(chromedp.CSS("#notice .close")))
+	key, host := b.clickBiggestHost()
+	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
+	b.eval(`new Promise((r) => setTimeout(() => r(true), 300))`, nil)
+	b.shot("nowebgl-clicked")
+	t.Logf("without WebGL: clicked %s", host)
 
 	w := fakeweb.New(fakeweb.Config{Hosts: 60, Seed: 3, Latency: 50 * time.Millisecond})
 	srv := startWeb(t, w)
@@ -430,14 +467,15 @@ func TestMap_NoWebGL(t *testing.T) {
 	p := start(t, dir, crawlArgs(srv, db, "--listen", "127.0.0.1:0", "--workers", "1", w.Seed())...)
 	a := listenAPI(t, p, db)
 	b.open(a.base+"/", "#stats")
-	b.waitFor("the message", `document.getElementById('message').textContent.includes('WebGL')`, 30*time.Second)
 	b.waitFor("three updates", `+document.getElementById('stats').dataset.updates >= 3`, 30*time.Second)
-	if s := b.stats(); s.Nodes == 0 || s.State == "loading" {
-		t.Errorf("the live page without WebGL: %v", s)
+	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+	if s := b.stats(); s.Nodes == 0 || s.State == "loading" || renderer != "canvas" {
+		t.Errorf("the live page without WebGL: %v, drawn with %q", s, renderer)
 	}
-	if msg := b.text("#message"); !strings.Contains(msg, "--graphml") {
-		t.Errorf("the live page's message: %q", msg)
+	if msg := b.text("#notice"); !strings.Contains(msg, "this graph as GraphML") {
+		t.Errorf("the live page's notice: %q", msg)
 	}
+	b.eval(`new Promise((r) => setTimeout(() => r(true), 1000))`, nil)
 	b.shot("nowebgl-live")
 }
 

@@ -626,6 +626,392 @@ class LodPointProgram extends NodePointProgram {
   }
 }
 
+// ---- without WebGL: a canvas-2D renderer ------------------------------------
+
+// straightColour turns a colour given to sigma (#rrggbbaa premultiplied,
+// see sigmaColour) back into a CSS colour.
+function straightColour(c) {
+  if (typeof c !== 'string' || c.length !== 9 || c[0] !== '#') return c;
+  const a = parseInt(c.slice(7, 9), 16) / 255;
+  if (a === 0) return 'rgba(0,0,0,0)';
+  const ch = (i) => Math.min(255, Math.round(parseInt(c.slice(i, i + 2), 16) / a));
+  return 'rgba(' + ch(1) + ',' + ch(3) + ',' + ch(5) + ',' + a.toFixed(3) + ')';
+}
+
+// Camera2D is where Canvas2DMap looks: x and y in framed coordinates (the
+// graph fitted into [0, 1]², as sigma's camera), ratio > 1 zoomed out.
+class Camera2D {
+  constructor(changed, minRatio, maxRatio) {
+    this.x = 0.5;
+    this.y = 0.5;
+    this.ratio = 1;
+    this.angle = 0;
+    this.changed = changed;
+    this.minRatio = minRatio;
+    this.maxRatio = maxRatio;
+    this.animation = null;
+  }
+
+  getState() { return { x: this.x, y: this.y, ratio: this.ratio, angle: 0 }; }
+
+  setState(s) {
+    if (typeof s.x === 'number') this.x = s.x;
+    if (typeof s.y === 'number') this.y = s.y;
+    if (typeof s.ratio === 'number') this.ratio = Math.max(this.minRatio, Math.min(this.maxRatio, s.ratio));
+    this.changed();
+    return this;
+  }
+
+  isAnimated() { return this.animation !== null; }
+
+  animate(to, opts = {}) {
+    const from = this.getState();
+    const duration = opts.duration ?? 300;
+    const t0 = performance.now();
+    if (this.animation) cancelAnimationFrame(this.animation);
+    const step = () => {
+      const t = Math.min(1, (performance.now() - t0) / duration);
+      const e = t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2; // ease in and out
+      const at = (k) => (typeof to[k] === 'number' ? from[k] + (to[k] - from[k]) * e : from[k]);
+      this.animation = t < 1 ? requestAnimationFrame(step) : null;
+      this.setState({ x: at('x'), y: at('y'), ratio: at('ratio') });
+    };
+    this.animation = requestAnimationFrame(step);
+    return Promise.resolve();
+  }
+}
+
+// Canvas2DMap draws the graph on a 2D canvas, for browsers without WebGL:
+// the same map as sigma's (sizes, colours, links with arrows, labels,
+// hover, click, drag and wheel), slower on big graphs. It offers the part
+// of sigma's interface that the page and its tests use: refresh,
+// setGraph, get/setSetting, getCamera, getNodeDisplayData,
+// framedGraphToViewport, getNodeAtPosition and the node events.
+class Canvas2DMap {
+  constructor(graph, container, settings) {
+    this.container = container;
+    this.settings = { ...settings };
+    this.handlers = {};
+    this.canvas = document.createElement('canvas');
+    this.canvas.style.cssText = 'position:absolute;left:0;top:0;width:100%;height:100%;';
+    container.append(this.canvas);
+    this.ctx = this.canvas.getContext('2d');
+    this.camera = new Camera2D(() => { this.movedAt = performance.now(); this.scheduleRender(); },
+      settings.minCameraRatio || 0.005, settings.maxCameraRatio || 20);
+    this.movedAt = -Infinity;
+    this.frame = null; // requestAnimationFrame's id
+    this.lastRender = 0;
+    this.renderCost = 0;
+    this.drawn = []; // the nodes of the last frame, in drawing order
+    this.hovered = null;
+    this.graphChanged = () => this.scheduleRender();
+    this.setGraph(graph);
+    this.resize();
+    window.addEventListener('resize', () => { this.resize(); this.scheduleRender(); });
+    if (window.ResizeObserver) new ResizeObserver(() => { this.resize(); this.scheduleRender(); }).observe(container);
+    this.bindMouse();
+  }
+
+  on(event, fn) { (this.handlers[event] ||= []).push(fn); return this; }
+  emit(event, payload) { for (const fn of this.handlers[event] || []) fn(payload); }
+  getSetting(k) { return this.settings[k]; }
+  setSetting(k, v) { this.settings[k] = v; this.scheduleRender(); return this; }
+  getCamera() { return this.camera; }
+  getGraph() { return this.graph; }
+  refresh() { this.scheduleRender(); return this; }
+
+  setGraph(graph) {
+    const events = ['nodeAdded', 'edgeAdded', 'nodeDropped', 'edgeDropped', 'cleared', 'edgesCleared',
+      'nodeAttributesUpdated', 'edgeAttributesUpdated', 'eachNodeAttributesUpdated', 'eachEdgeAttributesUpdated'];
+    if (this.graph) for (const e of events) this.graph.removeListener(e, this.graphChanged);
+    this.graph = graph;
+    for (const e of events) graph.on(e, this.graphChanged);
+    this.scheduleRender();
+  }
+
+  resize() {
+    const r = this.container.getBoundingClientRect();
+    this.width = Math.max(1, r.width);
+    this.height = Math.max(1, r.height);
+    this.dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(this.width * this.dpr);
+    this.canvas.height = Math.round(this.height * this.dpr);
+  }
+
+  // moving: the camera moves (an animation, a drag, a wheel) or did in
+  // the last 150 ms.
+  moving() {
+    return this.camera.isAnimated() || this.dragging || performance.now() - this.movedAt < 150;
+  }
+
+  // scheduleRender draws at the next animation frame; while a frame costs
+  // much (a big graph, the layout running), not more often than every four
+  // times its cost, so the page stays responsive.
+  scheduleRender() {
+    if (this.frame !== null || this.timer) return;
+    const wait = this.lastRender + 4 * this.renderCost - performance.now();
+    if (this.renderCost > 40 && wait > 0 && !this.moving()) {
+      this.timer = setTimeout(() => { this.timer = null; this.scheduleRender(); }, wait);
+      return;
+    }
+    this.frame = requestAnimationFrame(() => { this.frame = null; this.render(); });
+  }
+
+  // The graph's extent, and from it sigma's framing: the graph fitted
+  // into [0, 1]², its aspect kept.
+  frameGraph() {
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    this.graph.forEachNode((k, a) => {
+      if (a.x < minX) minX = a.x;
+      if (a.x > maxX) maxX = a.x;
+      if (a.y < minY) minY = a.y;
+      if (a.y > maxY) maxY = a.y;
+    });
+    if (minX === Infinity) minX = maxX = minY = maxY = 0;
+    this.box = { cx: (minX + maxX) / 2, cy: (minY + maxY) / 2, span: Math.max(maxX - minX, maxY - minY) || 1 };
+  }
+
+  framed(a) {
+    const b = this.box;
+    return { x: 0.5 + (a.x - b.cx) / b.span, y: 0.5 + (a.y - b.cy) / b.span };
+  }
+
+  scale() { return Math.max(1, Math.min(this.width, this.height) - 60) / this.camera.ratio; }
+
+  framedGraphToViewport(p) {
+    const s = this.scale(), c = this.camera;
+    return { x: this.width / 2 + (p.x - c.x) * s, y: this.height / 2 - (p.y - c.y) * s };
+  }
+
+  viewportToFramedGraph(p) {
+    const s = this.scale(), c = this.camera;
+    return { x: c.x + (p.x - this.width / 2) / s, y: c.y - (p.y - this.height / 2) / s };
+  }
+
+  getNodeDisplayData(key) {
+    if (!this.graph.hasNode(key)) return undefined;
+    if (!this.box) this.frameGraph();
+    const a = this.graph.getNodeAttributes(key);
+    return { ...this.framed(a), size: a.size, color: a.color, label: a.label };
+  }
+
+  // getNodeAtPosition is the node drawn at a point of the viewport, the
+  // topmost, or null.
+  getNodeAtPosition(p) {
+    for (let i = this.drawn.length - 1; i >= 0; i--) {
+      const n = this.drawn[i];
+      const r = Math.max(n.r, 3);
+      if ((n.x - p.x) ** 2 + (n.y - p.y) ** 2 <= r * r) return n.key;
+    }
+    return null;
+  }
+
+  sizeRatio() { return Math.sqrt(this.camera.ratio); }
+
+  render() {
+    const t0 = performance.now();
+    const ctx = this.ctx, W = this.width, H = this.height;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    this.frameGraph();
+    const moving = this.moving();
+    const zoom = this.sizeRatio();
+    const nodes = [];
+    const at = new Map();
+    this.graph.forEachNode((key, a) => {
+      const d = this.settings.nodeReducer ? this.settings.nodeReducer(key, a) : a;
+      if (d.hidden) return;
+      const v = this.framedGraphToViewport(this.framed(d));
+      const n = { key, x: v.x, y: v.y, r: (d.size || 2) / zoom, color: d.color || '#999', label: d.label,
+        z: d.zIndex || 0, highlighted: !!d.highlighted };
+      nodes.push(n);
+      at.set(key, n);
+    });
+    nodes.sort((p, q) => p.z - q.z || p.r - q.r);
+    let shown = nodes;
+    if (moving && this.lod && this.settings.hideEdgesOnMove && nodes.length > LOD_NODES) {
+      shown = nodes.slice().sort((p, q) => p.r - q.r).slice(nodes.length - LOD_NODES);
+    }
+    if (!(moving && this.settings.hideEdgesOnMove)) this.drawEdges(at, zoom);
+    for (const n of shown) {
+      if (n.x < -n.r || n.y < -n.r || n.x > W + n.r || n.y > H + n.r) continue;
+      ctx.beginPath();
+      ctx.arc(n.x, n.y, Math.max(n.r, 1), 0, 2 * Math.PI);
+      ctx.fillStyle = n.color;
+      ctx.fill();
+      if (n.highlighted) {
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = '#fff';
+        ctx.stroke();
+        ctx.lineWidth = 1;
+        ctx.strokeStyle = '#1d2330';
+        ctx.stroke();
+      }
+    }
+    this.drawLabels(shown);
+    this.drawn = moving ? [] : nodes; // nothing is picked mid-move
+    this.lastRender = performance.now();
+    this.renderCost = this.lastRender - t0;
+    if (moving) setTimeout(() => this.scheduleRender(), 160); // the whole graph once it stops
+  }
+
+  // drawEdges strokes the links as straight lines, one path per colour
+  // and width, with arrow heads at their targets when the page asks.
+  drawEdges(at, zoom) {
+    const ctx = this.ctx;
+    const groups = new Map();
+    this.graph.forEachEdge((key, a, s, t) => {
+      const d = this.settings.edgeReducer ? this.settings.edgeReducer(key, a) : a;
+      if (d.hidden) return;
+      const p = at.get(s), q = at.get(t);
+      if (!p || !q) return;
+      const width = Math.max(0.5, Math.round((d.size || 1) / zoom * 2) / 2);
+      const colour = straightColour(d.color || this.settings.defaultEdgeColor);
+      const g = colour + ' ' + width + ' ' + (d.type === 'arrow' ? 'a' : 'l');
+      let list = groups.get(g);
+      if (!list) groups.set(g, (list = { colour, width, arrow: d.type === 'arrow', z: d.zIndex || 0, edges: [] }));
+      list.edges.push(p, q);
+    });
+    const ordered = [...groups.values()].sort((x, y) => x.z - y.z);
+    for (const g of ordered) {
+      ctx.strokeStyle = g.colour;
+      ctx.fillStyle = g.colour;
+      ctx.lineWidth = g.width;
+      ctx.beginPath();
+      const heads = [];
+      for (let i = 0; i < g.edges.length; i += 2) {
+        const p = g.edges[i], q = g.edges[i + 1];
+        if (p === q) continue;
+        let ex = q.x, ey = q.y;
+        if (g.arrow) {
+          const dx = q.x - p.x, dy = q.y - p.y, len = Math.hypot(dx, dy);
+          const head = 2 * g.width + 3;
+          if (len > q.r + head + 1) {
+            const ux = dx / len, uy = dy / len;
+            const tipX = q.x - ux * q.r, tipY = q.y - uy * q.r;
+            ex = tipX - ux * head;
+            ey = tipY - uy * head;
+            heads.push(tipX, tipY, ux, uy, head);
+          }
+        }
+        ctx.moveTo(p.x, p.y);
+        ctx.lineTo(ex, ey);
+      }
+      ctx.stroke();
+      if (heads.length) {
+        ctx.beginPath();
+        for (let i = 0; i < heads.length; i += 5) {
+          const [x, y, ux, uy, h] = heads.slice(i, i + 5);
+          const w = h * 0.5;
+          ctx.moveTo(x, y);
+          ctx.lineTo(x - ux * h - uy * w, y - uy * h + ux * w);
+          ctx.lineTo(x - ux * h + uy * w, y - uy * h - ux * w);
+          ctx.closePath();
+        }
+        ctx.fill();
+      }
+    }
+  }
+
+  // drawLabels labels nodes drawn at least labelRenderedSizeThreshold
+  // pixels wide, the biggest first, leaving out a label that would cover
+  // one already drawn (highlighted nodes always have theirs).
+  drawLabels(nodes) {
+    const ctx = this.ctx;
+    const min = (this.settings.labelRenderedSizeThreshold || 9) * 0.8;
+    ctx.font = '14px Arial, sans-serif';
+    ctx.textBaseline = 'middle';
+    const CELL = 64;
+    const cells = new Map(); // a grid of the label boxes drawn
+    const fits = (box, add) => {
+      const x0 = Math.floor(box[0] / CELL), x1 = Math.floor(box[2] / CELL);
+      const y0 = Math.floor(box[1] / CELL), y1 = Math.floor(box[3] / CELL);
+      for (let x = x0; x <= x1; x++) {
+        for (let y = y0; y <= y1; y++) {
+          const k = x + ',' + y;
+          if (add) {
+            if (!cells.has(k)) cells.set(k, []);
+            cells.get(k).push(box);
+          } else {
+            for (const b of cells.get(k) || []) {
+              if (box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3]) return false;
+            }
+          }
+        }
+      }
+      return true;
+    };
+    const candidates = nodes.filter((n) => n.label && (n.highlighted || n.r >= min))
+      .sort((p, q) => (q.highlighted - p.highlighted) || q.r - p.r);
+    let drawn = 0;
+    for (const n of candidates) {
+      if (n.x < 0 || n.y < 0 || n.x > this.width || n.y > this.height) continue;
+      if (!n.highlighted && drawn >= 400) break;
+      const w = ctx.measureText(n.label).width;
+      const box = [n.x + n.r + 2, n.y - 9, n.x + n.r + 8 + w, n.y + 9];
+      if (!n.highlighted && !fits(box, false)) continue;
+      fits(box, true);
+      drawn++;
+      if (n.highlighted) {
+        ctx.fillStyle = '#fff';
+        ctx.fillRect(box[0], box[1], box[2] - box[0], box[3] - box[1]);
+      }
+      ctx.fillStyle = '#000';
+      ctx.fillText(n.label, n.x + n.r + 4, n.y);
+    }
+  }
+
+  // bindMouse: drag to pan, the wheel to zoom about the pointer, hover and
+  // click nodes.
+  bindMouse() {
+    const c = this.canvas;
+    const point = (ev) => {
+      const r = c.getBoundingClientRect();
+      return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+    };
+    let down = null;
+    c.addEventListener('mousedown', (ev) => {
+      if (ev.button !== 0) return;
+      down = { ...point(ev), cam: this.camera.getState(), moved: false };
+    });
+    window.addEventListener('mousemove', (ev) => {
+      const p = point(ev);
+      if (down) {
+        if (!down.moved && Math.hypot(p.x - down.x, p.y - down.y) < 3) return;
+        down.moved = true;
+        this.dragging = true;
+        const s = this.scale();
+        this.camera.setState({ x: down.cam.x - (p.x - down.x) / s, y: down.cam.y + (p.y - down.y) / s });
+        return;
+      }
+      const key = ev.target === c ? this.getNodeAtPosition(p) : null;
+      if (key === this.hovered) return;
+      if (this.hovered !== null) this.emit('leaveNode', { node: this.hovered });
+      this.hovered = key;
+      if (key !== null) this.emit('enterNode', { node: key });
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!down) return;
+      const was = down;
+      down = null;
+      this.dragging = false;
+      if (was.moved) { this.movedAt = performance.now(); this.scheduleRender(); return; }
+      const key = this.getNodeAtPosition(point(ev));
+      if (key !== null) this.emit('clickNode', { node: key });
+      else this.emit('clickStage', {});
+    });
+    c.addEventListener('wheel', (ev) => {
+      ev.preventDefault();
+      const p = point(ev);
+      const f = this.viewportToFramedGraph(p);
+      const cam = this.camera;
+      const ratio = Math.max(cam.minRatio, Math.min(cam.maxRatio, cam.ratio * Math.pow(1.0015, ev.deltaY)));
+      const s = Math.max(1, Math.min(this.width, this.height) - 60) / ratio;
+      cam.setState({ ratio, x: f.x - (p.x - this.width / 2) / s, y: f.y + (p.y - this.height / 2) / s });
+    }, { passive: false });
+  }
+}
+
 let renderer = null;
 
 // nodeReducer draws big graphs with point sprites, sorted by size when a
@@ -669,13 +1055,12 @@ function webGLMissing() {
   }
 }
 
-// showNoWebGL says, in place of the map, that the browser cannot draw it,
-// what to try, and how to get the graph without it.
+// showNoWebGL says, above the map, that the browser has no WebGL, so the
+// map is drawn without it (Canvas2DMap, slower on big graphs), what to
+// try, and how to get the graph without the map.
 function showNoWebGL() {
-  const box = $('message');
-  if (box.dataset.kind === 'no-webgl') return;
-  box.dataset.kind = 'no-webgl';
-  box.className = 'card';
+  const box = $('notice');
+  if (!box.hidden || box.dataset.closed) return;
   const code = (t) => el('code', {}, t);
   const ways = el('li', {}, 'Take the graph without the map: ', code('weaver export --graphml graph.graphml'),
     ' (for Gephi, Cytoscape or yEd) or ', code('weaver export --sqlite graph.db'), ' (for SQL), once the crawl has ended.');
@@ -683,42 +1068,25 @@ function showNoWebGL() {
     const sep = config.graph.includes('?') ? '&' : '?';
     ways.append(' While it runs: ', el('a', { href: config.graph + sep + 'format=graphml', download: 'graph.graphml' }, 'this graph as GraphML'), '.');
   }
-  box.replaceChildren(
-    el('h2', {}, 'This browser cannot draw the map: it has no WebGL'),
+  const close = el('button', { type: 'button', class: 'close', title: 'Close', 'aria-label': 'Close' }, '×');
+  close.addEventListener('click', () => { box.hidden = true; box.dataset.closed = '1'; });
+  box.replaceChildren(close, el('details', {},
+    el('summary', {}, el('b', {}, 'This browser has no WebGL'), ': the map is drawn without it, slower on big graphs. What to try…'),
     el('p', {}, 'The map draws with WebGL (sigma.js), which this browser does not offer: it is turned off, ' +
-      'or there is no graphics acceleration, as on remote desktops, in virtual machines and with chromium --disable-3d-apis. ' +
-      '(' + state.noWebGL + '.)'),
+      'or there is no graphics acceleration, as on remote desktops, in virtual machines and with chromium --disable-3d-apis ' +
+      '(' + state.noWebGL + ').'),
     el('ul', {},
       el('li', {}, 'Turn on hardware acceleration and reload: in Chrome, Chromium and Edge, Settings → System → ' +
         '“Use graphics acceleration when available” (chrome://gpu says whether WebGL works); in Firefox, Settings → ' +
         'Performance, and webgl.disabled = false in about:config.'),
       el('li', {}, 'Open the page in another browser or on another machine: ', code('weaver export --html map.html'),
         ' writes it as one file that opens from disk.'),
-      ways),
-    el('p', {}, 'The counts above are the graph\'s; search a host to see who links to it and whom it links to.'));
-  $('legend').hidden = true;
-  $('layout').disabled = true;
+      ways)));
+  box.hidden = false;
 }
 
-function ensureRenderer() {
-  if (renderer || state.noWebGL) return;
-  try {
-    renderer = newRenderer();
-  } catch (err) {
-    // WebGL offered, but sigma cannot draw with it (a lost or blocked
-    // context): say so rather than fail on every update.
-    console.error(err);
-    renderer = null;
-    $('graph').replaceChildren();
-    state.noWebGL = 'WebGL failed: ' + err.message;
-    if (fa2) { fa2.kill(); fa2 = null; }
-    stopLayout();
-    return;
-  }
-}
-
-function newRenderer() {
-  const renderer = new MapSigma(shown(), $('graph'), {
+function rendererSettings() {
+  return {
     nodeReducer,
     edgeReducer,
     zIndex: true,
@@ -729,13 +1097,27 @@ function newRenderer() {
     minCameraRatio: 0.005,
     maxCameraRatio: 20,
     hideEdgesOnMove: false,
-    nodeProgramClasses: { point: LodPointProgram },
-  });
+  };
+}
+
+// ensureRenderer draws the map with sigma on WebGL, or, without WebGL (or
+// when sigma fails on it: a lost or blocked context), on a 2D canvas.
+function ensureRenderer() {
+  if (renderer) return;
+  if (!state.noWebGL) {
+    try {
+      renderer = new MapSigma(shown(), $('graph'), { ...rendererSettings(), nodeProgramClasses: { point: LodPointProgram } });
+    } catch (err) {
+      console.error(err);
+      $('graph').replaceChildren();
+      state.noWebGL = 'WebGL failed: ' + err.message;
+    }
+  }
+  if (!renderer) renderer = new Canvas2DMap(shown(), $('graph'), rendererSettings());
   renderer.on('enterNode', ({ node }) => { state.hovered = node; refocus(); });
   renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
   renderer.on('clickNode', ({ node }) => select(node));
   renderer.on('clickStage', () => select(null));
-  return renderer;
 }
 
 function refocus() {
@@ -843,9 +1225,9 @@ function updateStats() {
   if (state.error) text += ' · ' + state.error;
   s.textContent = text;
   s.title = text;
-  s.dataset.renderer = state.noWebGL ? 'none' : 'webgl';
+  s.dataset.renderer = !renderer ? '' : state.noWebGL ? 'canvas' : 'webgl';
   if (state.noWebGL) showNoWebGL();
-  else $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
+  $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
   if (renderer) {
     const hide = drawn > HIDE_EDGES_ON_MOVE_ABOVE;
     if (renderer.getSetting('hideEdgesOnMove') !== hide) renderer.setSetting('hideEdgesOnMove', hide);
@@ -875,7 +1257,7 @@ function layoutBudget(G) {
 
 function startLayout(ms) {
   const G = shown();
-  if (G.order < 2 || state.noWebGL) return; // nothing to draw it on
+  if (G.order < 2) return;
   if (!fa2 || fa2.graph !== G) {
     if (fa2) fa2.kill();
     const settings = forceAtlas2.inferSettings(G);
