@@ -191,31 +191,36 @@ func TestMap_ExportHTML(t *testing.T) {
 		t.Errorf("found %s: title %q, want %q", other, got, want)
 	}
 
-	// Registrable domains instead of hosts, coloured by community, and back.
+	// Registrable domains instead of hosts, coloured by domain, and back
+	// to hosts coloured by community (the default with this many domains).
 	domains := map[string]bool{}
 	for _, n := range ns {
 		domains[n.Domain] = true
 	}
 	b.eval(`weaverMap.setView('domains'), true`, nil)
-	b.must("colouring by community", chromedp.SetValue(chromedp.ID("colour"), "community"),
+	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
 	if s := b.stats(); s.Nodes != len(domains) {
 		t.Errorf("domains: the map shows %v, want %d domains", s, len(domains))
 	}
-	if got := b.text("#legend"); !strings.Contains(got, "Communities") {
-		t.Errorf("the legend by community: %q", got)
+	if got := b.text("#legend"); !strings.Contains(got, "Registrable domains") {
+		t.Errorf("the legend by domain: %q", got)
 	}
 	b.eval(`weaverMap.setView('hosts'), true`, nil)
-	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
+	b.must("colouring by community", chromedp.SetValue(chromedp.ID("colour"), "community"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
 	if s := b.stats(); s.Nodes != len(ns) {
 		t.Errorf("back to hosts: the map shows %v, want %d", s, len(ns))
 	}
+	if got := b.text("#legend"); !strings.Contains(got, "Communities") {
+		t.Errorf("the legend by community: %q", got)
+	}
 
 	// The screenshot, always into the test's directory, and into docs/
-	// when asked: the whole map, the biggest host chosen.
-	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape))
-	b.eval(`weaverMap.select(`+jsString(big.Key)+`), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
+	// when asked: the whole map, its links, nothing chosen.
+	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape),
+		chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`))
+	b.eval(`weaverMap.select(null), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
 	b.eval(`new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 1000))`, nil)
 	shot := b.screenshot()
 	img, err := png.Decode(bytes.NewReader(shot))
