@@ -423,6 +423,7 @@ function communities(G) {
   const t0 = performance.now();
   const of = G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
   const cost = performance.now() - t0;
+  state.timings.communities = Math.round(cost);
   const sizes = new Map();
   const top = new Map();
   G.forEachNode((k, a) => {
