@@ -41,9 +41,17 @@ type browser struct {
 	errors []string
 }
 
-// newBrowser starts a headless chromium with a fresh profile; the test's
-// cleanup closes it and fails the test if a page threw an exception.
+// newBrowser starts a headless chromium with a fresh profile and a
+// 1400×900 window; the test's cleanup closes it and fails the test if a
+// page threw an exception.
 func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	return newBrowserWith(t, 1400, 900)
+}
+
+// newBrowserWith is newBrowser with a window of width×height and more
+// command-line flags (such as "disable-3d-apis", a browser without WebGL).
+func newBrowserWith(t testing.TB, width, height int, flags ...string) *browser {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
@@ -57,7 +65,10 @@ func newBrowser(t testing.TB) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
+		chromedp.WindowSize(width, height),
+	}
+	for _, f := range flags {
+		opts = append(opts, chromedp.Flag(f, true))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"image"
 	"image/png"
+	"maps"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,31 +191,36 @@ func TestMap_ExportHTML(t *testing.T) {
 		t.Errorf("found %s: title %q, want %q", other, got, want)
 	}
 
-	// Registrable domains instead of hosts, coloured by community, and back.
+	// Registrable domains instead of hosts, coloured by domain, and back
+	// to hosts coloured by community (the default with this many domains).
 	domains := map[string]bool{}
 	for _, n := range ns {
 		domains[n.Domain] = true
 	}
 	b.eval(`weaverMap.setView('domains'), true`, nil)
-	b.must("colouring by community", chromedp.SetValue(chromedp.ID("colour"), "community"),
+	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
 	if s := b.stats(); s.Nodes != len(domains) {
 		t.Errorf("domains: the map shows %v, want %d domains", s, len(domains))
 	}
-	if got := b.text("#legend"); !strings.Contains(got, "Communities") {
-		t.Errorf("the legend by community: %q", got)
+	if got := b.text("#legend"); !strings.Contains(got, "Registrable domains") {
+		t.Errorf("the legend by domain: %q", got)
 	}
 	b.eval(`weaverMap.setView('hosts'), true`, nil)
-	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
+	b.must("colouring by community", chromedp.SetValue(chromedp.ID("colour"), "community"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
 	if s := b.stats(); s.Nodes != len(ns) {
 		t.Errorf("back to hosts: the map shows %v, want %d", s, len(ns))
 	}
+	if got := b.text("#legend"); !strings.Contains(got, "Communities") {
+		t.Errorf("the legend by community: %q", got)
+	}
 
 	// The screenshot, always into the test's directory, and into docs/
-	// when asked: the whole map, the biggest host chosen.
-	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape))
-	b.eval(`weaverMap.select(`+jsString(big.Key)+`), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
+	// when asked: the whole map, its links, nothing chosen.
+	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape),
+		chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`))
+	b.eval(`weaverMap.select(null), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
 	b.eval(`new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 1000))`, nil)
 	shot := b.screenshot()
 	img, err := png.Decode(bytes.NewReader(shot))
@@ -354,4 +362,351 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 	key, host := b.clickBiggestHost()
 	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
 	t.Logf("%d hosts, %d links: clicked %s after the moves", ns, es, host)
+}
+
+var mapShots = flag.String("map-shots", "", "a directory where the map's tests leave their screenshots (PNG), to look at")
+
+// shot takes a screenshot of the page, into the test's directory and, with
+// -map-shots DIR, into DIR/name.png, and returns it decoded.
+func (b *browser) shot(name string) image.Image {
+	b.t.Helper()
+	raw := b.screenshot()
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	dir := b.t.TempDir()
+	if *mapShots != "" {
+		dir = *mapShots
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), raw, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return img
+}
+
+// exportedMap writes the map page (weaver export --html) of a store of n
+// hosts of the fake web, and returns its path with the store's counts of
+// hosts, links and registrable domains.
+func exportedMap(t *testing.T, n int) (page string, hosts, links, domains int) {
+	t.Helper()
+	store, hosts, links := mapStore(t, n)
+	dir := t.TempDir()
+	page = filepath.Join(dir, "map.html")
+	if r := weaver(t, dir, "export", "--db", store, "--html", page); r.code != 0 {
+		t.Fatalf("export --html: exit %d\n%s", r.code, r.stderr)
+	}
+	ds := map[string]bool{}
+	for _, nd := range nodes(t, store) {
+		ds[nd.Domain] = true
+	}
+	return page, hosts, links, len(ds)
+}
+
+// noWebGL is what the page must say in a browser without WebGL: what is
+// missing, what to try, and what works without it.
+var noWebGL = []string{"no WebGL", "hardware acceleration", "--graphml", "--sqlite"}
+
+// colouredPixels counts the pixels of img, below the toolbar, that are
+// neither grey nor white: the hosts drawn.
+func colouredPixels(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y + 60; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			hi, lo := max(r, g, bl)>>8, min(r, g, bl)>>8
+			if hi-lo > 60 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestMap_NoWebGL: in a browser without WebGL (chromium --disable-3d-apis,
+// as on remote desktops and some VMs) the exported page and the live page
+// of a crawl draw the map on a 2D canvas, and say why, with what to try
+// and the exports that work without the map, instead of "Loading…"
+// forever or a JavaScript error; hosts can be clicked, and the live map
+// grows.
+func TestMap_NoWebGL(t *testing.T) {
+	b := newBrowserWith(t, 1280, 800, "disable-3d-apis")
+	page, hosts, links, _ := exportedMap(t, 300)
+	b.open("file://"+page, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	var renderer string
+	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+	if renderer != "canvas" {
+		t.Fatalf("without WebGL the page draws with %q, want canvas", renderer)
+	}
+	msg := b.text("#notice")
+	for _, want := range noWebGL {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the notice lacks %q: %q", want, msg)
+		}
+	}
+	if got := b.text("#message"); got != "" {
+		t.Errorf("the page says %q", got)
+	}
+	if s := b.stats(); s.Nodes != hosts || s.Edges != links {
+		t.Errorf("the stats say %v, want %d hosts and %d links", s, hosts, links)
+	}
+	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	if n := colouredPixels(b.shot("nowebgl-export")); n < 20000 {
+		t.Errorf("%d coloured pixels: the hosts are not drawn", n)
+	}
+	b.must("opening the notice", chromedp.Click(chromedp.CSS("#notice summary")))
+	b.shot("nowebgl-notice")
+	b.must("closing the notice", chromedp.Click(chromedp.CSS("#notice .close")))
+	key, host := b.clickBiggestHost()
+	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
+	b.eval(`new Promise((r) => setTimeout(() => r(true), 300))`, nil)
+	b.shot("nowebgl-clicked")
+	t.Logf("without WebGL: clicked %s", host)
+
+	w := fakeweb.New(fakeweb.Config{Hosts: 60, Seed: 3, Latency: 50 * time.Millisecond})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	p := start(t, dir, crawlArgs(srv, db, "--listen", "127.0.0.1:0", "--workers", "1", w.Seed())...)
+	a := listenAPI(t, p, db)
+	b.open(a.base+"/", "#stats")
+	b.waitFor("three updates", `+document.getElementById('stats').dataset.updates >= 3`, 30*time.Second)
+	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+	if s := b.stats(); s.Nodes == 0 || s.State == "loading" || renderer != "canvas" {
+		t.Errorf("the live page without WebGL: %v, drawn with %q", s, renderer)
+	}
+	if msg := b.text("#notice"); !strings.Contains(msg, "this graph as GraphML") {
+		t.Errorf("the live page's notice: %q", msg)
+	}
+	b.eval(`new Promise((r) => setTimeout(() => r(true), 1000))`, nil)
+	b.shot("nowebgl-live")
+}
+
+// TestMap_Toolbar: in a window 1280 pixels wide, and narrower, the page
+// has no horizontal scrollbar and every control of the toolbar sits
+// whole in the toolbar (no wrapped button); down to 800 pixels, all on
+// one line; the map starts below the toolbar.
+func TestMap_Toolbar(t *testing.T) {
+	b := newBrowserWith(t, 1280, 800)
+	page, _, _, _ := exportedMap(t, 300)
+	b.open("file://"+page, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	// The longest counts a page shows.
+	b.eval(`document.getElementById('stats').textContent = '196,000 hosts · 1,960,000 links (weight ≥ 12) · crawl ended · disconnected (Failed to fetch)', true`, nil)
+	for _, width := range []int64{1280, 1024, 800, 600, 400} {
+		b.must("a window "+fmt.Sprint(width)+" wide", chromedp.EmulateViewport(width, 800))
+		b.eval(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
+		var got struct {
+			ScrollWidth, ClientWidth int
+			Bad                      []string
+		}
+		b.eval(`((oneLine) => {
+			const doc = document.scrollingElement || document.documentElement;
+			const bar = document.getElementById('bar').getBoundingClientRect();
+			const bad = [];
+			let line = null;
+			for (const e of document.querySelectorAll('#bar button, #bar select, #bar input, #bar h1, #bar label')) {
+				const r = e.getBoundingClientRect();
+				if (r.width === 0) continue; // left out at this width
+				const lh = parseFloat(getComputedStyle(e).lineHeight) || 18;
+				const name = e.id || e.tagName + ':' + e.textContent.trim().slice(0, 20);
+				if (r.left < bar.left || r.right > bar.right + 0.5) bad.push(name + ' outside the bar (' + r.left + '..' + r.right + ')');
+				if (r.top < bar.top || r.bottom > bar.bottom) bad.push(name + ' above or below the bar');
+				if (e.tagName === 'BUTTON' && r.height > 1.8 * lh + 8) bad.push(name + ' wraps (' + r.height + ' px high)');
+				const mid = (r.top + r.bottom) / 2;
+				if (line === null) line = mid;
+				else if (oneLine && Math.abs(mid - line) > 4) bad.push(name + ' on another line');
+			}
+			const graph = document.getElementById('graph').getBoundingClientRect();
+			if (graph.top < bar.bottom - 1.5) bad.push('the map starts at ' + graph.top + ', under the toolbar (to ' + bar.bottom + ')');
+			return {scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth, bad};
+		})(`+fmt.Sprint(width >= 800)+`)`, &got)
+		if got.ScrollWidth > got.ClientWidth {
+			t.Errorf("%d px: the document is %d px wide, the window %d: a horizontal scrollbar", width, got.ScrollWidth, got.ClientWidth)
+		}
+		for _, bad := range got.Bad {
+			t.Errorf("%d px: %s", width, bad)
+		}
+		b.shot(fmt.Sprintf("toolbar-%d", width))
+	}
+}
+
+// TestMap_LinksVisible: at the default zoom the links between hosts stand
+// out from the background: their configured colour, laid on the page's
+// background, has a contrast of at least 1.6:1, and so do the pixels drawn
+// halfway along them.
+func TestMap_LinksVisible(t *testing.T) {
+	b := newBrowserWith(t, 1280, 800)
+	page, _, _, _ := exportedMap(t, 300)
+	b.open("file://"+page, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	b.eval(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 500))`, nil)
+	var cfg struct {
+		Colour     string
+		Background string
+		Mids       [][2]float64
+	}
+	// The middles of the links between hosts at least 60 px apart, where
+	// no host is drawn.
+	b.eval(`(() => {
+		const r = weaverMap.renderer, G = weaverMap.graph;
+		const box = document.getElementById('graph').getBoundingClientRect();
+		const mids = [];
+		G.forEachEdge((e, a, s, t) => {
+			const p = r.framedGraphToViewport(r.getNodeDisplayData(s)), q = r.framedGraphToViewport(r.getNodeDisplayData(t));
+			if (Math.hypot(p.x - q.x, p.y - q.y) < 60) return;
+			const m = {x: (p.x + q.x) / 2, y: (p.y + q.y) / 2};
+			if (m.x < 20 || m.y < 20 || m.x > box.width - 20 || m.y > box.height - 20) return;
+			if (r.getNodeAtPosition(m) !== null) return;
+			mids.push([box.left + m.x, box.top + m.y]);
+		});
+		return {colour: weaverMap.edgeColour(), background: getComputedStyle(document.body).backgroundColor, mids: mids.slice(0, 200)};
+	})()`, &cfg)
+	img := b.shot("links")
+	bga := parseCSSColour(t, cfg.Background)
+	bg := [3]float64{bga[0], bga[1], bga[2]}
+	c := parseCSSColour(t, cfg.Colour)
+	onBg := [3]float64{}
+	for i := range onBg {
+		onBg[i] = c[i]*c[3] + bg[i]*(1-c[3])
+	}
+	if r := contrast(onBg, bg); r < 1.5 {
+		t.Errorf("links are drawn %s on %s: contrast %.2f:1, want at least 1.5:1", cfg.Colour, cfg.Background, r)
+	} else {
+		t.Logf("links are drawn %s on %s: contrast %.2f:1", cfg.Colour, cfg.Background, r)
+	}
+	if len(cfg.Mids) < 20 {
+		t.Fatalf("only %d links to sample", len(cfg.Mids))
+	}
+	// The darkest pixel within 1 px of each middle (a 1-px line falls
+	// between pixels), and the median of them.
+	var rs []float64
+	for _, m := range cfg.Mids {
+		best := 1.0
+		for dx := -1; dx <= 1; dx++ {
+			for dy := -1; dy <= 1; dy++ {
+				r, g, bl, _ := img.At(int(m[0])+dx, int(m[1])+dy).RGBA()
+				px := [3]float64{float64(r>>8) / 255, float64(g>>8) / 255, float64(bl>>8) / 255}
+				best = max(best, contrast(px, bg))
+			}
+		}
+		rs = append(rs, best)
+	}
+	slices.Sort(rs)
+	if med := rs[len(rs)/2]; med < 1.6 {
+		t.Errorf("halfway along %d links the median contrast is %.2f:1, want at least 1.6:1", len(rs), med)
+	} else {
+		t.Logf("halfway along %d links the median contrast is %.2f:1", len(rs), med)
+	}
+}
+
+// parseCSSColour reads #rrggbb, #rrggbbaa, rgb() and rgba() into red,
+// green, blue and alpha in [0, 1].
+func parseCSSColour(t *testing.T, s string) [4]float64 {
+	t.Helper()
+	var r, g, b int
+	a := 1.0
+	switch {
+	case strings.HasPrefix(s, "#") && (len(s) == 7 || len(s) == 9):
+		var ai int
+		if _, err := fmt.Sscanf(s[1:7], "%02x%02x%02x", &r, &g, &b); err != nil {
+			t.Fatalf("colour %q: %v", s, err)
+		}
+		if len(s) == 9 {
+			if _, err := fmt.Sscanf(s[7:], "%02x", &ai); err != nil {
+				t.Fatalf("colour %q: %v", s, err)
+			}
+			a = float64(ai) / 255
+		}
+	case strings.HasPrefix(s, "rgba("):
+		if _, err := fmt.Sscanf(s, "rgba(%d, %d, %d, %g)", &r, &g, &b, &a); err != nil {
+			t.Fatalf("colour %q: %v", s, err)
+		}
+	case strings.HasPrefix(s, "rgb("):
+		if _, err := fmt.Sscanf(s, "rgb(%d, %d, %d)", &r, &g, &b); err != nil {
+			t.Fatalf("colour %q: %v", s, err)
+		}
+	default:
+		t.Fatalf("colour %q: not #rrggbb[aa], rgb() or rgba()", s)
+	}
+	return [4]float64{float64(r) / 255, float64(g) / 255, float64(b) / 255, a}
+}
+
+// contrast is the WCAG contrast ratio of two sRGB colours.
+func contrast(x, y [3]float64) float64 {
+	lum := func(c [3]float64) float64 {
+		var l [3]float64
+		for i, v := range c {
+			if v <= 0.03928 {
+				l[i] = v / 12.92
+			} else {
+				l[i] = math.Pow((v+0.055)/1.055, 2.4)
+			}
+		}
+		return 0.2126*l[0] + 0.7152*l[1] + 0.0722*l[2]
+	}
+	a, b := lum(x), lum(y)
+	if a < b {
+		a, b = b, a
+	}
+	return (a + 0.05) / (b + 0.05)
+}
+
+// TestMap_CommunityColours: on a graph with more registrable domains than
+// the page has distinct colours, hosts are coloured by Louvain community
+// by default, the same on every load; colouring by domain can be chosen
+// instead, and a graph of few domains is coloured by domain.
+func TestMap_CommunityColours(t *testing.T) {
+	b := newBrowserWith(t, 1280, 800)
+	page, _, _, domains := exportedMap(t, 300)
+	var palette int
+	colours := func() map[string]string {
+		t.Helper()
+		b.open("file://"+page, "#stats")
+		b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+		b.eval(`weaverMap.palette.length`, &palette)
+		var c map[string]string
+		b.eval(`Object.fromEntries(weaverMap.graph.mapNodes((k, a) => [k, a.color]))`, &c)
+		return c
+	}
+	first := colours()
+	if domains <= palette {
+		t.Fatalf("%d domains, not more than the %d colours", domains, palette)
+	}
+	if got := b.text("#legend h3"); got != "Communities" {
+		t.Errorf("%d domains: the legend is %q, want Communities", domains, got)
+	}
+	var choice string
+	b.eval(`document.getElementById('colour').value`, &choice)
+	if choice != "community" {
+		t.Errorf("%d domains: colour by %q, want community", domains, choice)
+	}
+	distinct := map[string]bool{}
+	for _, c := range first {
+		distinct[c] = true
+	}
+	if len(distinct) < 3 {
+		t.Errorf("%d colours for %d hosts by community", len(distinct), len(first))
+	}
+	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	b.shot("community")
+	if again := colours(); !maps.Equal(first, again) {
+		t.Errorf("the colours by community differ from one load to the next")
+	}
+	b.must("colouring by domain", chromedp.SetValue(chromedp.ID("colour"), "domain"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('colour').dispatchEvent(new Event('change'))`))
+	if got := b.text("#legend h3"); got != "Registrable domains" {
+		t.Errorf("coloured by domain: the legend is %q", got)
+	}
+
+	few, _, _, fewDomains := exportedMap(t, 8)
+	b.open("file://"+few, "#stats")
+	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
+	b.eval(`document.getElementById('colour').value`, &choice)
+	if fewDomains > palette || choice != "domain" {
+		t.Errorf("%d domains: colour by %q, want domain", fewDomains, choice)
+	}
 }

@@ -83,9 +83,12 @@ var pageCSP = func() string {
 }()
 
 // servePage answers the map page, polling data (relative to the page).
+// The page offers the graph beside it (GET graph, relative to / of a crawl
+// and to /crawl/{id}/map of a job alike) as GraphML when the browser
+// cannot draw the map.
 func servePage(w http.ResponseWriter, title, data string) {
 	var buf bytes.Buffer
-	if err := ui.WritePage(&buf, title, ui.Config{Live: true, Data: data}, nil); err != nil {
+	if err := ui.WritePage(&buf, title, ui.Config{Live: true, Data: data, Graph: "graph"}, nil); err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}

@@ -71,7 +71,7 @@ func TestCrawlHandler_MapPage(t *testing.T) {
 		t.Fatalf("GET /: %d %s", a.code, a.header.Get("Content-Type"))
 	}
 	body := string(a.body)
-	for _, want := range []string{`<div id="stats"`, `{"live":true,"data":"map/data"}`, "weaver map: weaver.bolt"} {
+	for _, want := range []string{`<div id="stats"`, `{"live":true,"data":"map/data","graph":"graph"}`, "weaver map: weaver.bolt"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -1,6 +1,6 @@
 // Package ui is weaver's map page: one HTML page that draws a store's host
-// graph with sigma.js (WebGL) and lays it out with ForceAtlas2 in a web
-// worker.
+// graph with sigma.js (WebGL), or on a 2D canvas in a browser without
+// WebGL, and lays it out with ForceAtlas2 in a web worker.
 //
 // The page's script is written in JavaScript under src/ and bundled by
 // esbuild, with sigma.js, graphology, ForceAtlas2 and Louvain, into

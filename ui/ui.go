@@ -52,6 +52,10 @@ type Config struct {
 	// Data is the URL, relative to the page, of the graph and its changes
 	// (?since=CURSOR is added); used when Live.
 	Data string `json:"data,omitempty"`
+	// Graph is the URL, relative to the page, of the graph's export
+	// (?format=graphml is added): offered for download when the browser
+	// cannot draw the map (no WebGL).
+	Graph string `json:"graph,omitempty"`
 }
 
 // Script returns the page's bundled JavaScript.

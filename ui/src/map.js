@@ -40,7 +40,8 @@ const state = {
   hosts: newGraph(), // every host: the data
   domains: null, // hosts collapsed by registrable domain, built when shown
   view: 'hosts',
-  colour: 'domain',
+  colour: 'domain', // or 'community': the default above PALETTE.length domains
+  colourChosen: false, // the user chose the colouring: no default any more
   minWeight: 1,
   ranked: false, // most nodes carry PageRank: size by it (see restyle)
   cursor: '0',
@@ -58,6 +59,8 @@ const state = {
   nodeType: null, // 'point' for big graphs, else sigma's circles
   lod: false, // a big graph: fewer nodes while the camera moves (LOD_NODES)
   timings: {}, // ms of the last update's steps, for the benchmarks
+  noWebGL: '', // why the browser cannot draw the map, when it cannot
+  edgeColour: '', // the links' colour for sigma (premultiplied), set by updateStats
 };
 
 function newGraph() {
@@ -99,17 +102,46 @@ function nameColour(name) {
   return hsl((h % 360), 0.55 + ((h >>> 9) % 25) / 100, 0.42 + ((h >>> 17) % 18) / 100);
 }
 
+// PALETTE is the colours told apart at a glance: the biggest communities
+// get them. With more registrable domains than that, colours by domain
+// say nothing, and the page colours by community unless told otherwise.
 const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#3b8bc2', '#d37295', '#8cd17d'];
 
-const EDGE_COLOUR = '#8d97a880';
-const EDGE_FOCUS = '#33405ad0';
+// A muted colour for a community beyond the palette's: distinct from its
+// neighbours, but not competing with the big communities.
+function mutedColour(name) {
+  const h = hash(name);
+  return hsl(h % 360, 0.22 + ((h >>> 9) % 10) / 100, 0.62 + ((h >>> 17) % 10) / 100);
+}
+
 const DIMMED = '#e4e6eb';
+
+// Sigma blends its layers' pixels as premultiplied (gl.ONE,
+// ONE_MINUS_SRC_ALPHA; the browser composites the canvas so), but passes
+// colours as given: a translucent colour must come premultiplied, or it
+// is drawn far lighter than asked (#8d97a880 came out near-white).
+// sigmaColour returns #rrggbb at alpha a in that form.
+function sigmaColour(rgb, a) {
+  const c = (i) => hex2(parseInt(rgb.slice(i, i + 2), 16) / 255 * a);
+  return '#' + c(1) + c(3) + c(5) + hex2(a);
+}
+
+const EDGE_RGB = '#3d4657'; // slate
+const EDGE_FOCUS = sigmaColour('#33405a', 0.82);
+
+// edgeAlpha is the links' opacity: more transparent the more links are
+// drawn, so that a dense graph's links shade its middle without drowning
+// the hosts.
+function edgeAlpha() {
+  const n = Math.max(1, state.drawnEdges);
+  return Math.max(0.12, Math.min(0.6, 0.55 * Math.sqrt(1000 / n)));
+}
 
 // ---- data ------------------------------------------------------------------
 
 function edgeSize(w) {
-  return Math.min(6, 1 + Math.log2(w) * 0.7);
+  return Math.min(6, 1.2 + Math.log2(w) * 0.7);
 }
 
 // ingest merges an answer of the data URL, or a node-link export, into the
@@ -348,6 +380,7 @@ function restyle() {
   G.forEachNode((k, a) => { if ((a[by] || 0) > max) max = a[by] || 0; });
   const big = G.order > 5000;
   const lo = big ? 1.5 : 3, hi = big ? 14 : 18;
+  defaultColouring();
   const comm = state.colour === 'community' ? communities(G) : null;
   G.updateEachNodeAttributes((k, a) => {
     a.size = max > 0 ? lo + (hi - lo) * Math.sqrt((a[by] || 0) / max) : lo;
@@ -359,11 +392,38 @@ function restyle() {
   drawLegend(by);
 }
 
+// defaultColouring colours by community when there are more registrable
+// domains than distinct colours (random colours of hundreds of domains
+// show no structure), else by domain, until the user chooses.
+function defaultColouring() {
+  if (state.colourChosen) return;
+  const domains = new Set();
+  state.hosts.forEachNode((k, a) => { domains.add(a.domain); });
+  const want = domains.size > PALETTE.length ? 'community' : 'domain';
+  if (want === state.colour) return;
+  state.colour = want;
+  $('colour').value = want;
+}
+
+// communities finds the shown graph's Louvain communities (seeded: the
+// same graph gives the same communities and colours on every load) and
+// colours them, the biggest with the palette. A live graph's communities
+// are found again only when it changed, at most every 5 s or twenty times
+// what they cost, or when it grew by a tenth; in between, a new host takes
+// the community of its heaviest link's other end. Communities found again
+// keep the colour most of their hosts had, so colours do not shuffle as
+// the graph grows.
 function communities(G) {
-  if (state.communities && state.communities.graph === G && state.communities.version === state.updates) {
-    return state.communities;
+  const prev = state.communities && state.communities.graph === G ? state.communities : null;
+  if (prev && (prev.version === state.updates ||
+      (performance.now() < prev.nextAt && G.order < prev.order * 1.1))) {
+    prev.inherited.clear();
+    return prev;
   }
+  const t0 = performance.now();
   const of = G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
+  const cost = performance.now() - t0;
+  state.timings.communities = Math.round(cost);
   const sizes = new Map();
   const top = new Map();
   G.forEachNode((k, a) => {
@@ -372,16 +432,60 @@ function communities(G) {
     const t = top.get(c);
     if (!t || a.inW > t.inW) top.set(c, a);
   });
-  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a));
+  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a) || a - b);
   const colourOf = new Map();
-  order.forEach((c, i) => colourOf.set(c, i < PALETTE.length ? PALETTE[i] : nameColour('community ' + c)));
+  const used = new Set();
+  if (prev) {
+    // Each community takes the colour most of its hosts had, biggest
+    // overlaps first, each colour once.
+    const tally = new Map();
+    G.forEachNode((k) => {
+      if (!prev.known(k)) return;
+      const c = of[k] ?? -1, was = prev.colour(k);
+      let m = tally.get(c);
+      if (!m) tally.set(c, (m = new Map()));
+      m.set(was, (m.get(was) || 0) + 1);
+    });
+    const votes = [];
+    for (const [c, m] of tally) for (const [colour, n] of m) votes.push([n, c, colour]);
+    votes.sort((x, y) => y[0] - x[0] || x[1] - y[1] || (x[2] < y[2] ? -1 : 1));
+    for (const [, c, colour] of votes) {
+      if (colourOf.has(c) || used.has(colour)) continue;
+      colourOf.set(c, colour);
+      used.add(colour);
+    }
+  }
+  const free = PALETTE.filter((p) => !used.has(p));
+  order.forEach((c, i) => {
+    if (colourOf.has(c)) return;
+    colourOf.set(c, free.length && i < PALETTE.length * 2 ? free.shift() : mutedColour('community ' + i));
+  });
   const legend = order.slice(0, 8).map((c) => ({
     colour: colourOf.get(c),
-    text: 'around ' + top.get(c).label + ' (' + sizes.get(c) + ')',
+    text: 'around ' + top.get(c).label + ' (' + fmt(sizes.get(c)) + ')',
   }));
+  if (order.length > 8) legend.push({ colour: '', text: '… and ' + fmt(order.length - 8) + ' more' });
+  const inherited = new Map();
+  const colour = (k) => {
+    const c = of[k];
+    if (c !== undefined) return colourOf.get(c);
+    if (inherited.has(k)) return inherited.get(k);
+    // Found since: the community of its heaviest link's other end.
+    let best = -1, bestColour = '#a0a7b4';
+    if (G.hasNode(k)) {
+      G.forEachEdge(k, (e, a, s, t) => {
+        const o = s === k ? t : s;
+        if (of[o] !== undefined && a.weight > best) { best = a.weight; bestColour = colourOf.get(of[o]); }
+      });
+    }
+    inherited.set(k, bestColour);
+    return bestColour;
+  };
   state.communities = {
-    graph: G, version: state.updates, legend,
-    colour: (k) => colourOf.get(of[k] ?? -1),
+    graph: G, version: state.updates, order: G.order, legend, inherited,
+    nextAt: performance.now() + Math.max(5000, 20 * cost),
+    known: (k) => of[k] !== undefined,
+    colour,
   };
   return state.communities;
 }
@@ -411,7 +515,7 @@ function drawLegend(by) {
   const ul = el('ul');
   for (const item of state.legend) {
     const dot = el('i');
-    dot.style.background = item.colour;
+    if (item.colour) dot.style.background = item.colour;
     ul.append(el('li', {}, dot, item.text));
   }
   box.append(ul);
@@ -523,6 +627,392 @@ class LodPointProgram extends NodePointProgram {
   }
 }
 
+// ---- without WebGL: a canvas-2D renderer ------------------------------------
+
+// straightColour turns a colour given to sigma (#rrggbbaa premultiplied,
+// see sigmaColour) back into a CSS colour.
+function straightColour(c) {
+  if (typeof c !== 'string' || c.length !== 9 || c[0] !== '#') return c;
+  const a = parseInt(c.slice(7, 9), 16) / 255;
+  if (a === 0) return 'rgba(0,0,0,0)';
+  const ch = (i) => Math.min(255, Math.round(parseInt(c.slice(i, i + 2), 16) / a));
+  return 'rgba(' + ch(1) + ',' + ch(3) + ',' + ch(5) + ',' + a.toFixed(3) + ')';
+}
+
+// Camera2D is where Canvas2DMap looks: x and y in framed coordinates (the
+// graph fitted into [0, 1]², as sigma's camera), ratio > 1 zoomed out.
+class Camera2D {
+  constructor(changed, minRatio, maxRatio) {
+    this.x = 0.5;
+    this.y = 0.5;
+    this.ratio = 1;
+    this.angle = 0;
+    this.changed = changed;
+    this.minRatio = minRatio;
+    this.maxRatio = maxRatio;
+    this.animation = null;
+  }
+
+  getState() { return { x: this.x, y: this.y, ratio: this.ratio, angle: 0 }; }
+
+  setState(s) {
+    if (typeof s.x === 'number') this.x = s.x;
+    if (typeof s.y === 'number') this.y = s.y;
+    if (typeof s.ratio === 'number') this.ratio = Math.max(this.minRatio, Math.min(this.maxRatio, s.ratio));
+    this.changed();
+    return this;
+  }
+
+  isAnimated() { return this.animation !== null; }
+
+  animate(to, opts = {}) {
+    const from = this.getState();
+    const duration = opts.duration ?? 300;
+    const t0 = performance.now();
+    if (this.animation) cancelAnimationFrame(this.animation);
+    const step = () => {
+      const t = Math.min(1, (performance.now() - t0) / duration);
+      const e = t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2; // ease in and out
+      const at = (k) => (typeof to[k] === 'number' ? from[k] + (to[k] - from[k]) * e : from[k]);
+      this.animation = t < 1 ? requestAnimationFrame(step) : null;
+      this.setState({ x: at('x'), y: at('y'), ratio: at('ratio') });
+    };
+    this.animation = requestAnimationFrame(step);
+    return Promise.resolve();
+  }
+}
+
+// Canvas2DMap draws the graph on a 2D canvas, for browsers without WebGL:
+// the same map as sigma's (sizes, colours, links with arrows, labels,
+// hover, click, drag and wheel), slower on big graphs. It offers the part
+// of sigma's interface that the page and its tests use: refresh,
+// setGraph, get/setSetting, getCamera, getNodeDisplayData,
+// framedGraphToViewport, getNodeAtPosition and the node events.
+class Canvas2DMap {
+  constructor(graph, container, settings) {
+    this.container = container;
+    this.settings = { ...settings };
+    this.handlers = {};
+    this.canvas = document.createElement('canvas');
+    this.canvas.style.cssText = 'position:absolute;left:0;top:0;width:100%;height:100%;';
+    container.append(this.canvas);
+    this.ctx = this.canvas.getContext('2d');
+    this.camera = new Camera2D(() => { this.movedAt = performance.now(); this.scheduleRender(); },
+      settings.minCameraRatio || 0.005, settings.maxCameraRatio || 20);
+    this.movedAt = -Infinity;
+    this.frame = null; // requestAnimationFrame's id
+    this.lastRender = 0;
+    this.renderCost = 0;
+    this.drawn = []; // the nodes of the last frame, in drawing order
+    this.hovered = null;
+    this.graphChanged = () => this.scheduleRender();
+    this.setGraph(graph);
+    this.resize();
+    window.addEventListener('resize', () => { this.resize(); this.scheduleRender(); });
+    if (window.ResizeObserver) new ResizeObserver(() => { this.resize(); this.scheduleRender(); }).observe(container);
+    this.bindMouse();
+  }
+
+  on(event, fn) { (this.handlers[event] ||= []).push(fn); return this; }
+  emit(event, payload) { for (const fn of this.handlers[event] || []) fn(payload); }
+  getSetting(k) { return this.settings[k]; }
+  setSetting(k, v) { this.settings[k] = v; this.scheduleRender(); return this; }
+  getCamera() { return this.camera; }
+  getGraph() { return this.graph; }
+  refresh() { this.scheduleRender(); return this; }
+
+  setGraph(graph) {
+    const events = ['nodeAdded', 'edgeAdded', 'nodeDropped', 'edgeDropped', 'cleared', 'edgesCleared',
+      'nodeAttributesUpdated', 'edgeAttributesUpdated', 'eachNodeAttributesUpdated', 'eachEdgeAttributesUpdated'];
+    if (this.graph) for (const e of events) this.graph.removeListener(e, this.graphChanged);
+    this.graph = graph;
+    for (const e of events) graph.on(e, this.graphChanged);
+    this.scheduleRender();
+  }
+
+  resize() {
+    const r = this.container.getBoundingClientRect();
+    this.width = Math.max(1, r.width);
+    this.height = Math.max(1, r.height);
+    this.dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(this.width * this.dpr);
+    this.canvas.height = Math.round(this.height * this.dpr);
+  }
+
+  // moving: the camera moves (an animation, a drag, a wheel) or did in
+  // the last 150 ms.
+  moving() {
+    return this.camera.isAnimated() || this.dragging || performance.now() - this.movedAt < 150;
+  }
+
+  // scheduleRender draws at the next animation frame; while a frame costs
+  // much (a big graph, the layout running), not more often than every four
+  // times its cost, so the page stays responsive.
+  scheduleRender() {
+    if (this.frame !== null || this.timer) return;
+    const wait = this.lastRender + 4 * this.renderCost - performance.now();
+    if (this.renderCost > 40 && wait > 0 && !this.moving()) {
+      this.timer = setTimeout(() => { this.timer = null; this.scheduleRender(); }, wait);
+      return;
+    }
+    this.frame = requestAnimationFrame(() => { this.frame = null; this.render(); });
+  }
+
+  // The graph's extent, and from it sigma's framing: the graph fitted
+  // into [0, 1]², its aspect kept.
+  frameGraph() {
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    this.graph.forEachNode((k, a) => {
+      if (a.x < minX) minX = a.x;
+      if (a.x > maxX) maxX = a.x;
+      if (a.y < minY) minY = a.y;
+      if (a.y > maxY) maxY = a.y;
+    });
+    if (minX === Infinity) minX = maxX = minY = maxY = 0;
+    this.box = { cx: (minX + maxX) / 2, cy: (minY + maxY) / 2, span: Math.max(maxX - minX, maxY - minY) || 1 };
+  }
+
+  framed(a) {
+    const b = this.box;
+    return { x: 0.5 + (a.x - b.cx) / b.span, y: 0.5 + (a.y - b.cy) / b.span };
+  }
+
+  scale() { return Math.max(1, Math.min(this.width, this.height) - 60) / this.camera.ratio; }
+
+  framedGraphToViewport(p) {
+    const s = this.scale(), c = this.camera;
+    return { x: this.width / 2 + (p.x - c.x) * s, y: this.height / 2 - (p.y - c.y) * s };
+  }
+
+  viewportToFramedGraph(p) {
+    const s = this.scale(), c = this.camera;
+    return { x: c.x + (p.x - this.width / 2) / s, y: c.y - (p.y - this.height / 2) / s };
+  }
+
+  getNodeDisplayData(key) {
+    if (!this.graph.hasNode(key)) return undefined;
+    if (!this.box) this.frameGraph();
+    const a = this.graph.getNodeAttributes(key);
+    return { ...this.framed(a), size: a.size, color: a.color, label: a.label };
+  }
+
+  // getNodeAtPosition is the node drawn at a point of the viewport, the
+  // topmost, or null.
+  getNodeAtPosition(p) {
+    for (let i = this.drawn.length - 1; i >= 0; i--) {
+      const n = this.drawn[i];
+      const r = Math.max(n.r, 3);
+      if ((n.x - p.x) ** 2 + (n.y - p.y) ** 2 <= r * r) return n.key;
+    }
+    return null;
+  }
+
+  sizeRatio() { return Math.sqrt(this.camera.ratio); }
+
+  render() {
+    const t0 = performance.now();
+    const ctx = this.ctx, W = this.width, H = this.height;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    this.frameGraph();
+    const moving = this.moving();
+    const zoom = this.sizeRatio();
+    const nodes = [];
+    const at = new Map();
+    this.graph.forEachNode((key, a) => {
+      const d = this.settings.nodeReducer ? this.settings.nodeReducer(key, a) : a;
+      if (d.hidden) return;
+      const v = this.framedGraphToViewport(this.framed(d));
+      const n = { key, x: v.x, y: v.y, r: (d.size || 2) / zoom, color: d.color || '#999', label: d.label,
+        z: d.zIndex || 0, highlighted: !!d.highlighted };
+      nodes.push(n);
+      at.set(key, n);
+    });
+    nodes.sort((p, q) => p.z - q.z || p.r - q.r);
+    let shown = nodes;
+    if (moving && this.lod && this.settings.hideEdgesOnMove && nodes.length > LOD_NODES) {
+      shown = nodes.slice().sort((p, q) => p.r - q.r).slice(nodes.length - LOD_NODES);
+    }
+    if (!(moving && this.settings.hideEdgesOnMove)) this.drawEdges(at, zoom);
+    for (const n of shown) {
+      if (n.x < -n.r || n.y < -n.r || n.x > W + n.r || n.y > H + n.r) continue;
+      ctx.beginPath();
+      ctx.arc(n.x, n.y, Math.max(n.r, 1), 0, 2 * Math.PI);
+      ctx.fillStyle = n.color;
+      ctx.fill();
+      if (n.highlighted) {
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = '#fff';
+        ctx.stroke();
+        ctx.lineWidth = 1;
+        ctx.strokeStyle = '#1d2330';
+        ctx.stroke();
+      }
+    }
+    this.drawLabels(shown);
+    this.drawn = moving ? [] : nodes; // nothing is picked mid-move
+    this.lastRender = performance.now();
+    this.renderCost = this.lastRender - t0;
+    if (moving) setTimeout(() => this.scheduleRender(), 160); // the whole graph once it stops
+  }
+
+  // drawEdges strokes the links as straight lines, one path per colour
+  // and width, with arrow heads at their targets when the page asks.
+  drawEdges(at, zoom) {
+    const ctx = this.ctx;
+    const groups = new Map();
+    this.graph.forEachEdge((key, a, s, t) => {
+      const d = this.settings.edgeReducer ? this.settings.edgeReducer(key, a) : a;
+      if (d.hidden) return;
+      const p = at.get(s), q = at.get(t);
+      if (!p || !q) return;
+      const width = Math.max(0.5, Math.round((d.size || 1) / zoom * 2) / 2);
+      const colour = straightColour(d.color || this.settings.defaultEdgeColor);
+      const g = colour + ' ' + width + ' ' + (d.type === 'arrow' ? 'a' : 'l');
+      let list = groups.get(g);
+      if (!list) groups.set(g, (list = { colour, width, arrow: d.type === 'arrow', z: d.zIndex || 0, edges: [] }));
+      list.edges.push(p, q);
+    });
+    const ordered = [...groups.values()].sort((x, y) => x.z - y.z);
+    for (const g of ordered) {
+      ctx.strokeStyle = g.colour;
+      ctx.fillStyle = g.colour;
+      ctx.lineWidth = g.width;
+      ctx.beginPath();
+      const heads = [];
+      for (let i = 0; i < g.edges.length; i += 2) {
+        const p = g.edges[i], q = g.edges[i + 1];
+        if (p === q) continue;
+        let ex = q.x, ey = q.y;
+        if (g.arrow) {
+          const dx = q.x - p.x, dy = q.y - p.y, len = Math.hypot(dx, dy);
+          const head = 2 * g.width + 3;
+          if (len > q.r + head + 1) {
+            const ux = dx / len, uy = dy / len;
+            const tipX = q.x - ux * q.r, tipY = q.y - uy * q.r;
+            ex = tipX - ux * head;
+            ey = tipY - uy * head;
+            heads.push(tipX, tipY, ux, uy, head);
+          }
+        }
+        ctx.moveTo(p.x, p.y);
+        ctx.lineTo(ex, ey);
+      }
+      ctx.stroke();
+      if (heads.length) {
+        ctx.beginPath();
+        for (let i = 0; i < heads.length; i += 5) {
+          const [x, y, ux, uy, h] = heads.slice(i, i + 5);
+          const w = h * 0.5;
+          ctx.moveTo(x, y);
+          ctx.lineTo(x - ux * h - uy * w, y - uy * h + ux * w);
+          ctx.lineTo(x - ux * h + uy * w, y - uy * h - ux * w);
+          ctx.closePath();
+        }
+        ctx.fill();
+      }
+    }
+  }
+
+  // drawLabels labels nodes drawn at least labelRenderedSizeThreshold
+  // pixels wide, the biggest first, leaving out a label that would cover
+  // one already drawn (highlighted nodes always have theirs).
+  drawLabels(nodes) {
+    const ctx = this.ctx;
+    const min = (this.settings.labelRenderedSizeThreshold || 9) * 0.8;
+    ctx.font = '14px Arial, sans-serif';
+    ctx.textBaseline = 'middle';
+    const CELL = 64;
+    const cells = new Map(); // a grid of the label boxes drawn
+    const fits = (box, add) => {
+      const x0 = Math.floor(box[0] / CELL), x1 = Math.floor(box[2] / CELL);
+      const y0 = Math.floor(box[1] / CELL), y1 = Math.floor(box[3] / CELL);
+      for (let x = x0; x <= x1; x++) {
+        for (let y = y0; y <= y1; y++) {
+          const k = x + ',' + y;
+          if (add) {
+            if (!cells.has(k)) cells.set(k, []);
+            cells.get(k).push(box);
+          } else {
+            for (const b of cells.get(k) || []) {
+              if (box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3]) return false;
+            }
+          }
+        }
+      }
+      return true;
+    };
+    const candidates = nodes.filter((n) => n.label && (n.highlighted || n.r >= min))
+      .sort((p, q) => (q.highlighted - p.highlighted) || q.r - p.r);
+    let drawn = 0;
+    for (const n of candidates) {
+      if (n.x < 0 || n.y < 0 || n.x > this.width || n.y > this.height) continue;
+      if (!n.highlighted && drawn >= 400) break;
+      const w = ctx.measureText(n.label).width;
+      const box = [n.x + n.r + 2, n.y - 9, n.x + n.r + 8 + w, n.y + 9];
+      if (!n.highlighted && !fits(box, false)) continue;
+      fits(box, true);
+      drawn++;
+      if (n.highlighted) {
+        ctx.fillStyle = '#fff';
+        ctx.fillRect(box[0], box[1], box[2] - box[0], box[3] - box[1]);
+      }
+      ctx.fillStyle = '#000';
+      ctx.fillText(n.label, n.x + n.r + 4, n.y);
+    }
+  }
+
+  // bindMouse: drag to pan, the wheel to zoom about the pointer, hover and
+  // click nodes.
+  bindMouse() {
+    const c = this.canvas;
+    const point = (ev) => {
+      const r = c.getBoundingClientRect();
+      return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+    };
+    let down = null;
+    c.addEventListener('mousedown', (ev) => {
+      if (ev.button !== 0) return;
+      down = { ...point(ev), cam: this.camera.getState(), moved: false };
+    });
+    window.addEventListener('mousemove', (ev) => {
+      const p = point(ev);
+      if (down) {
+        if (!down.moved && Math.hypot(p.x - down.x, p.y - down.y) < 3) return;
+        down.moved = true;
+        this.dragging = true;
+        const s = this.scale();
+        this.camera.setState({ x: down.cam.x - (p.x - down.x) / s, y: down.cam.y + (p.y - down.y) / s });
+        return;
+      }
+      const key = ev.target === c ? this.getNodeAtPosition(p) : null;
+      if (key === this.hovered) return;
+      if (this.hovered !== null) this.emit('leaveNode', { node: this.hovered });
+      this.hovered = key;
+      if (key !== null) this.emit('enterNode', { node: key });
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!down) return;
+      const was = down;
+      down = null;
+      this.dragging = false;
+      if (was.moved) { this.movedAt = performance.now(); this.scheduleRender(); return; }
+      const key = this.getNodeAtPosition(point(ev));
+      if (key !== null) this.emit('clickNode', { node: key });
+      else this.emit('clickStage', {});
+    });
+    c.addEventListener('wheel', (ev) => {
+      ev.preventDefault();
+      const p = point(ev);
+      const f = this.viewportToFramedGraph(p);
+      const cam = this.camera;
+      const ratio = Math.max(cam.minRatio, Math.min(cam.maxRatio, cam.ratio * Math.pow(1.0015, ev.deltaY)));
+      const s = Math.max(1, Math.min(this.width, this.height) - 60) / ratio;
+      cam.setState({ ratio, x: f.x - (p.x - this.width / 2) / s, y: f.y + (p.y - this.height / 2) / s });
+    }, { passive: false });
+  }
+}
+
 let renderer = null;
 
 // nodeReducer draws big graphs with point sprites, sorted by size when a
@@ -547,24 +1037,84 @@ function edgeReducer(key, data) {
     if (G.source(key) === f || G.target(key) === f) return { ...data, type, color: EDGE_FOCUS, zIndex: 1 };
     return { ...data, type, hidden: true };
   }
-  return { ...data, type, color: EDGE_COLOUR };
+  return { ...data, type, color: state.edgeColour };
 }
 
-function ensureRenderer() {
-  if (renderer) return;
-  renderer = new MapSigma(shown(), $('graph'), {
+// webGLMissing says why this browser cannot draw with WebGL (sigma.js
+// needs it), or '' when it can. Remote desktops, virtual machines and
+// chromium --disable-3d-apis have none.
+function webGLMissing() {
+  try {
+    const c = document.createElement('canvas');
+    const gl = c.getContext('webgl2') || c.getContext('webgl') || c.getContext('experimental-webgl');
+    if (!gl) return 'this browser offers no WebGL';
+    const lose = gl.getExtension('WEBGL_lose_context');
+    if (lose) lose.loseContext(); // a probe: give the context back at once
+    return '';
+  } catch (err) {
+    return 'WebGL failed: ' + err.message;
+  }
+}
+
+// showNoWebGL says, above the map, that the browser has no WebGL, so the
+// map is drawn without it (Canvas2DMap, slower on big graphs), what to
+// try, and how to get the graph without the map.
+function showNoWebGL() {
+  const box = $('notice');
+  if (!box.hidden || box.dataset.closed) return;
+  const code = (t) => el('code', {}, t);
+  const ways = el('li', {}, 'Take the graph without the map: ', code('weaver export --graphml graph.graphml'),
+    ' (for Gephi, Cytoscape or yEd) or ', code('weaver export --sqlite graph.db'), ' (for SQL), once the crawl has ended.');
+  if (config.live && config.graph) {
+    const sep = config.graph.includes('?') ? '&' : '?';
+    ways.append(' While it runs: ', el('a', { href: config.graph + sep + 'format=graphml', download: 'graph.graphml' }, 'this graph as GraphML'), '.');
+  }
+  const close = el('button', { type: 'button', class: 'close', title: 'Close', 'aria-label': 'Close' }, '×');
+  close.addEventListener('click', () => { box.hidden = true; box.dataset.closed = '1'; });
+  box.replaceChildren(close, el('details', {},
+    el('summary', {}, el('b', {}, 'This browser has no WebGL'), ': the map is drawn without it, slower on big graphs. What to try…'),
+    el('p', {}, 'The map draws with WebGL (sigma.js), which this browser does not offer: it is turned off, ' +
+      'or there is no graphics acceleration, as on remote desktops, in virtual machines and with chromium --disable-3d-apis ' +
+      '(' + state.noWebGL + ').'),
+    el('ul', {},
+      el('li', {}, 'Turn on hardware acceleration and reload: in Chrome, Chromium and Edge, Settings → System → ' +
+        '“Use graphics acceleration when available” (chrome://gpu says whether WebGL works); in Firefox, Settings → ' +
+        'Performance, and webgl.disabled = false in about:config.'),
+      el('li', {}, 'Open the page in another browser or on another machine: ', code('weaver export --html map.html'),
+        ' writes it as one file that opens from disk.'),
+      ways)));
+  box.hidden = false;
+}
+
+function rendererSettings() {
+  return {
     nodeReducer,
     edgeReducer,
     zIndex: true,
     renderEdgeLabels: false,
     labelRenderedSizeThreshold: 9,
     labelDensity: 0.6,
-    defaultEdgeColor: EDGE_COLOUR,
+    defaultEdgeColor: sigmaColour(EDGE_RGB, edgeAlpha()),
     minCameraRatio: 0.005,
     maxCameraRatio: 20,
     hideEdgesOnMove: false,
-    nodeProgramClasses: { point: LodPointProgram },
-  });
+  };
+}
+
+// ensureRenderer draws the map with sigma on WebGL, or, without WebGL (or
+// when sigma fails on it: a lost or blocked context), on a 2D canvas.
+function ensureRenderer() {
+  if (renderer) return;
+  if (!state.noWebGL) {
+    try {
+      renderer = new MapSigma(shown(), $('graph'), { ...rendererSettings(), nodeProgramClasses: { point: LodPointProgram } });
+    } catch (err) {
+      console.error(err);
+      $('graph').replaceChildren();
+      state.noWebGL = 'WebGL failed: ' + err.message;
+    }
+  }
+  if (!renderer) renderer = new Canvas2DMap(shown(), $('graph'), rendererSettings());
   renderer.on('enterNode', ({ node }) => { state.hovered = node; refocus(); });
   renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
   renderer.on('clickNode', ({ node }) => select(node));
@@ -658,6 +1208,8 @@ function updateStats() {
   let drawn = 0;
   G.forEachEdge((e, a) => { if (a.weight >= state.minWeight) drawn++; });
   state.drawnEdges = drawn;
+  const edgeColourWas = state.edgeColour;
+  state.edgeColour = sigmaColour(EDGE_RGB, edgeAlpha());
   const s = $('stats');
   s.dataset.nodes = String(G.order);
   s.dataset.edges = String(drawn);
@@ -673,6 +1225,9 @@ function updateStats() {
   else if (config.live) text += ' · crawl ended';
   if (state.error) text += ' · ' + state.error;
   s.textContent = text;
+  s.title = text;
+  s.dataset.renderer = !renderer ? '' : state.noWebGL ? 'canvas' : 'webgl';
+  if (state.noWebGL) showNoWebGL();
   $('message').textContent = state.loaded && G.order === 0 ? 'No hosts yet.' : state.loaded ? '' : 'Loading…';
   if (renderer) {
     const hide = drawn > HIDE_EDGES_ON_MOVE_ABOVE;
@@ -680,7 +1235,7 @@ function updateStats() {
     const type = G.order > POINT_NODES_ABOVE ? 'point' : null;
     const lod = hide && type === 'point' && G.order > LOD_NODES;
     renderer.lod = lod;
-    if (state.nodeType !== type || state.lod !== lod) {
+    if (state.nodeType !== type || state.lod !== lod || state.edgeColour !== edgeColourWas) {
       state.nodeType = type;
       state.lod = lod;
       renderer.refresh();
@@ -922,6 +1477,7 @@ function setupControls() {
   $('view').addEventListener('change', (ev) => setView(ev.target.value));
   $('colour').addEventListener('change', (ev) => {
     state.colour = ev.target.value;
+    state.colourChosen = true;
     restyle();
   });
   $('layout').addEventListener('click', () => {
@@ -933,6 +1489,13 @@ function setupControls() {
 // ---- start -----------------------------------------------------------------
 
 function main() {
+  state.noWebGL = webGLMissing();
+  // The map starts below the toolbar, whose controls wrap in a narrow
+  // window.
+  const bar = $('bar');
+  const barHeight = () => document.documentElement.style.setProperty('--bar', bar.offsetHeight + 'px');
+  barHeight();
+  if (window.ResizeObserver) new ResizeObserver(barHeight).observe(bar);
   setupControls();
   updateStats();
   if (config.live && config.data) {
@@ -958,6 +1521,9 @@ window.weaverMap = {
   focus,
   select,
   setView,
+  // The links' colour as a CSS colour (sigma is given it premultiplied).
+  edgeColour: () => EDGE_RGB + hex2(edgeAlpha()),
+  palette: PALETTE,
 };
 
 main();
