@@ -48,6 +48,10 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		n.Bytes, n.FetchMS, n.ContentHash = p.bytes, p.took.Milliseconds(), p.hash
 		n.Title, n.Description, n.Error = p.title, p.desc, p.err
 		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
+		n.RenderMS = 0
+		if p.homeRendered {
+			n.RenderMS = max(p.renderTook.Milliseconds(), 1)
+		}
 		n.Status = graph.StatusCrawled
 		if p.kind == KindHTTP {
 			n.Status = graph.StatusHTTPError
@@ -143,6 +147,8 @@ func (c *Crawler) account(p *page) {
 		c.stats.answered.Add(int64(p.pages - 1))
 	}
 	c.stats.pagesFailed.Add(int64(p.pagesBad))
+	c.stats.pagesRendered.Add(int64(p.renders))
+	c.stats.renderFailures.Add(int64(p.renderFailures))
 	if p.fetched && p.firstCrawl {
 		c.stats.nodesCrawled.Add(1)
 	}

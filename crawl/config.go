@@ -61,6 +61,9 @@ type Config struct {
 	// only hosts matching one are fetched; links to the others are edges
 	// to nodes marked out_of_scope.
 	Scope []string `json:"scope"`
+	// Render is when pages go through a browser: never, auto (pages that
+	// look like a JavaScript shell) or always.
+	Render string `json:"render"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -114,6 +117,7 @@ func Defaults() Config {
 		ProgressIntervalMS:   5000,
 		ClusterReplicas:      1,
 		PagesPerHost:         1,
+		Render:               RenderNever,
 	}
 }
 
@@ -149,6 +153,7 @@ func (c *Config) fieldsOf() []field {
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
+		{"render", &c.Render},
 	}
 }
 
@@ -380,6 +385,11 @@ func (c *Config) Validate() error {
 	}
 	if c.PagesPerHost < 1 || c.PagesPerHost > 10000 {
 		return c.invalid("pages_per_host", "must be 1 to 10000, got %d", c.PagesPerHost)
+	}
+	switch c.Render {
+	case RenderNever, RenderAuto, RenderAlways:
+	default:
+		return c.invalid("render", "must be never, auto or always, got %q", c.Render)
 	}
 	for _, re := range c.Scope {
 		if _, err := regexp.Compile(re); err != nil {

@@ -33,6 +33,8 @@ type Options struct {
 	// Peer, when set, makes this crawl one shard of a cluster: it crawls
 	// only the hosts the peer says it owns and forwards links to the others.
 	Peer Peer
+	// Renderer renders pages with --render auto or always (required then).
+	Renderer Renderer
 }
 
 // Crawler runs a crawl on one store.
@@ -58,6 +60,9 @@ type Crawler struct {
 	wake      chan struct{} // AddSeeds queued work: the dispatcher should claim
 	open      atomic.Int64  // hosts started and not finished, for Status
 	parkedN   atomic.Int64  // of which parked, waiting for their time
+
+	renderer    Renderer
+	renderRules sync.Map // host → *robots.Rules of a page being rendered
 
 	failedMu sync.Mutex      // guards failed
 	failed   map[uint64]bool // nodes whose host failed for good in this run
@@ -87,6 +92,12 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
 	c.client, c.exclude = client, x
+	if cfg.Render != RenderNever && cfg.Render != "" {
+		if opt.Renderer == nil {
+			return nil, &ConfigError{Source: "config", Key: "render", Msg: "needs a browser (--browser)"}
+		}
+		c.renderer = opt.Renderer
+	}
 	if len(cfg.Scope) > 0 {
 		parts := make([]string, len(cfg.Scope))
 		for i, p := range cfg.Scope {

@@ -46,9 +46,14 @@ type page struct {
 	pages      int            // pages of the host answered in this crawl of it, home page included
 	pagesBad   int            // pages after the home page that failed
 	redirected bool           // the home page redirected to another host
-	canonical  string         // the home page's <link rel=canonical>
-	directives string         // the home page's robots directives (meta and X-Robots-Tag)
-	robots     *robotsRecord  // fetched robots.txt, to cache
+	// --render: pages rendered and renders failed, their time, and
+	// whether the home page was rendered.
+	renders, renderFailures int
+	renderTook              time.Duration
+	homeRendered            bool
+	canonical               string        // the home page's <link rel=canonical>
+	directives              string        // the home page's robots directives (meta and X-Robots-Tag)
+	robots                  *robotsRecord // fetched robots.txt, to cache
 
 	// body is the final answer's (capped) body, kept by the fetch for the
 	// parse stage, which hashes and extracts it and gives it back.
@@ -149,7 +154,11 @@ func (c *Crawler) parse(w *parser, t *task) {
 	case isHTML(t.ctype):
 		full := false
 		// An in-memory body has no read error to report.
-		info, _ := w.ex.Links(bytes.NewReader(data), p.final, func(l extract.Link) bool {
+		doc := data
+		if t.rendered != nil {
+			doc = t.rendered
+		}
+		info, _ := w.ex.Links(bytes.NewReader(doc), p.final, func(l extract.Link) bool {
 			if more && len(inner) < maxInnerLinks {
 				if h, err := graph.HostOf(l.URL); err == nil && h == p.lease.Host {
 					inner = append(inner, l.URL)

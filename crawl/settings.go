@@ -38,7 +38,7 @@ var SettingKeys = []string{
 	"exclude_hosts", "ignore_robots", "allow_private_networks", "connect_to",
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
-	"pages_per_host", "scope",
+	"pages_per_host", "scope", "render",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).
@@ -53,7 +53,7 @@ var notStored = []string{
 // must share them, and weaver merge warns when its inputs differ in them.
 // (Changing this list changes what a cluster compares: the shards of a
 // running cluster crawl must all run the same weaver.)
-var GraphKeys = []string{"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links", "exclude_hosts", "ignore_robots", "pages_per_host", "scope"}
+var GraphKeys = []string{"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links", "exclude_hosts", "ignore_robots", "pages_per_host", "scope", "render"}
 
 // noLimitKeys are the keys whose 0 means no limit.
 var noLimitKeys = []string{"max_depth", "max_subdomains_per_root", "max_outbound_links", "max_pages"}

@@ -26,6 +26,8 @@ type stats struct {
 	claimed          atomic.Int64
 	dropped          atomic.Int64 // entries dropped at claim without an attempt
 	answered         atomic.Int64 // HTTP answers for pages, whatever their status
+	pagesRendered    atomic.Int64 // pages rendered by the browser (--render)
+	renderFailures   atomic.Int64 // renders that failed (the raw HTML was used)
 
 	mu     sync.Mutex // guards errors
 	errors map[ErrorKind]int64
@@ -77,14 +79,18 @@ type Result struct {
 	PagesSkipped int64 `json:"pages_skipped"`
 	// PagesAnswered counts pages the web answered, whatever the status:
 	// zero with failures means the crawl could reach nothing at all.
-	PagesAnswered int64            `json:"pages_answered"`
-	Retries       int64            `json:"retries"`
-	ErrorsByType  map[string]int64 `json:"errors_by_type"`
-	TotalNodes    uint64           `json:"total_nodes"`
-	TotalEdges    uint64           `json:"total_edges"`
-	TotalWeight   uint64           `json:"total_weight"`
-	FrontierSize  uint64           `json:"frontier_size"`
-	Error         string           `json:"error,omitempty"`
+	PagesAnswered int64 `json:"pages_answered"`
+	// PagesRendered counts pages that went through the browser (--render);
+	// RenderFailures, renders that failed (their HTML was used as fetched).
+	PagesRendered  int64            `json:"pages_rendered"`
+	RenderFailures int64            `json:"render_failures"`
+	Retries        int64            `json:"retries"`
+	ErrorsByType   map[string]int64 `json:"errors_by_type"`
+	TotalNodes     uint64           `json:"total_nodes"`
+	TotalEdges     uint64           `json:"total_edges"`
+	TotalWeight    uint64           `json:"total_weight"`
+	FrontierSize   uint64           `json:"frontier_size"`
+	Error          string           `json:"error,omitempty"`
 }
 
 // Termination reasons.
@@ -105,7 +111,8 @@ func (s *stats) result(start, end time.Time, reason string) Result {
 		RobotsDisallowed: s.robotsDisallowed.Load(), Retries: s.retries.Load(),
 		PagesSkipped:  s.robotsDisallowed.Load() + s.dropped.Load(),
 		PagesAnswered: s.answered.Load(),
-		ErrorsByType:  s.errorCounts(),
+		PagesRendered: s.pagesRendered.Load(), RenderFailures: s.renderFailures.Load(),
+		ErrorsByType: s.errorCounts(),
 	}
 	if n := r.PagesFetched + r.PagesFailed; n > 0 {
 		r.AvgFetchTimeMS = s.fetchNanos.Load() / n / int64(time.Millisecond)

@@ -82,10 +82,11 @@ func (h Histogram) Quantile(q float64) float64 {
 
 // Worker states.
 const (
-	WorkerIdle     = "idle"
-	WorkerRobots   = "robots"
-	WorkerFetching = "fetching"
-	WorkerStopped  = "stopped"
+	WorkerIdle      = "idle"
+	WorkerRobots    = "robots"
+	WorkerFetching  = "fetching"
+	WorkerRendering = "rendering"
+	WorkerStopped   = "stopped"
 )
 
 // WorkerStatus is what one worker is doing.
@@ -120,6 +121,8 @@ type Status struct {
 	RobotsFetched    int64     `json:"robots_fetched"`
 	RobotsDisallowed int64     `json:"robots_disallowed"`
 	PagesSkipped     int64     `json:"pages_skipped"` // as metrics.log's
+	PagesRendered    int64     `json:"pages_rendered"`
+	RenderFailures   int64     `json:"render_failures"`
 	Retries          int64     `json:"retries"`
 	// MaxPages is the run's page budget (0: no limit); PagesDone counts
 	// what it is spent on: pages fetched, failed or disallowed.
@@ -190,6 +193,8 @@ func (c *Crawler) Status() Status {
 		PagesSkipped:     c.stats.robotsDisallowed.Load() + c.stats.dropped.Load(),
 		Retries:          c.stats.retries.Load(),
 		MaxPages:         c.cfg.MaxPages,
+		PagesRendered:    c.stats.pagesRendered.Load(),
+		RenderFailures:   c.stats.renderFailures.Load(),
 		HostsOpen:        c.open.Load(),
 		HostsWaiting:     c.parkedN.Load(),
 		ErrorsByType:     c.stats.errorCounts(),

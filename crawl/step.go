@@ -21,6 +21,7 @@ const (
 	stageStart  stage = iota // leased, nothing asked yet
 	stageRobots              // asking robots.txt
 	stagePage                // asking the page
+	stageRender              // rendering the page fetched (--render)
 )
 
 // task is one leased host's crawl, made of steps of one HTTP request each
@@ -44,6 +45,7 @@ type task struct {
 	// outRedirect: the page redirected to a host outside the scope, which
 	// is not fetched; the redirect is the page's one link.
 	outRedirect bool
+	rendered    []byte          // the current page's DOM after --render, parsed instead of its HTML
 	queue       []string        // the host's own pages found so far and not yet fetched, in order
 	seen        map[string]bool // pages queued or fetched (URL without fragment)
 	rules       *robots.Rules   // kept for the pages after the home page
@@ -96,7 +98,7 @@ func (c *Crawler) nextPage(t *task) bool {
 			return false
 		}
 		t.pageNo++
-		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.outRedirect = stagePage, next, p.lease.Host, 0, 0, false, false
+		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.outRedirect, t.rendered = stagePage, next, p.lease.Host, 0, 0, false, false, nil
 		t.readyAt = c.gate.nextAt(t.host)
 		return true
 	}
@@ -116,6 +118,10 @@ func (c *Crawler) step(ctx context.Context, worker int, t *task) {
 	switch t.stage {
 	case stageRobots:
 		c.setWorker(worker, WorkerRobots, t.p.lease.Host)
+	case stageRender:
+		c.setWorker(worker, WorkerRendering, t.p.lease.Host)
+		c.renderStep(ctx, t)
+		return
 	default:
 		c.setWorker(worker, WorkerFetching, t.p.lease.Host)
 	}
@@ -172,7 +178,7 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 // a Crawl-delay).
 func (c *Crawler) obey(t *task, rules *robots.Rules) {
 	p := t.p
-	if c.cfg.PagesPerHost > 1 {
+	if c.cfg.PagesPerHost > 1 || c.renderer != nil {
 		t.rules = rules
 	}
 	if !rules.Allowed(c.cfg.UserAgent, p.lease.URL) {
@@ -346,5 +352,10 @@ func (c *Crawler) answered(t *task, resp *response) {
 	}
 	if p.returned || resp.status >= 500 || resp.status == http.StatusTooManyRequests {
 		p.dropBody()
+		return
+	}
+	if c.wantsRender(t) {
+		t.stage, t.done, t.attempt = stageRender, false, 0
+		t.readyAt = c.gate.nextAt(t.host)
 	}
 }

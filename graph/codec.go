@@ -59,6 +59,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 		u64("mo", n.MirrorOf)
 	}
 	optNum("pf", int64(n.PagesFetched), false)
+	optNum("rm", n.RenderMS, true)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields.
@@ -183,6 +184,8 @@ func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
 		case "pf":
 			i, err = dec.DecodeInt64()
 			n.PagesFetched = int(i)
+		case "rm":
+			n.RenderMS, err = dec.DecodeInt64()
 		default:
 			err = dec.Skip()
 		}

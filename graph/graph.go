@@ -61,7 +61,14 @@ type Node struct {
 	// PagesFetched is how many pages of the host its last crawl fetched
 	// (the home page included).
 	PagesFetched int `msgpack:"pf,omitempty"`
+	// RenderMS is the time the browser took to render the home page of
+	// the host's last crawl (--render); 0 when it was not rendered.
+	RenderMS int64 `msgpack:"rm,omitempty"`
 }
+
+// Rendered reports whether the home page of n's last crawl went through
+// the browser.
+func (n *Node) Rendered() bool { return n.RenderMS > 0 }
 
 // Edge is a directed host→host link; Weight counts how many times a crawled
 // page of From was seen linking to To.

@@ -765,6 +765,8 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.RobotsDisallowed += r.RobotsDisallowed
 		out.PagesSkipped += r.PagesSkipped
 		out.PagesAnswered += r.PagesAnswered
+		out.PagesRendered += r.PagesRendered
+		out.RenderFailures += r.RenderFailures
 		out.Retries += r.Retries
 		for k, v := range r.ErrorsByType {
 			out.ErrorsByType[k] += v

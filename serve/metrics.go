@@ -28,7 +28,7 @@ type crawlCollector struct {
 
 	pagesFetched, pagesFailed, errors, robotsFetched, robotsDisallowed, retries *prometheus.Desc
 	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
-	pagesSkipped, hostsOpen, hostsWaiting                                       *prometheus.Desc
+	pagesSkipped, hostsOpen, hostsWaiting, pagesRendered, renderFailures        *prometheus.Desc
 	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
 	// A cluster shard's figures (only when the crawl is one).
 	outbox, published, consumed, shards, connected *prometheus.Desc
@@ -47,6 +47,8 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		robotsDisallowed: d("weaver_robots_disallowed_total", "Pages not fetched because robots.txt disallows them (metrics.log's robots_disallowed)."),
 		pagesSkipped:     d("weaver_pages_skipped_total", "Pages not asked for: robots_disallowed, and hosts not tried again (cached robots.txt, failed for good)."),
 		hostsOpen:        d("weaver_hosts_open", "Hosts started and not finished."),
+		pagesRendered:    d("weaver_pages_rendered_total", "Pages rendered by the browser (--render; metrics.log's pages_rendered)."),
+		renderFailures:   d("weaver_render_failures_total", "Renders that failed; the page's HTML was used as fetched (render_failures)."),
 		hostsWaiting:     d("weaver_hosts_waiting", "Open hosts parked for their politeness delay, a retry or a Retry-After."),
 		retries:          d("weaver_retries_total", "Requests retried after a timeout, reset, 429 or 5xx."),
 		nodesCrawled:     d("weaver_nodes_crawled_total", "Hosts whose page was answered in this run, each counted once (metrics.log's nodes_crawled)."),
@@ -72,7 +74,7 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.pagesFetched, c.pagesFailed, c.errors, c.robotsFetched, c.robotsDisallowed, c.retries,
-		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded, c.pagesSkipped, c.hostsOpen, c.hostsWaiting,
+		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded, c.pagesSkipped, c.hostsOpen, c.hostsWaiting, c.pagesRendered, c.renderFailures,
 		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
 		c.outbox, c.published, c.consumed, c.shards, c.connected,
 	} {
@@ -97,6 +99,8 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.nodesDiscovered, float64(st.NodesDiscovered))
 	counter(c.edgesRecorded, float64(st.EdgesRecorded))
 	counter(c.pagesSkipped, float64(st.PagesSkipped))
+	counter(c.pagesRendered, float64(st.PagesRendered))
+	counter(c.renderFailures, float64(st.RenderFailures))
 	gauge(c.hostsOpen, float64(st.HostsOpen))
 	gauge(c.hostsWaiting, float64(st.HostsWaiting))
 	kinds := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/render"
 )
 
 func init() {
@@ -42,6 +44,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
+	{"render", "render", "run pages' scripts in a browser: `never`, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
@@ -88,6 +91,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		connectTo = append(connectTo, v)
 		return nil
 	})
+	browserFlag := fs.String("browser", "", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)")
 	var scopes []string
 	fs.Func("scope", "`REGEXP` on the normalised host: only hosts matching one are fetched (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
 		scopes = append(scopes, v)
@@ -163,6 +167,12 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if stored != nil {
 		if cfg, err = build(stored, cfg.DBPath); err != nil {
 			return err
+		}
+	}
+	if cfg.Render != crawl.RenderNever && cfg.Render != "" {
+		// Said before anything is written.
+		if _, err := render.FindBrowser(*browserFlag, e.Getenv); err != nil {
+			return usagef("--render %s: %v", cfg.Render, err)
 		}
 	}
 	seeds := fs.Args()
@@ -261,10 +271,19 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		proxy = pc.ProxyFunc()
 	}
 	opts := crawl.Options{Proxy: proxy, Log: crawlLog}
+	var c *crawl.Crawler
+	if cfg.Render != crawl.RenderNever {
+		pool, err := newRenderPool(e, *browserFlag, &cfg, proxy, func(r *http.Request) error { return c.RenderPolicy(r) }, logf)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		opts.Renderer = render.ForCrawl{Pool: pool}
+	}
 	if node != nil {
 		opts.Peer = node
 	}
-	c, err := crawl.New(cfg, store, opts)
+	c, err = crawl.New(cfg, store, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -458,4 +477,28 @@ func firstNonEmpty(v ...string) string {
 		}
 	}
 	return ""
+}
+
+// newRenderPool starts the browser pool of --render: the browser from
+// --browser, WEAVER_BROWSER or PATH (none: exit 2 naming --browser), a tab
+// per worker, and every request through the crawl's own transport and
+// policy.
+func newRenderPool(e *env, browserFlag string, cfg *crawl.Config, proxy func(*url.URL) (*url.URL, error), policy func(*http.Request) error, logf func(level, msg string)) (*render.Pool, error) {
+	path, err := render.FindBrowser(browserFlag, e.Getenv)
+	if err != nil {
+		return nil, usagef("--render %s: %v", cfg.Render, err)
+	}
+	tr, err := crawl.NewTransport(cfg, proxy)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	pool, err := render.New(render.Config{
+		Browser: path, Transport: tr, Policy: policy, UserAgent: cfg.UserAgent,
+		Tabs: cfg.ConcurrentWorkers, MaxBodyBytes: cfg.MaxBodyBytes,
+		Logf: func(format string, a ...any) { logf("INFO", fmt.Sprintf(format, a...)) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--render: %w", err)
+	}
+	return pool, nil
 }

@@ -240,6 +240,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
 		fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
 		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
+		if c.PagesRendered+c.RenderFailures > 0 {
+			fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
+		}
 	}
 	return tw.Flush()
 }
