@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/serve"
 )
@@ -211,21 +212,13 @@ func withToken(c *http.Client, token string) *http.Client {
 }
 
 // writeFileAtomic writes data to path through a temporary file and a
-// rename, so a reader sees the old content or the new, never half.
+// rename, so a reader sees the old content or the new, never half (a
+// device or pipe is written in place: see outfile).
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
+	return outfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 // proxyFunc is the standard HTTP_PROXY/HTTPS_PROXY/NO_PROXY rule from e,
