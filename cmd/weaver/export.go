@@ -60,7 +60,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	minWeight := fs.Uint64("min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
-	force := fs.Bool("force", false, "replace an existing file that is not a SQLite database (never the store)")
+	force := fs.Bool("force", false, "replace existing files (never the store)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
@@ -167,8 +167,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 // file into usage errors (exit 2).
 func exportError(err error) error {
 	for _, bad := range []error{
-		export.ErrWouldOverwriteStore, export.ErrNotSQLite, export.ErrWouldOverwriteDatabase,
-		export.ErrIsDirectory, export.ErrNotRegular, fs.ErrNotExist, // a target in a missing directory
+		export.ErrWouldOverwriteStore, export.ErrExists, export.ErrIsDirectory,
+		fs.ErrNotExist, // a target in a missing directory
 	} {
 		if errors.Is(err, bad) {
 			return usageError{err}
