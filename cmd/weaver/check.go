@@ -40,8 +40,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	case len(pos) == 1 && !flagGiven(fs, "db"):
 		*db = pos[0]
 	case len(pos) > 0:
-		fs.Usage()
-		return usagef("unexpected arguments %q", pos)
+		return usageHelpf("unexpected arguments %q", pos)
 	}
 	if *repair {
 		if out == "" {
@@ -50,8 +49,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return runRepair(ctx, e, *db, out, *force)
 	}
 	if flagGiven(fs, "o") || flagGiven(fs, "out") || flagGiven(fs, "force") {
-		fs.Usage()
-		return usagef("-o and --force go with --repair")
+		return usageHelpf("-o and --force go with --repair")
 	}
 	// bbolt trusts its pages: a damaged one can fault the process instead
 	// of failing. They are read first without it; a file that is not a
@@ -67,9 +65,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
 	switch {
 	case errors.Is(err, kv.ErrInUse):
-		return usageError{fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
+		return usageError{err: fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
 	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
-		return usageError{fmt.Errorf("%w (%s)", err, repairHint(*db))}
+		return usageError{err: fmt.Errorf("%w (%s)", err, repairHint(*db))}
 	case err != nil:
 		return storeError(err)
 	}
@@ -135,7 +133,7 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 		Report:   func(d archive.Drop) { fmt.Fprintf(e.Stdout, "dropped %s\n", d) },
 	})
 	if errors.Is(err, kv.ErrInUse) {
-		return usageError{fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
+		return usageError{err: fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
 	}
 	if err != nil && !errors.Is(err, archive.ErrUnsound) {
 		return archiveError(err)

@@ -28,7 +28,7 @@ var clusterSettings = []string{"max_depth", "max_crawls_per_node", "max_subdomai
 func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string, logf func(level, msg string)) (*cluster.Node, *kv.Store, error) {
 	spec, err := shard.Parse(cfg.Shard)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, usageError{err: err}
 	}
 	settings := map[string]string{}
 	for _, k := range clusterSettings {
@@ -54,7 +54,7 @@ func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string,
 			store.Close()
 		}
 		if errors.Is(err, cluster.ErrBadInput) {
-			return nil, nil, usageError{err}
+			return nil, nil, usageError{err: err}
 		}
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 	defer cancel()
 	reps, err := cluster.ReadStatus(ctx, url, name)
 	if errors.Is(err, cluster.ErrBadInput) {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if err != nil {
 		return err

@@ -32,10 +32,10 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled (default 3)"},
 	{"max-subdomains-per-root", "max_subdomains_per_root", "hosts `N` queued per registrable domain; 0 = no limit (default 3)"},
 	{"max-outbound-links", "max_outbound_links", "distinct other hosts `N` kept per page; 0 = no limit (default 10)"},
-	{"timeout", "request_timeout_ms", "per-request timeout `DURATION` (default 5s; +2s per retry)"},
+	{"timeout", "request_timeout_ms", "per-request timeout `DURATION`, e.g. 5s or 1500ms (default 5s; +2s per retry)"},
 	{"retries", "retry_attempts", "retries `N` of timeouts and 5xx (default 3)"},
-	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry (default 5s)"},
-	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host (default 1s)"},
+	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry, e.g. 5s or 500ms (default 5s)"},
+	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host, e.g. 1.5s or 0 (default 1s)"},
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
@@ -100,20 +100,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			return usagef("config: %v", err)
 		}
 		if err := cfg.LoadJSON(data, "config file "+*configPath); err != nil {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	for _, key := range crawl.Keys() {
 		name := "WEAVER_" + strings.ToUpper(key)
 		if v := e.Getenv(name); v != "" {
 			if err := cfg.Set(key, v, "environment "+name); err != nil {
-				return usageError{err}
+				return usageError{err: err}
 			}
 		}
 	}
 	for _, s := range sets {
 		if err := cfg.Set(s.key, s.value, s.source); err != nil {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	if len(connectTo) > 0 {
@@ -127,19 +127,18 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	seeds := fs.Args()
 	for _, s := range seeds {
 		if err := crawl.CheckSeed(s); err != nil {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	if len(seeds) == 0 {
 		seeds = cfg.Seeds()
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if len(seeds) == 0 {
 		if _, err := os.Stat(cfg.DBPath); err != nil {
-			fs.Usage()
-			return usagef("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
+			return usageHelpf("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
 		}
 	}
 
@@ -215,13 +214,13 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	c, err := crawl.New(cfg, store, opts)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	recovered, queued, err := c.Prepare(seeds)
 	if err != nil {
 		var ce *crawl.ConfigError
 		if errors.As(err, &ce) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 		return err
 	}

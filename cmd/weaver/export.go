@@ -91,8 +91,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(targets) == 0:
-		fs.Usage()
-		return usagef("no format given: use --sqlite FILE, --graphml, --dot, --json or --html")
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE]")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
@@ -171,7 +170,7 @@ func exportError(err error) error {
 		fs.ErrNotExist, // a target in a missing directory
 	} {
 		if errors.Is(err, bad) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	return err

@@ -4,35 +4,48 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/weaver-crawler/weaver/kv"
 )
 
-// newFlagSet returns a FlagSet that reports to e.Stderr and whose usage
-// prints synopsis, the flags, then examples.
+// newFlagSet returns a FlagSet whose usage (the synopsis, the flags, then
+// examples) goes to e.Stdout when asked for with -h or --help. Parse
+// errors are returned, not printed: run prints them in one line with a
+// pointer to -h, rather than the whole usage.
 func newFlagSet(e *env, name, synopsis, examples string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		w := e.Stdout
+		fmt.Fprintf(w, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 		if examples != "" {
-			fmt.Fprintf(e.Stderr, "\nExamples:\n\n%s\n", strings.TrimRight(examples, "\n"))
+			fmt.Fprintf(w, "\nExamples:\n\n%s\n", strings.TrimRight(examples, "\n"))
 		}
 	}
 	return fs
 }
 
-// parseFlags parses args, turning -h into errHelp and any other flag
-// error into a usage error (exit 2).
+// parseFlags parses args. -h and --help print the usage to stdout and
+// return errHelp (exit 0); any other flag error is a usage error (exit 2)
+// that points at -h.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	usage := fs.Usage
+	fs.Usage = func() {} // package flag calls it on every error too
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return errHelp
+	case err != nil:
+		return usageHelp(err)
 	}
 	return nil
 }
@@ -52,11 +65,27 @@ func openStore(path string, readOnly bool) (*kv.Store, error) {
 func storeError(err error) error {
 	for _, bad := range []error{kv.ErrInUse, kv.ErrNotStore, kv.ErrEmptyFile, kv.ErrTruncated, kv.ErrNewerSchema, kv.ErrCorrupt} {
 		if errors.Is(err, bad) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	if errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such file") {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	return err
+}
+
+// durationFlag defines a flag holding a duration in Go's syntax (10s,
+// 1.5m, 500ms) whose bad value is reported as such, not as a "parse error".
+func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) *time.Duration {
+	p := new(time.Duration)
+	*p = value
+	fs.Func(name, usage+fmt.Sprintf(" (default %s)", value), func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 10s or 500ms")
+		}
+		*p = d
+		return nil
+	})
+	return p
 }

@@ -26,12 +26,10 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if out == "" {
-		fs.Usage()
-		return usagef("give the output file with -o")
+		return usageHelpf("give the output file with -o")
 	}
 	if len(inputs) == 0 {
-		fs.Usage()
-		return usagef("give the stores to merge")
+		return usageHelpf("give the stores to merge")
 	}
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()

@@ -51,7 +51,7 @@ func newServer(h http.Handler) *http.Server {
 func listen(value string) (net.Listener, error) {
 	addr, err := serve.ListenAddr(value)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{err: err}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -164,7 +164,7 @@ func checkExposure(listenValue string, a serve.Auth) error {
 	}
 	addr, err := serve.ListenAddr(listenValue)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if !serve.IsLoopback(addr) {
 		return usagef("refusing to serve on %s without a token: give --token-file FILE (or set WEAVER_TOKEN), or listen on 127.0.0.1", addr)
@@ -267,7 +267,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base.AllowPrivateNetworks = *allowPrivate
 	base.Quiet = true // per-page lines of many jobs would drown the log; a job may ask for them
 	if err := base.Validate(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	auth, err := apiAuth(e, *tokenFile, *metricsPublic)
 	if err != nil {

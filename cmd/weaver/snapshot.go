@@ -39,8 +39,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return usagef("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
+		return usageHelpf("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
 	}
 	out := pos[0]
 	ctx, cancel := withSignals(ctx, e)
@@ -87,7 +86,7 @@ func snapshot(ctx context.Context, db, out string, opt archive.Options, client *
 			continue // the crawl may have ended between the two looks
 		}
 		if lerr != nil {
-			return archive.Info{}, "", usageError{lerr}
+			return archive.Info{}, "", usageError{err: lerr}
 		}
 		info, err := archive.Download(ctx, client, base, out, opt, db)
 		return info, "streamed by the running crawl at " + base, archiveError(err)
@@ -102,7 +101,7 @@ func archiveError(err error) error {
 	}
 	for _, bad := range []error{archive.ErrExists, archive.ErrSameFile, archive.ErrIsDir, archive.ErrNoInputs} {
 		if errors.Is(err, bad) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	return storeError(err)
