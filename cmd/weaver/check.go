@@ -55,7 +55,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	// of failing. They are read first without it; a file that is not a
 	// store at all is left to kv.Open, which says why.
 	if drops, err := archive.CheckPages(*db); err == nil && len(drops) > 0 {
-		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(drops))
+		fmt.Fprintf(e.Stdout, "%s: %s:\n", *db, count(len(drops), "problem", ""))
 		for _, d := range drops {
 			fmt.Fprintf(e.Stdout, "  bbolt: %s\n", d)
 		}
@@ -78,14 +78,14 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(problems))
+		fmt.Fprintf(e.Stdout, "%s: %s:\n", *db, count(len(problems), "problem", ""))
 		for _, p := range problems {
 			fmt.Fprintf(e.Stdout, "  %s\n", p)
 		}
 		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
 		return fmt.Errorf("%s: %d %w", *db, len(problems), errProblems)
 	}
-	fmt.Fprintf(e.Stdout, "ok: %d nodes, %d edges, %d queued, %d leases\n", counts.Nodes, counts.Edges, queued, leases)
+	fmt.Fprintf(e.Stdout, "ok: %s, %s, %d queued, %s\n", count(counts.Nodes, "node", ""), count(counts.Edges, "edge", ""), queued, count(leases, "lease", ""))
 	return nil
 }
 
@@ -127,10 +127,11 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 	start := time.Now()
+	w := reportWriter(e, out)
 	res, err := archive.Repair(ctx, db, out, archive.RepairOptions{
 		Force:    force,
 		DropMeta: []string{metaListenAddr}, // the address of a crawl API that is not this copy's
-		Report:   func(d archive.Drop) { fmt.Fprintf(e.Stdout, "dropped %s\n", d) },
+		Report:   func(d archive.Drop) { fmt.Fprintf(w, "dropped %s\n", d) },
 	})
 	if errors.Is(err, kv.ErrInUse) {
 		return usageError{err: fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
@@ -139,13 +140,13 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 		return archiveError(err)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stdout, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(e.Stdout, "repaired %s into %s: kept %d nodes, %d edges, %d queued (%d leases returned to the queue); dropped %d records, lost %d pages; %s in %s\n",
-		db, out, res.Out.Nodes, res.Out.Edges, res.Out.Queued, res.Returned, res.Dropped, res.LostPages,
-		humanBytes(res.Out.Bytes), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "repaired %s into %s: kept %s, %s, %d queued (%s returned to the queue); dropped %s, lost %s; %s in %s\n",
+		db, out, count(res.Out.Nodes, "node", ""), count(res.Out.Edges, "edge", ""), res.Out.Queued, count(res.Returned, "lease", ""),
+		count(res.Dropped, "record", ""), count(res.LostPages, "page", ""), humanBytes(res.Out.Bytes), time.Since(start).Round(time.Millisecond))
 	if err == nil {
-		fmt.Fprintf(e.Stdout, "%s passes weaver check\n", out)
+		fmt.Fprintf(w, "%s passes weaver check\n", out)
 		return nil
 	}
 	// The copy holds what could be read, but something in it still breaks
@@ -159,9 +160,9 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 	if cerr != nil {
 		return cerr
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d problems:\n", out, len(problems))
+	fmt.Fprintf(w, "%s: %s:\n", out, count(len(problems), "problem", ""))
 	for _, p := range problems {
-		fmt.Fprintf(e.Stdout, "  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 	return fmt.Errorf("%s: %d %w", out, len(problems), errProblems)
 }

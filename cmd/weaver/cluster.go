@@ -130,7 +130,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 		if r.Complete {
 			state = "complete: every shard idle, every link delivered"
 		}
-		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %d shards, %s\n", r.Crawl, cluster.Redact(url), r.Shards, state)
+		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %s, %s\n", r.Crawl, cluster.Redact(url), count(r.Shards, "shard", ""), state)
 		if len(r.Seeds) > 0 {
 			fmt.Fprintf(e.Stdout, "Seeds: %s\n", strings.Join(r.Seeds, " "))
 		}
@@ -149,8 +149,8 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 				st.Sent, st.Received, st.Nodes, st.Edges, fmt.Sprintf("%s[%d]", st.Host, st.PID), now.Sub(st.Updated).Round(time.Second))
 		}
 		tw.Flush()
-		fmt.Fprintf(e.Stdout, "Totals: queue %d, outbox %d, links sent %d, received %d, in the stream %d; %d nodes and %d edges in the shards' stores (weaver merge joins them)\n",
-			r.Queue, r.Outbox, r.Sent, r.Received, r.Pending, r.Nodes, r.Edges)
+		fmt.Fprintf(e.Stdout, "Totals: queue %d, outbox %d, links sent %d, received %d, in the stream %d; %s and %s in the shards' stores (weaver merge joins them)\n",
+			r.Queue, r.Outbox, r.Sent, r.Received, r.Pending, count(r.Nodes, "node", ""), count(r.Edges, "edge", ""))
 	}
 	return nil
 }

@@ -230,10 +230,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		logf("INFO", "Resuming crawl in "+cfg.DBPath)
 	}
 	if recovered > 0 {
-		logf("INFO", fmt.Sprintf("Recovered %d in-flight entries left by a stopped crawl", recovered))
+		logf("INFO", fmt.Sprintf("Recovered %s left by a stopped crawl", count(recovered, "in-flight entry", "in-flight entries")))
 	}
 	if queued > 0 {
-		logf("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
+		logf("INFO", fmt.Sprintf("Queued %s at depth 0", count(queued, "entry", "entries")))
 	}
 
 	if node != nil {
@@ -269,8 +269,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if live != nil {
 		live.Stop()
 	}
-	logf("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d nodes, %d edges, %.1f pages/s",
-		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.TotalNodes, res.TotalEdges, res.PagesPerSecond))
+	logf("INFO", fmt.Sprintf("Crawl ended (%s): %s fetched, %d failed, %s, %s, %.1f pages/s",
+		res.TerminationReason, count(res.PagesFetched, "page", ""), res.PagesFailed, count(res.TotalNodes, "node", ""),
+		count(res.TotalEdges, "edge", ""), res.PagesPerSecond))
 	if err != nil {
 		return err
 	}

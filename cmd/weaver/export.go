@@ -156,8 +156,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return exportError(err)
 		}
-		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d nodes, %d edges, total weight %d\n",
-			name, t.format, st.Nodes, st.Edges, st.Weight)
+		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
+			name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	}
 	return nil
 }

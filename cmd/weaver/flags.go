@@ -89,3 +89,17 @@ func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage stri
 	})
 	return p
 }
+
+// reportWriter is where a command that writes the file out reports what it
+// did: stdout, unless out is stdout itself (weaver snapshot /dev/stdout |
+// ssh …), whose bytes the report must not corrupt: then stderr.
+func reportWriter(e *env, out string) io.Writer {
+	if f, ok := e.Stdout.(*os.File); ok {
+		ofi, err1 := os.Stat(out)
+		sfi, err2 := f.Stat()
+		if err1 == nil && err2 == nil && os.SameFile(ofi, sfi) {
+			return e.Stderr
+		}
+	}
+	return e.Stdout
+}

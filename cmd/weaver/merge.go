@@ -38,11 +38,12 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return archiveError(err)
 	}
+	w := reportWriter(e, out)
 	for _, in := range res.Inputs {
-		fmt.Fprintf(e.Stdout, "  %s: %d nodes, %d edges, %d queued, %d leases\n", in.Path, in.Nodes, in.Edges, in.Queued, in.Leases)
+		fmt.Fprintf(w, "  %s: %s, %s, %d queued, %s\n", in.Path, count(in.Nodes, "node", ""), count(in.Edges, "edge", ""), in.Queued, count(in.Leases, "lease", ""))
 	}
-	fmt.Fprintf(e.Stdout, "merged %d stores into %s: %d nodes, %d edges (total weight %d), %d queued, %s in %s\n",
-		len(res.Inputs), out, res.Out.Nodes, res.Out.Edges, res.Out.Weight, res.Out.Queued, humanBytes(res.Out.Bytes),
+	fmt.Fprintf(w, "merged %s into %s: %s, %s (total weight %d), %d queued, %s in %s\n",
+		count(len(res.Inputs), "store", ""), out, count(res.Out.Nodes, "node", ""), count(res.Out.Edges, "edge", ""), res.Out.Weight, res.Out.Queued, humanBytes(res.Out.Bytes),
 		time.Since(start).Round(time.Millisecond))
 	return nil
 }

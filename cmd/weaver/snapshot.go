@@ -55,8 +55,8 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "snapshot of %s written to %s (%s): %d nodes, %d edges, %d queued, %d leases, %s in %s\n",
-		*db, out, how, info.Nodes, info.Edges, info.Queued, info.Leases, humanBytes(info.Bytes), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(reportWriter(e, out), "snapshot of %s written to %s (%s): %s, %s, %d queued, %s, %s in %s\n",
+		*db, out, how, count(info.Nodes, "node", ""), count(info.Edges, "edge", ""), info.Queued, count(info.Leases, "lease", ""), humanBytes(info.Bytes), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

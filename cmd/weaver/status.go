@@ -201,7 +201,7 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		fmt.Fprintln(tw, "  (no edges)")
 	}
 	for i, h := range st.TopHosts {
-		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %d hosts\t%s\n", i+1, h.Host, h.InWeight, h.InHosts, h.Status)
+		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %s\t%s\n", i+1, h.Host, h.InWeight, count(h.InHosts, "host", ""), h.Status)
 	}
 	fmt.Fprintf(tw, "\nTop %d hosts by PageRank\n", serve.TopHosts)
 	if len(st.TopPageRank) == 0 {
@@ -232,7 +232,7 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		}
 		fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
 		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
-		fmt.Fprintf(tw, "  Robots fetched:\t%d (%d pages disallowed)\n", c.RobotsFetched, c.RobotsDisallowed)
+		fmt.Fprintf(tw, "  Robots fetched:\t%d (%s disallowed)\n", c.RobotsFetched, count(c.RobotsDisallowed, "page", ""))
 		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
 	}
 	return tw.Flush()
