@@ -65,7 +65,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
 	switch {
 	case errors.Is(err, kv.ErrInUse):
-		return usageError{err: fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
+		return inUseError(err, *db, snapshotFirst(*db, "check", "weaver check --db copy.bolt"))
 	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
 		return usageError{err: fmt.Errorf("%w (%s)", err, repairHint(*db))}
 	case err != nil:
@@ -134,7 +134,7 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 		Report:   func(d archive.Drop) { fmt.Fprintf(w, "dropped %s\n", d) },
 	})
 	if errors.Is(err, kv.ErrInUse) {
-		return usageError{err: fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
+		return inUseError(err, db, snapshotFirst(db, "repair", "weaver check --repair --db copy.bolt"))
 	}
 	if err != nil && !errors.Is(err, archive.ErrUnsound) {
 		return archiveError(err)

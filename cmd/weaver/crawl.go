@@ -179,7 +179,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cluster.Redact(cfg.Cluster)))
 	} else {
-		if store, err = kv.Open(cfg.DBPath, kv.Options{}); err != nil {
+		if store, err = kv.Open(cfg.DBPath, kv.Options{}); errors.Is(err, kv.ErrInUse) {
+			return inUseError(err, cfg.DBPath, func(base string) string {
+				return fmt.Sprintf("watch it with 'weaver status --db %s', add seeds with curl -d '{\"url\": \"…\"}' %s/seeds, or crawl into another --db", cfg.DBPath, base)
+			})
+		} else if err != nil {
 			return storeError(err)
 		}
 		defer store.Close()

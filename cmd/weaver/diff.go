@@ -69,7 +69,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 func openDiffStore(path string) (*kv.Store, error) {
 	s, err := kv.Open(path, kv.Options{ReadOnly: true})
 	if errors.Is(err, kv.ErrInUse) {
-		return nil, usageError{err: fmt.Errorf("%w (compare a snapshot instead: weaver snapshot --db %s copy.bolt)", err, path)}
+		return nil, inUseError(err, path, func(string) string {
+			return fmt.Sprintf("compare a copy instead: weaver snapshot --db %s copy.bolt", path)
+		})
 	}
 	if err != nil {
 		return nil, storeError(err)

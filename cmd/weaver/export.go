@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {
@@ -110,9 +111,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		seen[abs] = t.format
 	}
 
-	s, err := openStore(*db, true)
+	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
+	if errors.Is(err, kv.ErrInUse) {
+		return inUseError(err, *db, func(base string) string {
+			return fmt.Sprintf("export a copy (weaver snapshot --db %s copy.bolt && weaver export --db copy.bolt …), or download the graph so far: curl '%s/graph?format=graphml' (or json, dot)", *db, base)
+		})
+	}
 	if err != nil {
-		return err
+		return storeError(err)
 	}
 	defer s.Close()
 	// Every target is checked before any is written, so that a refused

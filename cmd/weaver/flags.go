@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -102,4 +103,23 @@ func reportWriter(e *env, out string) io.Writer {
 		}
 	}
 	return e.Stdout
+}
+
+// inUseError explains err, a store db that another process (a running
+// crawl) holds, with what to do instead: instead(base) for a crawl that
+// serves its API at base; for one without --listen, wait or stop it.
+func inUseError(err error, db string, instead func(base string) string) error {
+	base, lerr := archive.ListenAddr(db)
+	if lerr != nil {
+		return usageError{err: fmt.Errorf("%w, a crawl without --listen: wait for it to end or stop it (Ctrl-C; 'weaver crawl --db %s' resumes it); a crawl started with --listen can be copied with 'weaver snapshot' while it runs", err, db)}
+	}
+	return usageError{err: fmt.Errorf("%w, a crawl serving %s: %s", err, base, instead(base))}
+}
+
+// snapshotFirst is inUseError's advice for a command that reads a whole
+// store: verb a snapshot with cmd.
+func snapshotFirst(db, verb, cmd string) func(string) string {
+	return func(string) string {
+		return fmt.Sprintf("%s a copy instead: weaver snapshot --db %s copy.bolt && %s", verb, db, cmd)
+	}
 }

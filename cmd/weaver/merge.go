@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {
@@ -35,6 +38,13 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	defer cancel()
 	start := time.Now()
 	res, err := archive.Merge(ctx, out, inputs, archive.MergeOptions{Force: *force, Verify: *verify})
+	if errors.Is(err, kv.ErrInUse) {
+		for _, in := range inputs {
+			if strings.HasPrefix(err.Error(), in+" ") {
+				return inUseError(err, in, snapshotFirst(in, "merge", "weaver merge -o "+out+" copy.bolt …"))
+			}
+		}
+	}
 	if err != nil {
 		return archiveError(err)
 	}
