@@ -306,7 +306,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	meta := [][2]string{
 		{"weaver_version", opt.Version},
 		{"exported_at", isoTime(opt.Now())},
-		{"schema", "seed 000 §4.1 tables and indexes; weaver columns appended"},
+		{"schema", "nodes and edges tables with idx_nodes_domain, idx_edges_from, idx_edges_to; weaver columns appended"},
 		{"store_created_at", isoTime(created)},
 		{"crawl_first_seen", first},
 		{"crawl_last_seen", last},

@@ -62,7 +62,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
   weaver crawl --config crawl.json          # seeds and limits from a file
   weaver crawl --db weaver.bolt             # resume a stopped crawl
   weaver crawl --connect-to ::127.0.0.1:8080 http://www.example.com/   # every host to one local server`)
-	configPath := fs.String("config", "", "JSON config `FILE` with seed 000's keys and weaver's")
+	configPath := fs.String("config", "", "JSON config `FILE` with any of the config keys (the README lists them)")
 	type setting struct{ key, value, source string }
 	var sets []setting
 	for _, f := range crawlFlags {

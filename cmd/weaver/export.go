@@ -52,7 +52,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
 	db := fs.String("db", "weaver.bolt", "the weaver store to export (opened read-only)")
 	paths := map[export.Format]*string{
-		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (seed 000 §4.1 schema) to `FILE`"),
+		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (tables nodes and edges, see the README) to `FILE`"),
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
