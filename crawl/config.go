@@ -192,8 +192,8 @@ func (e *ConfigError) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("config: %s: %s", e.Source, e.Msg)
 	}
-	if flag, ok := strings.CutPrefix(e.Source, "flag "); ok { // the user typed the flag, not the key
-		return fmt.Sprintf("%s: %s", flag, e.Msg)
+	if flag, ok := strings.CutPrefix(e.Source, "flag "); ok { // the flag as typed, then the key
+		return fmt.Sprintf("%s (%s): %s", flag, e.Key, e.Msg)
 	}
 	return fmt.Sprintf("config: %s: key %q: %s", e.Source, e.Key, e.Msg)
 }

@@ -76,7 +76,7 @@ func TestConfig_Set_Duration(t *testing.T) {
 		}
 	}
 	err := cfg.Set("politeness_delay_ms", "abc", "flag --delay")
-	if want := `--delay: want a duration such as 1.5s or 250ms (or a whole number of milliseconds), got "abc"`; err == nil || err.Error() != want {
+	if want := `--delay (politeness_delay_ms): want a duration such as 1.5s or 250ms (or a whole number of milliseconds), got "abc"`; err == nil || err.Error() != want {
 		t.Errorf("--delay abc: got %v, want %s", err, want)
 	}
 }
@@ -94,15 +94,15 @@ func TestConfig_Validate(t *testing.T) {
 		{"connect_to", "a:b", "connect_to"},
 		{"user_agent", " ", "user_agent"},
 	} {
-		// The error names the source that set the bad value last.
+		// The error names the key and the source that set the bad value last.
 		cfg := crawl.Defaults()
 		for _, source := range []string{"environment WEAVER_X", "flag --x"} {
 			if err := cfg.Set(tc.key, tc.value, source); err != nil {
 				t.Fatalf("set %s: %v", tc.key, err)
 			}
 		}
-		// A flag is named as the user typed it, without the key.
-		want := `--x: `
+		// A flag is named as the user typed it, then the key.
+		want := `--x (` + tc.want + `): `
 		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s=%q: got %v, want an error starting %s", tc.key, tc.value, err, want)
 		}
