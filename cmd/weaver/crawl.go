@@ -17,6 +17,7 @@ import (
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -135,6 +136,12 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err: err}
+	}
+	if cfg.MetricsPath != "" {
+		// Refused now rather than after the crawl, when it is written.
+		if _, err := outfile.Resolve(cfg.MetricsPath); err != nil {
+			return usageError{err: fmt.Errorf("metrics_path: %w", err)}
+		}
 	}
 	if len(seeds) == 0 {
 		if _, err := os.Stat(cfg.DBPath); err != nil {

@@ -212,7 +212,7 @@ func TestExport_UsageErrors(t *testing.T) {
 		{"missing store", []string{"--db", filepath.Join(dir, "none.bolt"), "--json"}, "none.bolt: no such store"},
 		{"not a store", []string{"--db", notes, "--json"}, "not a weaver store"},
 		{"bad flag", []string{"--db", db, "--json", "--colour"}, "not defined"},
-		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such file"},
+		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runExportCmd(t, tc.args...)

@@ -86,6 +86,9 @@ func Resolve(name string) (Target, error) {
 			dir = "."
 		}
 		real, err := filepath.EvalSymlinks(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return t, noDir{name, filepath.Clean(dir)}
+		}
 		if err != nil {
 			return t, err
 		}
@@ -346,6 +349,13 @@ func (t Target) install(tmp string) error {
 	}
 	return nil
 }
+
+// noDir is the error of an output in a directory that does not exist; it
+// wraps fs.ErrNotExist.
+type noDir struct{ name, dir string }
+
+func (e noDir) Error() string { return fmt.Sprintf("%s: no such directory %s", e.name, e.dir) }
+func (e noDir) Unwrap() error { return fs.ErrNotExist }
 
 // hide replaces the temporary file's name by the output's in err's
 // message: the user named the output, never saw the temporary file, and

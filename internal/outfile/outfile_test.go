@@ -164,3 +164,11 @@ func TestOutfile_Build_ErrorHidesTempName(t *testing.T) {
 		t.Errorf("errors.Is(%v, ErrNotExist) = false", err)
 	}
 }
+
+func TestOutfile_MissingDirectory(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "no", "x.json")
+	err := outfile.Write(p, 0, write("x"))
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), p+": no such directory") {
+		t.Errorf("got %v, want one naming %s and its missing directory", err, p)
+	}
+}
