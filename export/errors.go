@@ -21,5 +21,5 @@ var (
 var (
 	// ErrCheckFailed means PRAGMA foreign_key_check or integrity_check did
 	// not come back clean on the written file, which is then discarded.
-	ErrCheckFailed = errors.New("export: sqlite check failed")
+	ErrCheckFailed = errors.New("the written database failed its check")
 )
