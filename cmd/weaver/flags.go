@@ -51,16 +51,6 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// openStore opens an existing store for a command. A file that is missing,
-// locked, or not a usable store is bad input (exit 2), reported in one line.
-func openStore(path string, readOnly bool) (*kv.Store, error) {
-	s, err := kv.Open(path, kv.Options{ReadOnly: readOnly})
-	if err != nil {
-		return nil, storeError(err)
-	}
-	return s, nil
-}
-
 // storeError classifies an Open error: the ones that say the file is not
 // what the user thinks are usage errors.
 func storeError(err error) error {
