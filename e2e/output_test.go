@@ -246,6 +246,9 @@ func TestHelp(t *testing.T) {
 			t.Errorf("weaver %v: exit %d, stderr:\n%s\nwant 2 and at most two lines pointing at -h", args, r.code, r.stderr)
 		}
 	}
+	if r := weaver(t, dir); r.code != 2 || strings.Count(r.stderr, "\n") != 2 || !strings.Contains(r.stderr, "weaver help") {
+		t.Errorf("weaver alone: exit %d, stderr:\n%s\nwant 2 and two lines pointing at weaver help", r.code, r.stderr)
+	}
 	r := weaver(t, dir, "help")
 	if r.code != 0 || !strings.Contains(r.stdout, "\tversion ") {
 		t.Errorf("weaver help: exit %d, no version command:\n%s", r.code, r.stdout)

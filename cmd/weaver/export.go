@@ -25,8 +25,10 @@ const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --grap
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
-under a temporary name and renamed into place when complete. --html writes
-the map page: one self-contained file a browser opens from disk.`
+under a temporary name and renamed into place when complete; an existing
+file is replaced only with --force. A device or pipe (/dev/stdout) is
+written in place. --html writes the map page: one self-contained file a
+browser opens from disk.`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg

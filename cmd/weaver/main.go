@@ -126,7 +126,12 @@ func profiled(fn func() int) int {
 
 func run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
-		printHelp(e.Stderr)
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(e.Stderr, "weaver: no command given: choose one of %s\nRun 'weaver help' for what each does.\n", strings.Join(names, ", "))
 		return 2
 	}
 	name := args[0]
