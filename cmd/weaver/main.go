@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/weaver-crawler/weaver/internal/outfile"
 )
 
 // Version is weaver's version, stamped into exports and the User-Agent.
@@ -170,9 +172,10 @@ func run(ctx context.Context, e *env, args []string) int {
 var packagePrefixes = []string{"export: ", "archive: ", "crawl: ", "kv: ", "frontier: ", "graph: ", "rank: ", "serve: ", "cluster: "}
 
 // message is err's text for the command's one line: without the leading
-// package prefixes.
+// package prefixes, and naming output files rather than the temporary
+// files they were built as.
 func message(err error) string {
-	msg := err.Error()
+	msg := outfile.Untemp(err.Error())
 	for again := true; again; {
 		again = false
 		for _, p := range packagePrefixes {

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -348,6 +349,17 @@ func (t Target) install(tmp string) error {
 		d.Close()
 	}
 	return nil
+}
+
+// tempPattern matches the temporary names randomName makes.
+var tempPattern = regexp.MustCompile(`(^|[/\s"'])\.([^/\s"']+?)\.tmp-[0-9a-f]{12}`)
+
+// Untemp rewrites, in a message, each temporary file name this package
+// made into the name of the output it stands for (".x.bolt.tmp-0a1b2c3d4e5f"
+// becomes "x.bolt"), for errors that name the file a library was building
+// (a store being verified) rather than the output the user asked for.
+func Untemp(msg string) string {
+	return tempPattern.ReplaceAllString(msg, "$1$2")
 }
 
 // noDir is the error of an output in a directory that does not exist; it

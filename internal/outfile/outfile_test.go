@@ -165,6 +165,19 @@ func TestOutfile_Build_ErrorHidesTempName(t *testing.T) {
 	}
 }
 
+func TestOutfile_Untemp(t *testing.T) {
+	for in, want := range map[string]string{
+		"/a/b/.x.bolt.tmp-0a1b2c3d4e5f is truncated":        "/a/b/x.bolt is truncated",
+		".x.json.tmp-0a1b2c3d4e5f: no space left on device": "x.json: no space left on device",
+		"open \"/d/.m.log.tmp-ffffffffffff\": denied":       "open \"/d/m.log\": denied",
+		"x.bolt.tmp-0a1b2c3d4e5f (no dot: not one of ours)": "x.bolt.tmp-0a1b2c3d4e5f (no dot: not one of ours)",
+	} {
+		if got := outfile.Untemp(in); got != want {
+			t.Errorf("Untemp(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestOutfile_MissingDirectory(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "no", "x.json")
 	err := outfile.Write(p, 0, write("x"))
