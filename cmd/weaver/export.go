@@ -86,7 +86,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		if path == "" {
 			if f == export.FormatSQLite {
-				return usagef("--sqlite needs a FILE: a database cannot be written to stdout")
+				return usagef("--sqlite needs a FILE: a database is built as a file (--sqlite /dev/stdout copies it to stdout once built)")
 			}
 			toStdout++
 		}
