@@ -1,17 +1,3 @@
-// Package outfile writes the files weaver's commands produce (metrics,
-// exports, snapshots, merged and repaired stores) without ever destroying
-// what the name pointed at.
-//
-// A regular file, or a name that does not exist yet, is written under a
-// temporary name in the same directory, synced and renamed into place, so
-// a reader sees the old file or the whole new one. A character device, a
-// FIFO or a socket (/dev/null, a named pipe, a terminal) is written in
-// place: never replaced, never chmod'ed. So is a name that reaches an open
-// descriptor through /proc (/dev/stdout, /dev/fd/3), whatever that
-// descriptor is: the output goes where the caller's descriptor goes. A
-// directory is refused. A symbolic link is never replaced: the rules apply
-// to the file it points at, which a rename replaces while the link keeps
-// pointing at it.
 package outfile
 
 import (
@@ -26,14 +12,6 @@ import (
 	"regexp"
 	"strings"
 )
-
-// ErrIsDir means an output name is a directory (or a link to one).
-var ErrIsDir = errors.New("is a directory")
-
-// ErrChanged means the file an output was about to replace became
-// something other than a regular file while the output was written; it is
-// left alone.
-var ErrChanged = errors.New("is no longer a regular file: left alone")
 
 // Kind is what an output name refers to.
 type Kind int
@@ -361,13 +339,6 @@ var tempPattern = regexp.MustCompile(`(^|[/\s"'])\.([^/\s"']+?)\.tmp-[0-9a-f]{12
 func Untemp(msg string) string {
 	return tempPattern.ReplaceAllString(msg, "$1$2")
 }
-
-// noDir is the error of an output in a directory that does not exist; it
-// wraps fs.ErrNotExist.
-type noDir struct{ name, dir string }
-
-func (e noDir) Error() string { return fmt.Sprintf("%s: no such directory %s", e.name, e.dir) }
-func (e noDir) Unwrap() error { return fs.ErrNotExist }
 
 // hide replaces the temporary file's name by the output's in err's
 // message: the user named the output, never saw the temporary file, and
