@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -256,5 +257,61 @@ func TestHelp(t *testing.T) {
 	r = weaver(t, dir, "crawl", "--delay", "abc", "http://a.test/")
 	if r.code != 2 || !strings.Contains(r.stderr, "want a duration") {
 		t.Errorf("--delay abc: exit %d, %q; want 2 and 'want a duration'", r.code, r.stderr)
+	}
+}
+
+// TestMessages: counts of one are singular; a store a crawl holds is
+// refused with what to do instead, for a crawl with and without --listen.
+func TestMessages(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 20, Seed: 5, RobotsDisallowEvery: -1,
+		Faults: map[string]fakeweb.Fault{"slow.drip.test": fakeweb.SlowDrip}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+
+	one := filepath.Join(dir, "one.bolt")
+	r := weaverOK(t, dir, crawlArgs(srv, one, "--max-pages", "1", w.Seed())...)
+	if !strings.Contains(r.stdout, "Queued 1 entry at depth 0") || !strings.Contains(r.stdout, "1 page fetched") {
+		t.Errorf("crawl of one seed and one page:\n%s", r.stdout)
+	}
+	r = weaverOK(t, dir, "merge", "-o", filepath.Join(dir, "m.bolt"), one)
+	if !strings.Contains(r.stdout, "merged 1 store into") {
+		t.Errorf("merge of one store: %s", r.stdout)
+	}
+
+	for _, listen := range []bool{false, true} {
+		db := filepath.Join(dir, fmt.Sprintf("busy-%v.bolt", listen))
+		args := crawlArgs(srv, db, "--max-outbound-links", "1", "--ignore-robots", "--timeout", "60s", "--retries", "0")
+		if listen {
+			args = append(args, "--listen", "127.0.0.1:0")
+		}
+		args = append(args, w.Seed())
+		p := start(t, dir, args...)
+		p.poll(t, "the crawl to start", func() bool {
+			_, err := os.Stat(db + ".listen")
+			return strings.Contains(p.out.String(), "Starting crawl from") && (!listen || err == nil)
+		})
+		for _, c := range []struct {
+			args []string
+			want string // with --listen; without, the advice to wait or stop
+		}{
+			{[]string{"export", "--db", db, "--json", "x.json"}, "/graph?format="},
+			{[]string{"check", "--db", db}, "weaver snapshot --db " + db + " copy.bolt && weaver check --db copy.bolt"},
+			{[]string{"diff", db, one}, "weaver snapshot --db " + db},
+			{[]string{"merge", "-o", filepath.Join(dir, "n.bolt"), one, db}, "weaver snapshot --db " + db},
+			{[]string{"crawl", "--db", db}, "weaver status --db " + db},
+		} {
+			want := c.want
+			if !listen {
+				want = "a crawl without --listen: wait for it to end or stop it"
+			}
+			r := weaver(t, dir, c.args...)
+			if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("listen %v: weaver %v: exit %d, stderr %q; want 2 and one line with %q", listen, c.args, r.code, r.stderr, want)
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(t); code != 0 {
+			t.Errorf("crawl exit %d\n%s", code, p.out.String())
+		}
 	}
 }
