@@ -6,7 +6,7 @@ import "errors"
 // the file name; test them with errors.Is.
 var (
 	// ErrExists means the target file exists and Force was not given.
-	ErrExists = errors.New("already exists (use --force to replace it)")
+	ErrExists = errors.New("already exists: use --force to replace it")
 	// ErrSameFile means the target is the store being read, or one of the
 	// inputs of a merge, or an input was given twice.
 	ErrSameFile = errors.New("is also an input")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -80,7 +81,9 @@ func sameFile(a, b string) bool {
 }
 
 // checkTarget refuses to write path when it is a directory, one of the
-// inputs, or an existing file without force.
+// inputs, or an existing file without force. A device, pipe or descriptor
+// (/dev/null, /dev/stdout) is no file to protect: the output is copied
+// into it (see outfile).
 func checkTarget(path string, force bool, inputs ...string) error {
 	if path == "" {
 		return fmt.Errorf("archive: empty output file name")
@@ -90,58 +93,37 @@ func checkTarget(path string, force bool, inputs ...string) error {
 			return fmt.Errorf("%s %w", path, ErrSameFile)
 		}
 	}
-	fi, err := os.Stat(path)
+	t, err := outfile.Resolve(path)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("%s: %w", path, err)
-	case fi.IsDir():
+	case errors.Is(err, outfile.ErrIsDir):
 		return fmt.Errorf("%s %w", path, ErrIsDir)
-	case !force:
+	case err != nil:
+		return err
+	case t.Exists() && !force:
 		return fmt.Errorf("%s %w", path, ErrExists)
 	}
 	return nil
 }
 
-// tempName returns an unused name beside path for a file being built. The
-// file does not exist when tempName returns (kv.Open must create it).
+// tempName returns an unused name for the file that becomes path: beside
+// it, or in $TMPDIR when path is a device or pipe. The file does not exist
+// when tempName returns (kv.Open must create it).
 func tempName(path string) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	t, err := outfile.Resolve(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", err
 	}
-	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return name, nil
+	return t.TempName()
 }
 
-// install syncs the finished file tmp, renames it to path and syncs the
-// directory, so that after a crash path is either the old file or the
-// whole new one.
+// install syncs the finished file tmp and renames it to path (a link's
+// target), then syncs the directory, so that after a crash path is either
+// the old file or the whole new one; a device or pipe gets tmp's bytes
+// copied into it in place.
 func install(tmp, path string) error {
-	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	t, err := outfile.Resolve(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: sync: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		// A directory fsync fails on some file systems (and is not needed
-		// there); the rename itself has succeeded.
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return t.Install(tmp)
 }

@@ -164,7 +164,7 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	if err := install(tmp, out); err != nil {
 		return MergeResult{}, err
 	}
-	if fi, err := os.Stat(out); err == nil {
+	if fi, err := os.Stat(out); err == nil && fi.Mode().IsRegular() {
 		res.Out.Bytes = fi.Size()
 	}
 	res.Out.Path = out

@@ -76,7 +76,7 @@ func Snapshot(ctx context.Context, s *kv.Store, path string, opt Options) (Info,
 	if err := install(tmp, path); err != nil {
 		return Info{}, err
 	}
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		info.Bytes = fi.Size() // DropMeta may have grown the copy
 	}
 	info.Path = path

@@ -509,10 +509,19 @@ func checkConfig(ctx context.Context, kvb jetstream.KeyValue, want clusterConfig
 	}
 	for _, k := range slices.Sorted(keys(got.Settings, want.Settings)) {
 		if got.Settings[k] != want.Settings[k] {
-			return badInput("crawl %s runs with %s=%q; this shard was given %q (every shard needs the same settings)", want.Crawl, k, got.Settings[k], want.Settings[k])
+			return badInput("crawl %s runs with %s=%s; this shard was given %s (every shard needs the same settings)", want.Crawl, k, settingText(k, got.Settings[k]), settingText(k, want.Settings[k]))
 		}
 	}
 	return nil
+}
+
+// settingText quotes a setting's value for a message; a limit of 0 reads
+// as what it means.
+func settingText(key, v string) string {
+	if v == "0" && strings.HasPrefix(key, "max_") {
+		return `"0" (no limit)`
+	}
+	return strconv.Quote(v)
 }
 
 func keys(ms ...map[string]string) func(func(string) bool) {

@@ -204,6 +204,9 @@ func (e *ConfigError) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("config: %s: %s", e.Source, e.Msg)
 	}
+	if flag, ok := strings.CutPrefix(e.Source, "flag "); ok { // the flag as typed, then the key
+		return fmt.Sprintf("%s (%s): %s", flag, e.Key, e.Msg)
+	}
 	return fmt.Sprintf("config: %s: key %q: %s", e.Source, e.Key, e.Msg)
 }
 
@@ -252,11 +255,29 @@ func (c *Config) LoadJSON(data []byte, source string) error {
 	return nil
 }
 
+// wantDuration says what a *_ms key accepts.
+const wantDuration = "a duration such as 1.5s or 250ms (or a whole number of milliseconds)"
+
 func setJSON(f field, raw json.RawMessage) error {
 	var err error
 	isNumber := len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 	switch p := f.ptr.(type) {
 	case *int:
+		if strings.HasSuffix(f.key, "_ms") {
+			// A duration: milliseconds, or Go's syntax in a string ("1.5s").
+			var text string
+			if json.Unmarshal(raw, &text) == nil {
+				d, err := time.ParseDuration(text)
+				if err != nil {
+					return fmt.Errorf("want %s, got %s", wantDuration, raw)
+				}
+				*p = int(d / time.Millisecond)
+				return nil
+			}
+			if !isNumber {
+				return fmt.Errorf("want %s, got %s", wantDuration, raw)
+			}
+		}
 		var n json.Number
 		if err = json.Unmarshal(raw, &n); err != nil || !isNumber {
 			return fmt.Errorf("want a whole number, got %s", raw)
@@ -320,6 +341,9 @@ func (c *Config) set(key, value, source string) error {
 			}
 		}
 		v, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil && strings.HasSuffix(key, "_ms") {
+			return bad(wantDuration)
+		}
 		if err != nil {
 			return bad("a whole number")
 		}

@@ -46,6 +46,9 @@ func TestConfig_LoadJSON(t *testing.T) {
 		{`{"max_depth": "2"}`, `key "max_depth": want a whole number`},
 		{`{"max_depth": 2.5}`, `key "max_depth": want a whole number`},
 		{`{"ignore_robots": "yes"}`, `key "ignore_robots": want true or false`},
+		{`{"politeness_delay_ms": "1.5s", "request_timeout_ms": 2000}`, ""},
+		{`{"politeness_delay_ms": "abc"}`, `key "politeness_delay_ms": want a duration such as 1.5s`},
+		{`{"politeness_delay_ms": true}`, `key "politeness_delay_ms": want a duration such as 1.5s`},
 		{`{"seed_urls": "http://a/"}`, `key "seed_urls": want a list of strings`},
 		{`{"max_depth": 1, "max_depth": 2}`, `key "max_depth": given twice`},
 		{`{"colour": "blue"}`, `key "colour": unknown key`},
@@ -60,6 +63,21 @@ func TestConfig_LoadJSON(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: got %v, want %q", tc.doc, err, tc.want)
 		}
+	}
+}
+
+// TestConfig_Set_Duration: a duration key set from text accepts Go's
+// syntax or milliseconds, and a bad value says a duration is wanted.
+func TestConfig_Set_Duration(t *testing.T) {
+	cfg := crawl.Defaults()
+	for value, want := range map[string]int{"1.5s": 1500, "250": 250, "0": 0} {
+		if err := cfg.Set("politeness_delay_ms", value, "flag --delay"); err != nil || cfg.PolitenessDelayMS != want {
+			t.Errorf("--delay %s: %d ms, %v; want %d ms", value, cfg.PolitenessDelayMS, err, want)
+		}
+	}
+	err := cfg.Set("politeness_delay_ms", "abc", "flag --delay")
+	if want := `--delay (politeness_delay_ms): want a duration such as 1.5s or 250ms (or a whole number of milliseconds), got "abc"`; err == nil || err.Error() != want {
+		t.Errorf("--delay abc: got %v, want %s", err, want)
 	}
 }
 
@@ -83,7 +101,8 @@ func TestConfig_Validate(t *testing.T) {
 				t.Fatalf("set %s: %v", tc.key, err)
 			}
 		}
-		want := `config: flag --x: key "` + tc.want + `"`
+		// A flag is named as the user typed it, then the key.
+		want := `--x (` + tc.want + `): `
 		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s=%q: got %v, want an error starting %s", tc.key, tc.value, err, want)
 		}

@@ -2,11 +2,12 @@ package crawl
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weaver-crawler/weaver/internal/outfile"
 )
 
 // stats counts this run's work. Counters change only once a page's commit
@@ -124,24 +125,18 @@ func (s *stats) result(start, end time.Time, reason string) Result {
 	return r
 }
 
-// WriteMetrics writes r as indented JSON to path, atomically (temp file
-// and rename), so a reader never sees half a file.
+// WriteMetrics writes r as indented JSON to path. A file is replaced
+// atomically (a temporary file renamed into place), so a reader never sees
+// half of it; a device or pipe (/dev/null, /dev/stdout) is written in
+// place, never replaced. It returns outfile's errors for a directory and
+// file system errors.
 func WriteMetrics(path string, r Result) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
+	return outfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }

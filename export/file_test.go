@@ -30,7 +30,9 @@ func TestExport_Interrupted(t *testing.T) {
 				}
 				before = readFile(t, target)
 			}
-			_, err := export.WriteFile(newCountdown(0), s, target, f, fixedOptions())
+			opt := fixedOptions()
+			opt.Force = previous
+			_, err := export.WriteFile(newCountdown(0), s, target, f, opt)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("%s: interrupted export returned %v, want context.Canceled", f, err)
 			}
@@ -88,27 +90,28 @@ func TestExport_Refuses(t *testing.T) {
 		t.Fatalf("store damaged by refused exports: %v", err)
 	}
 
-	// SQLite replaces SQLite databases and empty files, other files only
-	// with Force.
-	_, err = export.SQLite(context.Background(), s, notes, fixedOptions())
-	if !errors.Is(err, export.ErrNotSQLite) {
-		t.Errorf("SQLite over a text file: got %v, want ErrNotSQLite", err)
-	}
-	if got := string(readFile(t, notes)); got != "my notes, not a database\n" {
-		t.Errorf("refused export changed the file: %q", got)
-	}
+	// No format replaces an existing file without Force: not a text file,
+	// not an empty one, not a SQLite database (someone else's), not a
+	// previous export.
 	db := filepath.Join(dir, "crawl.db")
-	for i := range 2 { // the second replaces the first
-		if _, err := export.SQLite(context.Background(), s, db, fixedOptions()); err != nil {
-			t.Fatalf("SQLite export %d: %v", i+1, err)
-		}
+	if _, err := export.SQLite(context.Background(), s, db, fixedOptions()); err != nil {
+		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty.db")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := export.SQLite(context.Background(), s, empty, fixedOptions()); err != nil {
-		t.Errorf("SQLite over an empty file: %v", err)
+	for _, f := range allFormats {
+		for _, target := range []string{notes, empty, db} {
+			before := readFile(t, target)
+			_, err := export.WriteFile(context.Background(), s, target, f, fixedOptions())
+			if !errors.Is(err, export.ErrExists) {
+				t.Errorf("%s over %s: got %v, want ErrExists", f, target, err)
+			}
+			if got := readFile(t, target); !bytes.Equal(got, before) {
+				t.Errorf("%s: refused export changed %s", f, target)
+			}
+		}
 	}
 	opt := fixedOptions()
 	opt.Force = true
@@ -118,26 +121,9 @@ func TestExport_Refuses(t *testing.T) {
 	if !bytes.HasPrefix(readFile(t, notes), []byte("SQLite format 3\x00")) {
 		t.Errorf("forced export did not write a database")
 	}
-
-	// Text formats replace text, not databases.
 	for _, f := range allFormats[1:] {
-		_, err := export.WriteFile(context.Background(), s, db, f, fixedOptions())
-		if !errors.Is(err, export.ErrWouldOverwriteDatabase) {
-			t.Errorf("%s over a SQLite database: got %v, want ErrWouldOverwriteDatabase", f, err)
-		}
-		other := filepath.Join(dir, "other.bolt")
-		if err := os.WriteFile(other, readFile(t, s.Path()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err = export.WriteFile(context.Background(), s, other, f, fixedOptions())
-		if !errors.Is(err, export.ErrWouldOverwriteDatabase) {
-			t.Errorf("%s over another store: got %v, want ErrWouldOverwriteDatabase", f, err)
-		}
-		text := filepath.Join(dir, "graph."+string(f))
-		for range 2 {
-			if _, err := export.WriteFile(context.Background(), s, text, f, fixedOptions()); err != nil {
-				t.Errorf("%s over its previous export: %v", f, err)
-			}
+		if _, err := export.WriteFile(context.Background(), s, db, f, opt); err != nil {
+			t.Errorf("%s over a SQLite database with Force: %v", f, err)
 		}
 	}
 	if _, err := export.Write(context.Background(), &bytes.Buffer{}, s, export.FormatSQLite, fixedOptions()); err == nil {
@@ -145,8 +131,9 @@ func TestExport_Refuses(t *testing.T) {
 	}
 }
 
-// TestExport_Device checks that a text export to a device is written
-// straight into it, not renamed over it.
+// TestExport_Device checks that an export to a device is written
+// straight into it (SQLite's built in $TMPDIR and copied), not renamed
+// over it.
 func TestExport_Device(t *testing.T) {
 	s := smallStore(t)
 	st, err := export.WriteFile(context.Background(), s, os.DevNull, export.FormatJSON, fixedOptions())
@@ -156,8 +143,11 @@ func TestExport_Device(t *testing.T) {
 	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().IsRegular() {
 		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi, err)
 	}
-	if _, err := export.SQLite(context.Background(), s, os.DevNull, fixedOptions()); !errors.Is(err, export.ErrNotRegular) {
-		t.Errorf("SQLite to %s: got %v, want ErrNotRegular", os.DevNull, err)
+	if _, err := export.SQLite(context.Background(), s, os.DevNull, fixedOptions()); err != nil {
+		t.Errorf("SQLite to %s: %v", os.DevNull, err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi, err)
 	}
 }
 

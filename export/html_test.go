@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -77,7 +78,7 @@ func TestHTML(t *testing.T) {
 }
 
 // TestHTML_WriteFile: --html goes through WriteFile like the other text
-// formats: built beside the target, refused over a database.
+// formats: built beside the target, refused over an existing file.
 func TestHTML_WriteFile(t *testing.T) {
 	s := smallStore(t)
 	path := filepath.Join(t.TempDir(), "map.html")
@@ -93,6 +94,9 @@ func TestHTML_WriteFile(t *testing.T) {
 	}
 	if err := export.CheckTarget(s, s.Path(), export.FormatHTML, true); err == nil {
 		t.Error("an html export over the store was allowed")
+	}
+	if err := export.CheckTarget(s, path, export.FormatHTML, false); !errors.Is(err, export.ErrExists) {
+		t.Errorf("an html export over the previous one without Force: got %v, want ErrExists", err)
 	}
 }
 

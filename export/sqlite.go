@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -102,21 +101,21 @@ CREATE VIEW edge_hosts AS
 // context's error, and store, SQLite or file system errors.
 func SQLite(ctx context.Context, s *kv.Store, path string, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
-	target, _, err := checkTarget(s, path, FormatSQLite, opt.Force)
+	t, err := checkTarget(s, path, FormatSQLite, opt.Force)
 	if err != nil {
 		return Stats{}, err
 	}
 	var st Stats
-	err = replaceFile(target, func(tmp *os.File) error {
-		// SQLite opens the file by name and closes it before tmp is synced
-		// and closed (closing a descriptor drops the process's POSIX locks
-		// on the file). With journal_mode=OFF it writes no side file, so
-		// removing tmp on failure removes everything.
+	err = t.Build(func(tmp string) error {
+		// SQLite creates the file by name and closes it before it is
+		// synced and renamed into place (or, for a device, copied into
+		// it). With journal_mode=OFF it writes no side file, so removing
+		// tmp on failure removes everything.
 		var err error
-		if st, err = writeSQLite(ctx, s, tmp.Name(), opt); err != nil {
+		if st, err = writeSQLite(ctx, s, tmp, opt); err != nil {
 			return err
 		}
-		err = checkSQLite(ctx, tmp.Name())
+		err = checkSQLite(ctx, tmp)
 		if cerr := ctx.Err(); cerr != nil { // interrupted during the checks
 			return cerr
 		}
@@ -307,7 +306,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	meta := [][2]string{
 		{"weaver_version", opt.Version},
 		{"exported_at", isoTime(opt.Now())},
-		{"schema", "seed 000 §4.1 tables and indexes; weaver columns appended"},
+		{"schema", "nodes and edges tables with idx_nodes_domain, idx_edges_from, idx_edges_to; weaver columns appended"},
 		{"store_created_at", isoTime(created)},
 		{"crawl_first_seen", first},
 		{"crawl_last_seen", last},

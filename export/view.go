@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -535,12 +536,34 @@ func isoTime(t time.Time) string {
 }
 
 // wrap names the format, and the target when there is one, in an error.
+// An error it already wrapped for f (a writer's, returned through
+// WriteFile) gets the target added rather than a second prefix.
 func wrap(f Format, target string, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case target == "":
-		return fmt.Errorf("export: %s: %w", f, err)
 	}
-	return fmt.Errorf("export: %s %s: %w", f, target, err)
+	var fe *formatError
+	if errors.As(err, &fe) && fe.format == f {
+		if fe.target == "" {
+			fe.target = target
+		}
+		return err
+	}
+	return &formatError{format: f, target: target, err: err}
 }
+
+// formatError is an error of an export in one format.
+type formatError struct {
+	format Format
+	target string // "" for a stream
+	err    error
+}
+
+func (e *formatError) Error() string {
+	if e.target == "" {
+		return fmt.Sprintf("export: %s: %v", e.format, e.err)
+	}
+	return fmt.Sprintf("export: %s %s: %v", e.format, e.target, e.err)
+}
+
+func (e *formatError) Unwrap() error { return e.err }

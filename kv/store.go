@@ -15,6 +15,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/weaver-crawler/weaver/internal/outfile"
 )
 
 // Options configure Open. The zero value is what the crawler uses.
@@ -329,7 +331,13 @@ func boltOptions(opts Options) *bbolt.Options {
 // into place, so that a crash during creation never leaves a half store
 // and two processes creating the same path do not overwrite each other.
 func create(path string, opts Options) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	// A dangling symbolic link names where the store goes: it is created
+	// there and the link kept, as an output file's link is (outfile).
+	dest := path
+	if t, err := outfile.Resolve(path); err == nil && t.Kind == outfile.Missing {
+		dest = t.Path
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), filepath.Base(dest)+".new-*")
 	if err != nil {
 		return fmt.Errorf("%s: create: %w", path, err)
 	}
@@ -364,7 +372,7 @@ func create(path string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: create: %w", path, err)
 	}
-	if err := os.Link(tmpName, path); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Link(tmpName, dest); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s: create: %w", path, err)
 	}
 	return nil

@@ -384,3 +384,24 @@ func TestStore_CommitApplied(t *testing.T) {
 		t.Errorf("done after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestOpen_DanglingLink: a store named by a symbolic link to a file not
+// yet there is created at the link's target; the link stays.
+func TestOpen_DanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "w.bolt")
+	if err := os.Symlink("real.bolt", link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := kv.Open(link, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "real.bolt")); err != nil || fi.Size() == 0 {
+		t.Errorf("no store at the link's target: %v", err)
+	}
+}

@@ -570,7 +570,8 @@ func (m *JobManager) endOpen(j *job, s *kv.Store, res *crawl.Result, status JobS
 	case status == JobQueued:
 		m.logf("INFO", "Job %s interrupted; it resumes when weaver serve restarts", j.id)
 	case res != nil:
-		m.logf("INFO", "Job %s %s (%s): %d pages fetched, %d nodes, %d edges", j.id, status, res.TerminationReason, res.PagesFetched, res.TotalNodes, res.TotalEdges)
+		m.logf("INFO", "Job %s %s (%s): %s fetched, %s, %s", j.id, status, res.TerminationReason,
+			plural(res.PagesFetched, "page"), plural(res.TotalNodes, "node"), plural(res.TotalEdges, "edge"))
 	default:
 		m.logf("INFO", "Job %s %s %s", j.id, status, msg)
 	}
@@ -783,4 +784,12 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.PagesPerSecond = float64(out.PagesFetched) / seconds
 	}
 	return out
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural[T ~int | ~int64 | ~uint64](n T, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

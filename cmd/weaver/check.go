@@ -40,8 +40,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	case len(pos) == 1 && !flagGiven(fs, "db"):
 		*db = pos[0]
 	case len(pos) > 0:
-		fs.Usage()
-		return usagef("unexpected arguments %q", pos)
+		return usageHelpf("unexpected arguments %q", pos)
 	}
 	if *repair {
 		if out == "" {
@@ -50,14 +49,13 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return runRepair(ctx, e, *db, out, *force)
 	}
 	if flagGiven(fs, "o") || flagGiven(fs, "out") || flagGiven(fs, "force") {
-		fs.Usage()
-		return usagef("-o and --force go with --repair")
+		return usageHelpf("-o and --force go with --repair")
 	}
 	// bbolt trusts its pages: a damaged one can fault the process instead
 	// of failing. They are read first without it; a file that is not a
 	// store at all is left to kv.Open, which says why.
 	if drops, err := archive.CheckPages(*db); err == nil && len(drops) > 0 {
-		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(drops))
+		fmt.Fprintf(e.Stdout, "%s: %s:\n", *db, count(len(drops), "problem", ""))
 		for _, d := range drops {
 			fmt.Fprintf(e.Stdout, "  bbolt: %s\n", d)
 		}
@@ -67,9 +65,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
 	switch {
 	case errors.Is(err, kv.ErrInUse):
-		return usageError{fmt.Errorf("%w (check a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --db copy.bolt)", err, *db)}
+		return inUseError(err, *db, snapshotFirst(*db, "check", "weaver check --db copy.bolt"))
 	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
-		return usageError{fmt.Errorf("%w (%s)", err, repairHint(*db))}
+		return usageError{err: fmt.Errorf("%w (%s)", err, repairHint(*db))}
 	case err != nil:
 		return storeError(err)
 	}
@@ -80,14 +78,14 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(e.Stdout, "%s: %d problems:\n", *db, len(problems))
+		fmt.Fprintf(e.Stdout, "%s: %s:\n", *db, count(len(problems), "problem", ""))
 		for _, p := range problems {
 			fmt.Fprintf(e.Stdout, "  %s\n", p)
 		}
 		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
 		return fmt.Errorf("%s: %d %w", *db, len(problems), errProblems)
 	}
-	fmt.Fprintf(e.Stdout, "ok: %d nodes, %d edges, %d queued, %d leases\n", counts.Nodes, counts.Edges, queued, leases)
+	fmt.Fprintf(e.Stdout, "ok: %s, %s, %d queued, %s\n", count(counts.Nodes, "node", ""), count(counts.Edges, "edge", ""), queued, count(leases, "lease", ""))
 	return nil
 }
 
@@ -129,25 +127,26 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 	start := time.Now()
+	w := reportWriter(e, out)
 	res, err := archive.Repair(ctx, db, out, archive.RepairOptions{
 		Force:    force,
 		DropMeta: []string{metaListenAddr}, // the address of a crawl API that is not this copy's
-		Report:   func(d archive.Drop) { fmt.Fprintf(e.Stdout, "dropped %s\n", d) },
+		Report:   func(d archive.Drop) { fmt.Fprintf(w, "dropped %s\n", d) },
 	})
 	if errors.Is(err, kv.ErrInUse) {
-		return usageError{fmt.Errorf("%w (repair a snapshot instead: weaver snapshot --db %s copy.bolt && weaver check --repair --db copy.bolt)", err, db)}
+		return inUseError(err, db, snapshotFirst(db, "repair", "weaver check --repair --db copy.bolt"))
 	}
 	if err != nil && !errors.Is(err, archive.ErrUnsound) {
 		return archiveError(err)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stdout, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(e.Stdout, "repaired %s into %s: kept %d nodes, %d edges, %d queued (%d leases returned to the queue); dropped %d records, lost %d pages; %s in %s\n",
-		db, out, res.Out.Nodes, res.Out.Edges, res.Out.Queued, res.Returned, res.Dropped, res.LostPages,
-		humanBytes(res.Out.Bytes), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "repaired %s into %s: kept %s, %s, %d queued (%s returned to the queue); dropped %s, lost %s; %s in %s\n",
+		db, out, count(res.Out.Nodes, "node", ""), count(res.Out.Edges, "edge", ""), res.Out.Queued, count(res.Returned, "lease", ""),
+		count(res.Dropped, "record", ""), count(res.LostPages, "page", ""), humanBytes(res.Out.Bytes), time.Since(start).Round(time.Millisecond))
 	if err == nil {
-		fmt.Fprintf(e.Stdout, "%s passes weaver check\n", out)
+		fmt.Fprintf(w, "%s passes weaver check\n", out)
 		return nil
 	}
 	// The copy holds what could be read, but something in it still breaks
@@ -161,9 +160,9 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 	if cerr != nil {
 		return cerr
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d problems:\n", out, len(problems))
+	fmt.Fprintf(w, "%s: %s:\n", out, count(len(problems), "problem", ""))
 	for _, p := range problems {
-		fmt.Fprintf(e.Stdout, "  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 	return fmt.Errorf("%s: %d %w", out, len(problems), errProblems)
 }

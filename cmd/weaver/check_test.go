@@ -86,7 +86,7 @@ func TestCheck_OK(t *testing.T) {
 	db := archiveStore(t, filepath.Join(t.TempDir(), "w.bolt"), 6, nil)
 	for _, args := range [][]string{{"check", "--db", db}, {"check", db}} {
 		code, out, errs := runArchiveCmd(t, args...)
-		if code != 0 || out != "ok: 6 nodes, 5 edges, 1 queued, 1 leases\n" {
+		if code != 0 || out != "ok: 6 nodes, 5 edges, 1 queued, 1 lease\n" {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
 		}
 	}
@@ -528,7 +528,7 @@ func TestCheck_Repair_Usage(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "fixed.bolt")
 	code, stdout, errs := runArchiveCmd(t, "check", "--repair", db, "--out", out)
-	want := "repaired " + db + " into " + out + ": kept 6 nodes, 5 edges, 2 queued (1 leases returned to the queue); dropped 0 records, lost 0 pages;"
+	want := "repaired " + db + " into " + out + ": kept 6 nodes, 5 edges, 2 queued (1 lease returned to the queue); dropped 0 records, lost 0 pages;"
 	if code != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("exit %d, want 0 and %q\n%s%s", code, want, stdout, errs)
 	}

@@ -24,7 +24,7 @@ import (
 func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string, logf func(level, msg string)) (*cluster.Node, *kv.Store, error) {
 	spec, err := shard.Parse(cfg.Shard)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, usageError{err: err}
 	}
 	settings := map[string]string{}
 	// Every shard must share the settings that shape the graph.
@@ -51,7 +51,7 @@ func joinCluster(ctx context.Context, e *env, cfg *crawl.Config, seeds []string,
 			store.Close()
 		}
 		if errors.Is(err, cluster.ErrBadInput) {
-			return nil, nil, usageError{err}
+			return nil, nil, usageError{err: err}
 		}
 		return nil, nil, err
 	}
@@ -98,7 +98,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 	defer cancel()
 	reps, err := cluster.ReadStatus(ctx, url, name)
 	if errors.Is(err, cluster.ErrBadInput) {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 		if r.Complete {
 			state = "complete: every shard idle, every link delivered"
 		}
-		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %d shards, %s\n", r.Crawl, cluster.Redact(url), r.Shards, state)
+		fmt.Fprintf(e.Stdout, "Cluster crawl %s on %s: %s, %s\n", r.Crawl, cluster.Redact(url), count(r.Shards, "shard", ""), state)
 		if len(r.Seeds) > 0 {
 			fmt.Fprintf(e.Stdout, "Seeds: %s\n", strings.Join(r.Seeds, " "))
 		}
@@ -146,8 +146,8 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 				st.Sent, st.Received, st.Nodes, st.Edges, fmt.Sprintf("%s[%d]", st.Host, st.PID), now.Sub(st.Updated).Round(time.Second))
 		}
 		tw.Flush()
-		fmt.Fprintf(e.Stdout, "Totals: queue %d, outbox %d, links sent %d, received %d, in the stream %d; %d nodes and %d edges in the shards' stores (weaver merge joins them)\n",
-			r.Queue, r.Outbox, r.Sent, r.Received, r.Pending, r.Nodes, r.Edges)
+		fmt.Fprintf(e.Stdout, "Totals: queue %d, outbox %d, links sent %d, received %d, in the stream %d; %s and %s in the shards' stores (weaver merge joins them)\n",
+			r.Queue, r.Outbox, r.Sent, r.Received, r.Pending, count(r.Nodes, "node", ""), count(r.Edges, "edge", ""))
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/render"
 )
@@ -37,10 +38,10 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled (default 3)"},
 	{"max-subdomains-per-root", "max_subdomains_per_root", "hosts `N` queued per registrable domain; 0 = no limit (default 3)"},
 	{"max-outbound-links", "max_outbound_links", "distinct other hosts `N` kept per page; 0 = no limit (default 10)"},
-	{"timeout", "request_timeout_ms", "per-request timeout `DURATION` (default 5s; +2s per retry)"},
+	{"timeout", "request_timeout_ms", "per-request timeout `DURATION`, e.g. 5s or 1500ms (default 5s; +2s per retry)"},
 	{"retries", "retry_attempts", "retries `N` of timeouts and 5xx (default 3)"},
-	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry (default 5s)"},
-	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host (default 1s)"},
+	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry, e.g. 5s or 500ms (default 5s)"},
+	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host, e.g. 1.5s or 0 (default 1s)"},
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
@@ -69,7 +70,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
   weaver crawl --config crawl.json          # seeds and limits from a file
   weaver crawl --db weaver.bolt             # resume a stopped crawl, by the settings it started with
   weaver crawl --connect-to ::127.0.0.1:8080 http://www.example.com/   # every host to one local server`)
-	configPath := fs.String("config", "", "JSON config `FILE` with seed 000's keys and weaver's")
+	configPath := fs.String("config", "", "JSON config `FILE` with any of the config keys (the README lists them)")
 	type setting struct{ key, value, source string }
 	var sets []setting
 	for _, f := range crawlFlags {
@@ -114,7 +115,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		cfg := crawl.Defaults()
 		if stored != nil {
 			if err := cfg.Apply(stored, "settings stored in "+storePath); err != nil {
-				return cfg, usageError{err}
+				return cfg, usageError{err: err}
 			}
 		}
 		if *configPath != "" {
@@ -123,20 +124,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 				return cfg, usagef("config: %v", err)
 			}
 			if err := cfg.LoadJSON(data, "config file "+*configPath); err != nil {
-				return cfg, usageError{err}
+				return cfg, usageError{err: err}
 			}
 		}
 		for _, key := range crawl.Keys() {
 			name := "WEAVER_" + strings.ToUpper(key)
 			if v := e.Getenv(name); v != "" {
 				if err := cfg.Set(key, v, "environment "+name); err != nil {
-					return cfg, usageError{err}
+					return cfg, usageError{err: err}
 				}
 			}
 		}
 		for _, s := range sets {
 			if err := cfg.Set(s.key, s.value, s.source); err != nil {
-				return cfg, usageError{err}
+				return cfg, usageError{err: err}
 			}
 		}
 		if len(connectTo) > 0 {
@@ -178,19 +179,24 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	seeds := fs.Args()
 	for _, s := range seeds {
 		if err := crawl.CheckSeed(s); err != nil {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	if len(seeds) == 0 {
 		seeds = cfg.Seeds()
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
+	}
+	if cfg.MetricsPath != "" {
+		// Refused now rather than after the crawl, when it is written.
+		if _, err := outfile.Resolve(cfg.MetricsPath); err != nil {
+			return usageError{err: fmt.Errorf("metrics_path: %w", err)}
+		}
 	}
 	if len(seeds) == 0 {
 		if _, err := os.Stat(cfg.DBPath); err != nil {
-			fs.Usage()
-			return usagef("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
+			return usageHelpf("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
 		}
 	}
 
@@ -231,7 +237,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cluster.Redact(cfg.Cluster)))
 	} else {
-		if store, err = kv.Open(cfg.DBPath, kv.Options{}); err != nil {
+		if store, err = kv.Open(cfg.DBPath, kv.Options{}); errors.Is(err, kv.ErrInUse) {
+			return inUseError(err, cfg.DBPath, func(base string) string {
+				return fmt.Sprintf("watch it with 'weaver status --db %s', add seeds with curl -d '{\"url\": \"…\"}' %s/seeds, or crawl into another --db", cfg.DBPath, base)
+			})
+		} else if err != nil {
 			return storeError(err)
 		}
 		defer store.Close()
@@ -285,13 +295,13 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	c, err = crawl.New(cfg, store, opts)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	recovered, queued, err := c.Prepare(seeds)
 	if err != nil {
 		var ce *crawl.ConfigError
 		if errors.As(err, &ce) || errors.Is(err, crawl.ErrSeed) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 		return err
 	}
@@ -301,10 +311,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		logf("INFO", "Resuming crawl in "+cfg.DBPath)
 	}
 	if recovered > 0 {
-		logf("INFO", fmt.Sprintf("Recovered %d in-flight entries left by a stopped crawl", recovered))
+		logf("INFO", fmt.Sprintf("Recovered %s left by a stopped crawl", count(recovered, "in-flight entry", "in-flight entries")))
 	}
 	if queued > 0 {
-		logf("INFO", fmt.Sprintf("Queued %d entries at depth 0", queued))
+		logf("INFO", fmt.Sprintf("Queued %s at depth 0", count(queued, "entry", "entries")))
 	}
 
 	if node != nil {
@@ -340,9 +350,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if live != nil {
 		live.Stop()
 	}
-	logf("INFO", fmt.Sprintf("Crawl ended (%s): %d pages fetched, %d failed, %d skipped, %s, %s, %.1f pages/s",
-		res.TerminationReason, res.PagesFetched, res.PagesFailed, res.PagesSkipped,
-		plural(int64(res.TotalNodes), "node"), plural(int64(res.TotalEdges), "edge"), res.PagesPerSecond))
+	logf("INFO", fmt.Sprintf("Crawl ended (%s): %s fetched, %d failed, %d skipped, %s, %s, %.1f pages/s",
+		res.TerminationReason, count(res.PagesFetched, "page", ""), res.PagesFailed, res.PagesSkipped,
+		count(res.TotalNodes, "node", ""), count(res.TotalEdges, "edge", ""), res.PagesPerSecond))
 	if err != nil {
 		return err
 	}
@@ -490,7 +500,7 @@ func newRenderPool(e *env, browserFlag string, cfg *crawl.Config, proxy func(*ur
 	}
 	tr, err := crawl.NewTransport(cfg, proxy)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{err: err}
 	}
 	pool, err := render.New(render.Config{
 		Browser: path, Transport: tr, Policy: policy, UserAgent: cfg.UserAgent,

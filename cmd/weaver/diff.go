@@ -31,8 +31,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		fs.Usage()
-		return usagef("give two stores: OLD.bolt NEW.bolt")
+		return usageHelpf("give two stores: OLD.bolt NEW.bolt")
 	}
 	before, err := openDiffStore(pos[0])
 	if err != nil {
@@ -70,7 +69,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 func openDiffStore(path string) (*kv.Store, error) {
 	s, err := kv.Open(path, kv.Options{ReadOnly: true})
 	if errors.Is(err, kv.ErrInUse) {
-		return nil, usageError{fmt.Errorf("%w (compare a snapshot instead: weaver snapshot --db %s copy.bolt)", err, path)}
+		return nil, inUseError(err, path, func(string) string {
+			return fmt.Sprintf("compare a copy instead: weaver snapshot --db %s copy.bolt", path)
+		})
 	}
 	if err != nil {
 		return nil, storeError(err)

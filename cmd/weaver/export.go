@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {
@@ -24,8 +25,10 @@ const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --grap
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
-under a temporary name and renamed into place when complete. --html writes
-the map page: one self-contained file a browser opens from disk.`
+under a temporary name and renamed into place when complete; an existing
+file is replaced only with --force. A device or pipe (/dev/stdout) is
+written in place. --html writes the map page: one self-contained file a
+browser opens from disk.`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
@@ -51,7 +54,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
 	db := fs.String("db", "weaver.bolt", "the weaver store to export (opened read-only)")
 	paths := map[export.Format]*string{
-		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (seed 000 §4.1 schema) to `FILE`"),
+		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (tables nodes and edges, see the README) to `FILE`"),
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
@@ -60,7 +63,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	minWeight := fs.Uint64("min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
-	force := fs.Bool("force", false, "replace an existing file that is not a SQLite database (never the store)")
+	force := fs.Bool("force", false, "replace existing files (never the store)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
@@ -83,7 +86,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		if path == "" {
 			if f == export.FormatSQLite {
-				return usagef("--sqlite needs a FILE: a database cannot be written to stdout")
+				return usagef("--sqlite needs a FILE: a database is built as a file (--sqlite /dev/stdout copies it to stdout once built)")
 			}
 			toStdout++
 		}
@@ -91,8 +94,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(targets) == 0:
-		fs.Usage()
-		return usagef("no format given: use --sqlite FILE, --graphml, --dot, --json or --html")
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE]")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
@@ -111,9 +113,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		seen[abs] = t.format
 	}
 
-	s, err := openStore(*db, true)
+	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
+	if errors.Is(err, kv.ErrInUse) {
+		return inUseError(err, *db, func(base string) string {
+			return fmt.Sprintf("export a copy (weaver snapshot --db %s copy.bolt && weaver export --db copy.bolt …), or download the graph so far: curl '%s/graph?format=graphml' (or json, dot)", *db, base)
+		})
+	}
 	if err != nil {
-		return err
+		return storeError(err)
 	}
 	defer s.Close()
 	// Every target is checked before any is written, so that a refused
@@ -157,8 +164,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return exportError(err)
 		}
-		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d nodes, %d edges, total weight %d\n",
-			name, t.format, st.Nodes, st.Edges, st.Weight)
+		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
+			name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	}
 	return nil
 }
@@ -167,11 +174,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 // file into usage errors (exit 2).
 func exportError(err error) error {
 	for _, bad := range []error{
-		export.ErrWouldOverwriteStore, export.ErrNotSQLite, export.ErrWouldOverwriteDatabase,
-		export.ErrIsDirectory, export.ErrNotRegular, fs.ErrNotExist, // a target in a missing directory
+		export.ErrWouldOverwriteStore, export.ErrExists, export.ErrIsDirectory,
+		fs.ErrNotExist, // a target in a missing directory
 	} {
 		if errors.Is(err, bad) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	return err

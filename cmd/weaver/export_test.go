@@ -207,11 +207,12 @@ func TestExport_UsageErrors(t *testing.T) {
 		{"sqlite over the store, forced", []string{"--db", db, "--sqlite", db, "--force"}, "is the store being exported"},
 		{"sqlite over the store by a link", []string{"--db", db, "--sqlite", link}, "is the store being exported"},
 		{"json over the store", []string{"--db", db, "--json", db}, "is the store being exported"},
-		{"sqlite over a text file", []string{"--db", db, "--sqlite", notes}, "not a SQLite database"},
+		{"sqlite over a text file", []string{"--db", db, "--sqlite", notes}, "already exists: use --force"},
+		{"json over a text file", []string{"--db", db, "--json", notes}, "already exists: use --force"},
 		{"missing store", []string{"--db", filepath.Join(dir, "none.bolt"), "--json"}, "none.bolt: no such store"},
 		{"not a store", []string{"--db", notes, "--json"}, "not a weaver store"},
 		{"bad flag", []string{"--db", db, "--json", "--colour"}, "not defined"},
-		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such file"},
+		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runExportCmd(t, tc.args...)

@@ -44,14 +44,17 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	}
 	files, err := ingest.Files(paths)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if len(files) == 0 {
 		return usagef("no .warc, .warc.gz, .wat or .wat.gz file in %v", paths)
 	}
-	store, err := openStore(*db, false)
+	store, err := kv.Open(*db, kv.Options{})
+	if errors.Is(err, kv.ErrInUse) {
+		return inUseError(err, *db, snapshotFirst(*db, "import", "weaver import --db copy.bolt FILE …"))
+	}
 	if err != nil {
-		return err
+		return storeError(err)
 	}
 	defer store.Close()
 	ctx, cancel := withSignals(ctx, e)

@@ -14,7 +14,10 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/weaver-crawler/weaver/internal/outfile"
 )
 
 // Version is weaver's version, stamped into exports and the User-Agent.
@@ -42,13 +45,26 @@ var commands = map[string]*command{}
 
 func register(c *command) { commands[c.Name] = c }
 
-// usageError is a bad command line or bad input: exit code 2.
-type usageError struct{ err error }
+// usageError is a bad command line or bad input: exit code 2. With help
+// set, the message is followed by a line pointing at the command's -h.
+type usageError struct {
+	err  error
+	help bool
+}
 
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return usageError{err: fmt.Errorf(format, a...)} }
+
+// usageHelpf is usagef for a command line that misses or misuses flags:
+// run adds where the help is.
+func usageHelpf(format string, a ...any) error {
+	return usageError{err: fmt.Errorf(format, a...), help: true}
+}
+
+// usageHelp is usageHelpf for an error already made.
+func usageHelp(err error) error { return usageError{err: err, help: true} }
 
 // exitCode maps an error to weaver's exit codes: 0 ok, 1 failure,
 // 2 usage or bad input.
@@ -112,12 +128,20 @@ func profiled(fn func() int) int {
 
 func run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
-		printHelp(e.Stderr)
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(e.Stderr, "weaver: no command given: choose one of %s\nRun 'weaver help' for what each does.\n", strings.Join(names, ", "))
 		return 2
 	}
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && commands[args[1]] != nil { // weaver help export
+			return run(ctx, e, []string{args[1], "-h"})
+		}
 		printHelp(e.Stdout)
 		return 0
 	case "version", "--version":
@@ -134,9 +158,33 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "weaver %s: %v\n", name, err)
+		fmt.Fprintf(e.Stderr, "weaver %s: %s\n", name, message(err))
+		if u := (usageError{}); errors.As(err, &u) && u.help {
+			fmt.Fprintf(e.Stderr, "Run 'weaver %s -h' for its flags and examples.\n", name)
+		}
 	}
 	return exitCode(err)
+}
+
+// packagePrefixes are the prefixes weaver's packages put on their errors
+// ("export: sqlite: …"). Under "weaver export: " they say the same thing
+// twice, so message drops them from the front of a message.
+var packagePrefixes = []string{"export: ", "archive: ", "crawl: ", "kv: ", "frontier: ", "graph: ", "rank: ", "serve: ", "cluster: "}
+
+// message is err's text for the command's one line: without the leading
+// package prefixes, and naming output files rather than the temporary
+// files they were built as.
+func message(err error) string {
+	msg := outfile.Untemp(err.Error())
+	for again := true; again; {
+		again = false
+		for _, p := range packagePrefixes {
+			if strings.HasPrefix(msg, p) {
+				msg, again = strings.TrimPrefix(msg, p), true
+			}
+		}
+	}
+	return msg
 }
 
 // errHelp is returned by a command that printed its usage on -h.
@@ -153,6 +201,8 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "\t%-10s %s\n", n, commands[n].Summary)
 	}
-	fmt.Fprintln(w, "\nRun 'weaver <command> -h' for a command's flags.")
+	fmt.Fprintf(w, "\t%-10s %s\n", "version", "print weaver's version")
+	fmt.Fprintf(w, "\t%-10s %s\n", "help", "print this help")
+	fmt.Fprintln(w, "\nRun 'weaver <command> -h' (or 'weaver help <command>') for a command's flags.")
 	fmt.Fprintln(w, "\nExamples:\n\n\tweaver crawl https://example.com\n\tweaver export --sqlite crawler.db\n\tweaver export --dot | dot -Tsvg > map.svg")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func init() {
@@ -78,12 +80,10 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if out == "" {
-		fs.Usage()
-		return usagef("give the output file with -o")
+		return usageHelpf("give the output file with -o")
 	}
 	if len(inputs) == 0 {
-		fs.Usage()
-		return usagef("give the stores to merge")
+		return usageHelpf("give the stores to merge")
 	}
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
@@ -109,17 +109,25 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		opt.Meta = map[string]string{crawl.MetaSettings: string(data)}
 	}
 	res, err := archive.Merge(ctx, out, inputs, opt)
+	if errors.Is(err, kv.ErrInUse) {
+		for _, in := range inputs {
+			if strings.HasPrefix(err.Error(), in+" ") {
+				return inUseError(err, in, snapshotFirst(in, "merge", "weaver merge -o "+out+" copy.bolt …"))
+			}
+		}
+	}
 	if err != nil {
 		return archiveError(err)
 	}
 	if diff := settingsDiff(inputs, sets); diff != "" {
 		fmt.Fprintf(e.Stderr, "weaver merge: warning: the stores were crawled under different settings: %s; %s keeps %s's, which weaver crawl resumes with\n", diff, out, keepFrom)
 	}
+	w := reportWriter(e, out)
 	for _, in := range res.Inputs {
-		fmt.Fprintf(e.Stdout, "  %s: %d nodes, %d edges, %d queued, %d leases\n", in.Path, in.Nodes, in.Edges, in.Queued, in.Leases)
+		fmt.Fprintf(w, "  %s: %s, %s, %d queued, %s\n", in.Path, count(in.Nodes, "node", ""), count(in.Edges, "edge", ""), in.Queued, count(in.Leases, "lease", ""))
 	}
-	fmt.Fprintf(e.Stdout, "merged %d stores into %s: %d nodes, %d edges (total weight %d), %d queued, %s in %s\n",
-		len(res.Inputs), out, res.Out.Nodes, res.Out.Edges, res.Out.Weight, res.Out.Queued, humanBytes(res.Out.Bytes),
+	fmt.Fprintf(w, "merged %s into %s: %s, %s (total weight %d), %d queued, %s in %s\n",
+		count(len(res.Inputs), "store", ""), out, count(res.Out.Nodes, "node", ""), count(res.Out.Edges, "edge", ""), res.Out.Weight, res.Out.Queued, humanBytes(res.Out.Bytes),
 		time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -142,7 +142,7 @@ func printRanks(w io.Writer, list export.RankList) error {
 	if method == "" {
 		method = "exact"
 	}
-	fmt.Fprintf(w, "Top %d of %d %s by PageRank (%d edges; harmonic centrality: %s)\n\n", len(list.Top), list.Nodes, what, list.Edges, method)
+	fmt.Fprintf(w, "Top %d of %d %s by PageRank (%s; harmonic centrality: %s)\n\n", len(list.Top), list.Nodes, what, count(list.Edges, "edge", ""), method)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "#\t%s\tpagerank\tharmonic\tin-weight\ttitle\n", strings.TrimSuffix(what, "s"))
 	for i, r := range list.Top {

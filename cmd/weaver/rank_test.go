@@ -155,9 +155,9 @@ func TestRank_Usage(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "missing.bolt")); err == nil {
 		t.Error("rank created a store")
 	}
-	code, _, errs := runWeaverCmd(t, nil, "rank", "-h")
-	if code != 0 || !strings.Contains(errs, "weaver rank [--db FILE] [--top N] [--domains] [--json]") || !strings.Contains(errs, "Examples:") {
-		t.Errorf("-h: exit %d:\n%s", code, errs)
+	code, out, errs := runWeaverCmd(t, nil, "rank", "-h")
+	if code != 0 || errs != "" || !strings.Contains(out, "weaver rank [--db FILE] [--top N] [--domains] [--json]") || !strings.Contains(out, "Examples:") {
+		t.Errorf("-h: exit %d, want the usage on stdout:\n%s\nstderr: %s", code, out, errs)
 	}
 }
 

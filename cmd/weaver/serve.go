@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/serve"
 )
@@ -50,7 +51,7 @@ func newServer(h http.Handler) *http.Server {
 func listen(value string) (net.Listener, error) {
 	addr, err := serve.ListenAddr(value)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{err: err}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -163,7 +164,7 @@ func checkExposure(listenValue string, a serve.Auth) error {
 	}
 	addr, err := serve.ListenAddr(listenValue)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if !serve.IsLoopback(addr) {
 		return usagef("refusing to serve on %s without a token: give --token-file FILE (or set WEAVER_TOKEN), or listen on 127.0.0.1", addr)
@@ -211,21 +212,13 @@ func withToken(c *http.Client, token string) *http.Client {
 }
 
 // writeFileAtomic writes data to path through a temporary file and a
-// rename, so a reader sees the old content or the new, never half.
+// rename, so a reader sees the old content or the new, never half (a
+// device or pipe is written in place: see outfile).
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
+	return outfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 // proxyFunc is the standard HTTP_PROXY/HTTPS_PROXY/NO_PROXY rule from e,
@@ -274,7 +267,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base.AllowPrivateNetworks = *allowPrivate
 	base.Quiet = true // per-page lines of many jobs would drown the log; a job may ask for them
 	if err := base.Validate(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	auth, err := apiAuth(e, *tokenFile, *metricsPublic)
 	if err != nil {

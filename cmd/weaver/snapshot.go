@@ -39,8 +39,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return usagef("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
+		return usageHelpf("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
 	}
 	out := pos[0]
 	ctx, cancel := withSignals(ctx, e)
@@ -56,8 +55,8 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "snapshot of %s written to %s (%s): %d nodes, %d edges, %d queued, %d leases, %s in %s\n",
-		*db, out, how, info.Nodes, info.Edges, info.Queued, info.Leases, humanBytes(info.Bytes), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(reportWriter(e, out), "snapshot of %s written to %s (%s): %s, %s, %d queued, %s, %s in %s\n",
+		*db, out, how, count(info.Nodes, "node", ""), count(info.Edges, "edge", ""), info.Queued, count(info.Leases, "lease", ""), humanBytes(info.Bytes), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -87,7 +86,7 @@ func snapshot(ctx context.Context, db, out string, opt archive.Options, client *
 			continue // the crawl may have ended between the two looks
 		}
 		if lerr != nil {
-			return archive.Info{}, "", usageError{lerr}
+			return archive.Info{}, "", usageError{err: lerr}
 		}
 		info, err := archive.Download(ctx, client, base, out, opt, db)
 		return info, "streamed by the running crawl at " + base, archiveError(err)
@@ -102,7 +101,7 @@ func archiveError(err error) error {
 	}
 	for _, bad := range []error{archive.ErrExists, archive.ErrSameFile, archive.ErrIsDir, archive.ErrNoInputs} {
 		if errors.Is(err, bad) {
-			return usageError{err}
+			return usageError{err: err}
 		}
 	}
 	return storeError(err)

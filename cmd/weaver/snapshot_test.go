@@ -19,7 +19,7 @@ func TestSnapshot_IdleStore(t *testing.T) {
 	db := archiveStore(t, filepath.Join(dir, "w.bolt"), 8, nil)
 	out := filepath.Join(dir, "copy.bolt")
 	code, stdout, errs := runArchiveCmd(t, "snapshot", "--db", db, out)
-	if code != 0 || !strings.Contains(stdout, "(copied from the file): 8 nodes, 7 edges, 1 queued, 1 leases") {
+	if code != 0 || !strings.Contains(stdout, "(copied from the file): 8 nodes, 7 edges, 1 queued, 1 lease") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
 	if code, stdout, _ := runArchiveCmd(t, "check", "--db", out); code != 0 || !strings.HasPrefix(stdout, "ok: 8 nodes, 7 edges") {
@@ -96,7 +96,7 @@ func TestSnapshot_ThroughAPI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "streamed by the running crawl at "+srv.URL) || requests.Load() != 1 {
 		t.Fatalf("exit %d, %d requests\n%s%s", code, requests.Load(), stdout, errs)
 	}
-	if code, stdout, _ := runArchiveCmd(t, "check", "--db", out); code != 0 || !strings.HasPrefix(stdout, "ok: 8 nodes, 7 edges, 1 queued, 1 leases") {
+	if code, stdout, _ := runArchiveCmd(t, "check", "--db", out); code != 0 || !strings.HasPrefix(stdout, "ok: 8 nodes, 7 edges, 1 queued, 1 lease") {
 		t.Errorf("check of the copy: exit %d %s", code, stdout)
 	}
 	c, err := kv.Open(out, kv.Options{ReadOnly: true})

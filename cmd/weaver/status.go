@@ -34,7 +34,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
   weaver status                      # asks the running crawl`)
 	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
 	asJSON := fs.Bool("json", false, "print the report as JSON, for scripts")
-	timeout := fs.Duration("timeout", 10*time.Second, "wait at most `DURATION` for a running crawl's status API")
+	timeout := durationFlag(fs, "timeout", 10*time.Second, "wait at most `DURATION` for a running crawl's status API")
 	tokenFile := fs.String("token-file", "", "the running crawl's API token, in `FILE` (or set WEAVER_TOKEN)")
 	clusterURL := fs.String("cluster", "", "report the cluster crawls on the NATS server at `URL` (default $WEAVER_CLUSTER when --db is not given)")
 	crawlName := fs.String("crawl", "", "with --cluster: only the cluster crawl `NAME`")
@@ -202,7 +202,7 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		fmt.Fprintln(tw, "  (no edges)")
 	}
 	for i, h := range st.TopHosts {
-		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %d hosts\t%s\n", i+1, h.Host, h.InWeight, h.InHosts, h.Status)
+		fmt.Fprintf(tw, "  %d\t%s\t%d\tfrom %s\t%s\n", i+1, h.Host, h.InWeight, count(h.InHosts, "host", ""), h.Status)
 	}
 	fmt.Fprintf(tw, "\nTop %d hosts by PageRank\n", serve.TopHosts)
 	if len(st.TopPageRank) == 0 {
