@@ -64,6 +64,10 @@ type Config struct {
 	// Render is when pages go through a browser: never, auto (pages that
 	// look like a JavaScript shell) or always.
 	Render string `json:"render"`
+	// WarcDir, when set, is where every HTTP exchange is written as WARC
+	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
+	WarcDir     string `json:"warc_dir"`
+	WarcMaxSize int64  `json:"warc_max_size"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -153,7 +157,7 @@ func (c *Config) fieldsOf() []field {
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
-		{"render", &c.Render},
+		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
 	}
 }
 
@@ -397,7 +401,7 @@ func (c *Config) Validate() error {
 		{"retry_attempts", int64(c.RetryAttempts)}, {"retry_delay_ms", int64(c.RetryDelayMS)},
 		{"politeness_delay_ms", int64(c.PolitenessDelayMS)}, {"max_body_bytes", c.MaxBodyBytes},
 		{"max_pages", int64(c.MaxPages)}, {"robots_cache_ttl_ms", int64(c.RobotsCacheTTLMS)},
-		{"progress_interval_ms", int64(c.ProgressIntervalMS)},
+		{"progress_interval_ms", int64(c.ProgressIntervalMS)}, {"warc_max_size", c.WarcMaxSize},
 	}
 	for _, n := range nonNeg {
 		if n.v < 0 {

@@ -35,6 +35,9 @@ type Options struct {
 	Peer Peer
 	// Renderer renders pages with --render auto or always (required then).
 	Renderer Renderer
+	// Archive, when set, records every HTTP exchange before the page's
+	// commit (--warc).
+	Archive Archive
 }
 
 // Crawler runs a crawl on one store.
@@ -62,7 +65,9 @@ type Crawler struct {
 	parkedN   atomic.Int64  // of which parked, waiting for their time
 
 	renderer    Renderer
-	renderRules sync.Map // host → *robots.Rules of a page being rendered
+	archive     Archive
+	fatal       chan error // a failure that stops the crawl (Run's)
+	renderRules sync.Map   // host → *robots.Rules of a page being rendered
 
 	failedMu sync.Mutex      // guards failed
 	failed   map[uint64]bool // nodes whose host failed for good in this run
@@ -91,7 +96,8 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
-	c.client, c.exclude = client, x
+	c.client, c.exclude, c.archive = client, x, opt.Archive
+	c.fatal = make(chan error, 1)
 	if cfg.Render != RenderNever && cfg.Render != "" {
 		if opt.Renderer == nil {
 			return nil, &ConfigError{Source: "config", Key: "render", Msg: "needs a browser (--browser)"}
@@ -166,7 +172,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	// finished page while the acker waits for an fsync.
 	pend := make(chan pending, c.maxInflight())
 	acked := make(chan struct{}, c.maxInflight())
-	fatal := make(chan error, 1)
+	fatal := c.fatal
 
 	// Workers fetch; parsers hash and extract what they fetched and queue
 	// the page's commit. The queue between them holds one page per worker,

@@ -1,13 +1,16 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -107,12 +110,21 @@ type response struct {
 func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, read func(io.Reader, *response) error) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var remote string
+	if c.archive != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if host, _, err := net.SplitHostPort(info.Conn.RemoteAddr().String()); err == nil {
+				remote = host
+			}
+		}})
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	sent := c.now()
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -127,22 +139,55 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 		location:    resp.Header.Get("Location"),
 		robotsTag:   resp.Header.Values("X-Robots-Tag"),
 	}
-	if isRedirect(r.status) && r.location != "" {
+	var body io.Reader = io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
+	var kept *bytes.Buffer
+	if c.archive != nil {
+		// --warc: the body the crawl reads is also kept for the record,
+		// read to the cap whatever the crawl needed of it.
+		kept = new(bytes.Buffer)
+		body = io.TeeReader(body, kept)
+	}
+	switch {
+	case isRedirect(r.status) && r.location != "":
 		// A redirect's own body is not wanted; a little is read so that
 		// the connection can be reused for the hop (as net/http does).
-		_, _ = io.CopyN(io.Discard, resp.Body, 2<<10)
-		return r, nil
-	}
-	body := io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
-	if read != nil {
+		_, _ = io.CopyN(io.Discard, body, 2<<10)
+	case read != nil:
 		if err := read(body, r); err != nil {
 			return nil, err
+		}
+	}
+	if kept != nil {
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return nil, err
+		}
+		truncated := int64(kept.Len()) >= c.cfg.MaxBodyBytes && peekMore(resp.Body)
+		if err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrArchive, err)
 		}
 	}
 	// Whatever read left is not needed: the connection is not reused
 	// rather than draining an endless or dripping body.
 	return r, nil
 }
+
+// peekMore reports whether r has a byte more to give.
+func peekMore(r io.Reader) bool {
+	var b [1]byte
+	n, _ := r.Read(b[:])
+	return n > 0
+}
+
+// Archive keeps every HTTP exchange of a crawl (--warc): robots.txt,
+// pages, redirect hops, retries. Record returns once the exchange is
+// durable, so a page committed after it has its records.
+type Archive interface {
+	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time) error
+}
+
+// ErrArchive wraps a failure to record an exchange: the crawl stops, and
+// the page goes back to the queue uncommitted.
+var ErrArchive = errors.New("crawl: recording the exchange failed")
 
 // maxRetryAfter is the longest Retry-After weaver waits for; a server
 // asking for more gets its error recorded instead.

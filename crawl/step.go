@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -244,6 +245,12 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 		return
 	}
 	switch {
+	case errors.Is(err, ErrArchive):
+		p.returned, t.done = true, true
+		select {
+		case c.fatal <- fmt.Errorf("%w: %s: %w", ErrStoreFailed, t.url, err):
+		default:
+		}
 	case err != nil:
 		kind := classify(err)
 		if kind.retryable() && t.attempt < c.cfg.RetryAttempts {

@@ -45,6 +45,8 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
+	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`"},
+	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
 	{"render", "render", "run pages' scripts in a browser: `never`, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
@@ -282,6 +284,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	opts := crawl.Options{Proxy: proxy, Log: crawlLog}
 	var c *crawl.Crawler
+	if cfg.WarcDir != "" {
+		w, err := openWarc(&cfg, logf)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			st := w.Stats()
+			if err := w.Close(); err != nil {
+				logf("ERROR", "WARC: "+err.Error())
+			}
+			logf("INFO", fmt.Sprintf("WARC: %s, %s, %d bytes in %s", count(st.Files, "file", ""), count(st.Records, "record", ""), st.Bytes, cfg.WarcDir))
+		}()
+		opts.Archive = warcArchive{w}
+	}
 	if cfg.Render != crawl.RenderNever {
 		pool, err := newRenderPool(e, *browserFlag, &cfg, proxy, func(r *http.Request) error { return c.RenderPolicy(r) }, logf)
 		if err != nil {
