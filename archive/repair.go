@@ -392,8 +392,8 @@ func chooseLayout(f *os.File, size int64, metas []boltMeta, res *RepairResult) *
 	return l
 }
 
-// copiedBuckets are the buckets whose records Repair copies; hosts and
-// queued are rebuilt from them.
+// copiedBuckets are the buckets whose records Repair copies; hosts,
+// queued and mirrors are rebuilt from them.
 var copiedBuckets = [][]byte{
 	kv.BucketMeta, kv.BucketNodes, kv.BucketEdges, kv.BucketRoots, kv.BucketFrontier,
 	kv.BucketVisited, kv.BucketLeases, kv.BucketRobots,
@@ -530,7 +530,7 @@ func (r *repairer) checkBuckets() {
 		r.note("part of the bucket list is unreadable (%s)", why)
 	}
 	known := map[string]bool{string(kv.BucketHosts): true, string(kv.BucketQueued): true,
-		string(kv.BucketOutbox): true, string(kv.BucketInbox): true}
+		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true}
 	for _, b := range copiedBuckets {
 		known[string(b)] = true
 		if _, ok := r.lay.buckets[string(b)]; !ok {
@@ -637,7 +637,7 @@ func (r *repairer) readMeta() (time.Time, error) {
 
 func (r *repairer) run() error {
 	for _, step := range []func() error{
-		r.copyNodes, r.copyEdges, r.readLeases, r.copyFrontier, r.copyVisited,
+		r.copyNodes, r.rebuildMirrors, r.copyEdges, r.readLeases, r.copyFrontier, r.copyVisited,
 		r.copyRoots, r.copyRobots, r.copyOutbox, r.copyInbox, r.copyMeta,
 	} {
 		if err := r.ctx.Err(); err != nil {
@@ -648,6 +648,12 @@ func (r *repairer) run() error {
 		}
 	}
 	return nil
+}
+
+// rebuildMirrors files the copied nodes in the mirror index again, from
+// their content hashes, so that MirrorOf agrees with the nodes kept.
+func (r *repairer) rebuildMirrors() error {
+	return r.dst.Update(graph.RebuildMirrors)
 }
 
 type keyed[T any] struct {
