@@ -20,23 +20,34 @@ type DiffOptions struct {
 }
 
 // EdgeChange is an edge that appeared (OldWeight 0), vanished (NewWeight
-// 0) or changed weight.
+// 0) or changed weight or link facts (nofollow, redirect).
 type EdgeChange struct {
-	From      string `json:"from"`
-	To        string `json:"to"`
-	OldWeight uint64 `json:"old_weight"`
-	NewWeight uint64 `json:"new_weight"`
-	Delta     int64  `json:"delta"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	OldWeight   uint64 `json:"old_weight"`
+	NewWeight   uint64 `json:"new_weight"`
+	Delta       int64  `json:"delta"`
+	OldNofollow uint64 `json:"old_nofollow"`
+	NewNofollow uint64 `json:"new_nofollow"`
+	OldRedirect uint64 `json:"old_redirect"`
+	NewRedirect uint64 `json:"new_redirect"`
 }
 
-// NodeChange is a host present in both stores whose status or title
+// NodeChange is a host present in both stores whose status, title,
+// canonical URL, robots directives or mirror group (the host it copies)
 // changed.
 type NodeChange struct {
-	Host      string       `json:"host"`
-	OldStatus graph.Status `json:"old_status"`
-	NewStatus graph.Status `json:"new_status"`
-	OldTitle  string       `json:"old_title"`
-	NewTitle  string       `json:"new_title"`
+	Host         string       `json:"host"`
+	OldStatus    graph.Status `json:"old_status"`
+	NewStatus    graph.Status `json:"new_status"`
+	OldTitle     string       `json:"old_title"`
+	NewTitle     string       `json:"new_title"`
+	OldCanonical string       `json:"old_canonical,omitempty"`
+	NewCanonical string       `json:"new_canonical,omitempty"`
+	OldRobots    string       `json:"old_robots,omitempty"`
+	NewRobots    string       `json:"new_robots,omitempty"`
+	OldMirrorOf  string       `json:"old_mirror_of,omitempty"` // host; "" when no copy
+	NewMirrorOf  string       `json:"new_mirror_of,omitempty"`
 }
 
 // Report is what changed from an older store to a newer one. Every list is
@@ -113,15 +124,35 @@ func matchNodes(ctx context.Context, from, to *kv.Tx, fn func(n, other *graph.No
 	return ids, err
 }
 
+// mirrorHost returns the host a mirror copy copies, "" for none.
+func mirrorHost(tx *kv.Tx, id uint64) (string, error) {
+	if id == 0 {
+		return "", nil
+	}
+	n, _, err := graph.Get(tx, id)
+	return n.Host, err
+}
+
 func diffHosts(ctx context.Context, otx, ntx *kv.Tx) (*Report, error) {
 	r := newReport("host")
 	newToOld, err := matchNodes(ctx, ntx, otx, func(n, o *graph.Node) error {
-		switch {
-		case o == nil:
+		if o == nil {
 			r.Added = append(r.Added, n.Host)
-		case o.Status != n.Status || o.Title != n.Title:
+			return nil
+		}
+		om, err := mirrorHost(otx, o.MirrorOf)
+		if err != nil {
+			return err
+		}
+		nm, err := mirrorHost(ntx, n.MirrorOf)
+		if err != nil {
+			return err
+		}
+		if o.Status != n.Status || o.Title != n.Title || o.Canonical != n.Canonical || o.RobotsDirectives != n.RobotsDirectives || om != nm {
 			r.NodesChanged = append(r.NodesChanged, NodeChange{Host: n.Host,
-				OldStatus: o.Status, NewStatus: n.Status, OldTitle: o.Title, NewTitle: n.Title})
+				OldStatus: o.Status, NewStatus: n.Status, OldTitle: o.Title, NewTitle: n.Title,
+				OldCanonical: o.Canonical, NewCanonical: n.Canonical, OldRobots: o.RobotsDirectives, NewRobots: n.RobotsDirectives,
+				OldMirrorOf: om, NewMirrorOf: nm})
 		}
 		return nil
 	})
@@ -162,14 +193,15 @@ func diffHosts(ctx context.Context, otx, ntx *kv.Tx) (*Report, error) {
 				return err
 			}
 		}
-		if o.Weight == e.Weight {
+		if o.Weight == e.Weight && o.Nofollow == e.Nofollow && o.Redirect == e.Redirect {
 			return nil
 		}
 		from, to, err := hosts(ntx, e)
 		if err != nil {
 			return err
 		}
-		c := EdgeChange{From: from, To: to, OldWeight: o.Weight, NewWeight: e.Weight, Delta: int64(e.Weight) - int64(o.Weight)}
+		c := EdgeChange{From: from, To: to, OldWeight: o.Weight, NewWeight: e.Weight, Delta: int64(e.Weight) - int64(o.Weight),
+			OldNofollow: o.Nofollow, NewNofollow: e.Nofollow, OldRedirect: o.Redirect, NewRedirect: e.Redirect}
 		if o.Weight == 0 {
 			r.EdgesAdded = append(r.EdgesAdded, c)
 		} else {
@@ -191,7 +223,8 @@ func diffHosts(ctx context.Context, otx, ntx *kv.Tx) (*Report, error) {
 			}
 		}
 		from, to, err := hosts(otx, e)
-		r.EdgesRemoved = append(r.EdgesRemoved, EdgeChange{From: from, To: to, OldWeight: e.Weight, Delta: -int64(e.Weight)})
+		r.EdgesRemoved = append(r.EdgesRemoved, EdgeChange{From: from, To: to, OldWeight: e.Weight, Delta: -int64(e.Weight),
+			OldNofollow: e.Nofollow, OldRedirect: e.Redirect})
 		return err
 	})
 	return r, err

@@ -50,7 +50,12 @@ type MergeResult struct {
 //     smallest; status, title, description and the other fetch fields come
 //     from the most recently crawled record (a record with an HTTP answer
 //     beats a failed attempt, which beats a mere discovery);
-//   - edge weights are summed, their first/last-seen widened;
+//     the page-level facts (canonical, robots directives, pages fetched)
+//     travel with the fetch fields; mirror groups are computed again from
+//     the merged nodes' content hashes (graph.NoteContentHash), so that
+//     MirrorOf names the output's ids;
+//   - edge weights and link facts (nofollow, redirect) are summed, their
+//     first/last-seen widened;
 //   - frontiers are joined with one entry per host, at its smallest depth,
 //     in (depth, arrival, input) order; leases become queued entries (the
 //     process that held them is not the output's); visited marks and the
@@ -323,6 +328,10 @@ func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
 		cur = acc
 		delete(m.stubs, cur.ID)
 	}
+	// MirrorOf from an input names that input's ids: file the node again.
+	if _, err := graph.NoteContentHash(tx, &cur); err != nil {
+		return 0, err
+	}
 	return cur.ID, graph.Put(tx, &cur)
 }
 
@@ -335,7 +344,7 @@ func fetchRank(n *graph.Node) int {
 		return 3
 	case n.Status == graph.StatusDiscovered:
 		return 1
-	case n.Status == graph.StatusExcludedByLimit || n.Status == "":
+	case n.Status == graph.StatusExcludedByLimit || n.Status == graph.StatusOutOfScope || n.Status == "":
 		return 0
 	}
 	return 2
@@ -366,6 +375,7 @@ func mergeNode(acc, n *graph.Node) {
 		acc.Status, acc.Title, acc.Description = n.Status, n.Title, n.Description
 		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
 		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
+		acc.Canonical, acc.RobotsDirectives, acc.PagesFetched = n.Canonical, n.RobotsDirectives, n.PagesFetched
 	}
 	if acc.Domain == "" {
 		acc.Domain = n.Domain
@@ -430,20 +440,23 @@ func (m *merger) edges(i int, src *kv.Store) error {
 	})
 }
 
-// addEdge adds e's weight to the edge e.From→e.To in tx and widens its
-// first/last-seen to e's. graph.AddEdge keeps the counters; the record is
-// then rewritten with the merged times, which AddEdge sets to its now.
+// addEdge adds e's weight and link facts to the edge e.From→e.To in tx
+// and widens its first/last-seen to e's. graph.AddEdgeFacts keeps the
+// counters; the record is then rewritten with the merged times, which
+// AddEdgeFacts sets to its now.
 func addEdge(tx *kv.Tx, e *graph.Edge) error {
 	old, ok, err := graph.GetEdge(tx, e.From, e.To)
 	if err != nil {
 		return err
 	}
-	if err := graph.AddEdge(tx, e.From, e.To, e.Weight, e.LastSeen); err != nil {
+	if err := graph.AddEdgeFacts(tx, e.From, e.To, e.Weight, e.Nofollow, e.Redirect, e.LastSeen); err != nil {
 		return err
 	}
-	merged := graph.Edge{Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen}
+	merged := graph.Edge{Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect}
 	if ok {
 		merged.Weight += old.Weight
+		merged.Nofollow += old.Nofollow
+		merged.Redirect += old.Redirect
 		merged.FirstSeen = earliest(old.FirstSeen, e.FirstSeen)
 		merged.LastSeen = latest(old.LastSeen, e.LastSeen)
 	}

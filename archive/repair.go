@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -293,7 +294,7 @@ func (r *repairer) note(format string, a ...any) {
 
 func (r *repairer) run() error {
 	for _, step := range []func() error{
-		r.copyNodes, r.copyEdges, r.readLeases, r.copyFrontier, r.copyVisited,
+		r.copyNodes, r.rebuildMirrors, r.copyEdges, r.readLeases, r.copyFrontier, r.copyVisited,
 		r.copyRoots, r.copyRobots, r.copyOutbox, r.copyInbox, r.copyMeta,
 	} {
 		if err := r.ctx.Err(); err != nil {
@@ -304,4 +305,10 @@ func (r *repairer) run() error {
 		}
 	}
 	return nil
+}
+
+// rebuildMirrors files the copied nodes in the mirror index again, from
+// their content hashes, so that MirrorOf agrees with the nodes kept.
+func (r *repairer) rebuildMirrors() error {
+	return r.dst.Update(graph.RebuildMirrors)
 }

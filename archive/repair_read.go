@@ -145,7 +145,7 @@ func chooseLayout(f *os.File, size int64, metas []boltMeta, res *RepairResult) *
 }
 
 // copiedBuckets are the buckets whose records Repair copies; hosts and
-// queued are rebuilt from them.
+// queued and mirrors are rebuilt from them.
 var copiedBuckets = [][]byte{
 	kv.BucketMeta, kv.BucketNodes, kv.BucketEdges, kv.BucketRoots, kv.BucketFrontier,
 	kv.BucketVisited, kv.BucketLeases, kv.BucketRobots,
@@ -231,7 +231,7 @@ func (r *repairer) checkBuckets() {
 		r.note("part of the bucket list is unreadable (%s)", why)
 	}
 	known := map[string]bool{string(kv.BucketHosts): true, string(kv.BucketQueued): true,
-		string(kv.BucketOutbox): true, string(kv.BucketInbox): true}
+		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true}
 	for _, b := range copiedBuckets {
 		known[string(b)] = true
 		if _, ok := r.lay.buckets[string(b)]; !ok {

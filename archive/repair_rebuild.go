@@ -144,7 +144,7 @@ func rootKey(host string) []byte {
 
 // copyRoots keeps the subdomain limiter's records whose domain is their
 // host's. When pages or records of them were lost, the hosts of kept
-// nodes that were queued or crawled (not excluded by a limit) are
+// nodes that were queued or crawled (not excluded by a limit or the scope) are
 // admitted again, as the crawl had admitted them.
 func (r *repairer) copyRoots() error {
 	before := r.res.ByBucket[string(kv.BucketRoots)]
@@ -173,7 +173,8 @@ func (r *repairer) copyRoots() error {
 		err := r.dst.View(func(tx *kv.Tx) error {
 			return graph.ForEachNodeFrom(tx, last+1, func(n *graph.Node) error {
 				last = n.ID
-				if n.Status != graph.StatusExcludedByLimit {
+				// Out-of-scope hosts never count toward the subdomain cap.
+				if n.Status != graph.StatusExcludedByLimit && n.Status != graph.StatusOutOfScope {
 					keys = append(keys, rootKey(n.Host))
 				}
 				if len(keys) == r.opt.Batch {

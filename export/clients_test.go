@@ -171,7 +171,7 @@ func TestSQLite_SeedSchema(t *testing.T) {
 		"PRAGMA index_xinfo(idx_nodes_domain)", "PRAGMA index_xinfo(idx_edges_from)", "PRAGMA index_xinfo(idx_edges_to)",
 		"PRAGMA index_xinfo(sqlite_autoindex_nodes_1)", "PRAGMA index_xinfo(sqlite_autoindex_edges_1)",
 		"PRAGMA foreign_key_list(edges)",
-		"SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT IN ('meta', 'edge_hosts', 'sqlite_autoindex_meta_1', 'node_ranks') ORDER BY name",
+		"SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT IN ('meta', 'edge_hosts', 'sqlite_autoindex_meta_1', 'node_ranks', 'node_facts', 'edge_facts') ORDER BY name",
 		"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('nodes', 'edges') ORDER BY name",
 	} {
 		want := queryStrings(t, ref, q)

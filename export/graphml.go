@@ -28,7 +28,13 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="http_status" for="node" attr.name="http_status" attr.type="int"/>
   <key id="pagerank" for="node" attr.name="pagerank" attr.type="double"/>
   <key id="harmonic" for="node" attr.name="harmonic" attr.type="double"/>
+  <key id="canonical" for="node" attr.name="canonical" attr.type="string"/>
+  <key id="robots" for="node" attr.name="robots" attr.type="string"/>
+  <key id="mirror_of" for="node" attr.name="mirror_of" attr.type="string"/>
+  <key id="pages_fetched" for="node" attr.name="pages_fetched" attr.type="int"><default>0</default></key>
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
+  <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
+  <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
 `
 
 // graphmlRankKeys are the ids of graphmlKeys that only an export with
@@ -50,10 +56,12 @@ var graphmlKeysNoRanks = func() string {
 // GraphML writes s to w as a directed GraphML 1.0 graph, valid against the
 // GraphML schema: node ids are "n" and the store id, nodes carry host,
 // domain, title, description, status, crawl_count and http_status (empty
-// strings and a zero HTTP status are left out), pagerank and harmonic
+// strings and a zero HTTP status are left out), canonical, robots,
+// mirror_of (the host of the mirror group's first host, for a copy) and
+// pages_fetched (default 0), pagerank and harmonic
 // (doubles; the graph's harmonic_method says whether harmonic is exact;
 // Options.NoRanks leaves out all three and their keys), edges their
-// weight. Every
+// weight, nofollow and redirect (default 0, written when not). Every
 // string is escaped for XML, and characters XML 1.0 cannot hold are
 // dropped, so any page title gives a well-formed file. It returns what was
 // written, or the writer's, the store's or the context's error.
@@ -96,6 +104,10 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 				b = strconv.AppendInt(b, int64(n.HTTPStatus), 10)
 				b = append(b, `</data>`...)
 			}
+			b = graphmlData(b, "", "canonical", n.Canonical)
+			b = graphmlData(b, "", "robots", n.RobotsDirectives)
+			b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
+			b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
 			if pr, h, ok := v.rankOf(n.ID); ok {
 				b = append(b, `<data key="pagerank">`...)
 				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
@@ -117,7 +129,10 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 			b = strconv.AppendUint(b, e.To, 10)
 			b = append(b, `"><data key="weight">`...)
 			b = strconv.AppendUint(b, e.Weight, 10)
-			b = append(b, "</data></edge>\n"...)
+			b = append(b, "</data>"...)
+			b = graphmlInt(b, "nofollow", e.Nofollow)
+			b = graphmlInt(b, "redirect", e.Redirect)
+			b = append(b, "</edge>\n"...)
 			_, err := bw.Write(b)
 			return err
 		})
@@ -130,6 +145,19 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		return bw.Flush()
 	})
 	return st, wrap(FormatGraphML, "", err)
+}
+
+// graphmlInt appends <data key="key">n</data>, or nothing when n is 0,
+// the key's default.
+func graphmlInt(b []byte, key string, n uint64) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, `<data key="`...)
+	b = append(b, key...)
+	b = append(b, `">`...)
+	b = strconv.AppendUint(b, n, 10)
+	return append(b, "</data>"...)
 }
 
 // graphmlData appends <data key="key">val</data>, or nothing when val is

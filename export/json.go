@@ -33,6 +33,14 @@ type jsonNode struct {
 	FirstSeen   string `json:"first_seen,omitempty"`
 	LastSeen    string `json:"last_seen,omitempty"`
 	LastCrawl   string `json:"last_crawl,omitempty"`
+	// Canonical is the home page's <link rel="canonical">, Robots the
+	// robots directives seen, MirrorOf the id of the mirror group's first
+	// host when this host is a copy, PagesFetched the pages its last crawl
+	// fetched.
+	Canonical    string `json:"canonical,omitempty"`
+	Robots       string `json:"robots,omitempty"`
+	MirrorOf     uint64 `json:"mirror_of,omitempty"`
+	PagesFetched int    `json:"pages_fetched"`
 	// PageRank and Harmonic are the node's ranks (see package rank); left
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
@@ -46,6 +54,10 @@ type jsonEdge struct {
 	Weight    uint64 `json:"weight"`
 	FirstSeen string `json:"first_seen,omitempty"`
 	LastSeen  string `json:"last_seen,omitempty"`
+	// Nofollow counts the pages that linked only with rel nofollow, ugc
+	// or sponsored; Redirect the redirects (both out of Weight).
+	Nofollow uint64 `json:"nofollow"`
+	Redirect uint64 `json:"redirect"`
 }
 
 // jsonGraph is the "graph" member: the export's metadata.
@@ -56,6 +68,7 @@ type jsonGraph struct {
 	MinWeight     uint64 `json:"min_weight"`
 	CrawledOnly   bool   `json:"crawled_only"`
 	Domains       bool   `json:"domains"`
+	NoMirrors     bool   `json:"no_mirrors"`
 	// HarmonicMethod is "exact", or "hyperball, ..." when the harmonic
 	// centralities are estimates; left out with Options.NoRanks.
 	HarmonicMethod string `json:"harmonic_method,omitempty"`
@@ -75,7 +88,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 	st, err := walk(ctx, s, opt, func(v *view) error {
 		head, err := json.Marshal(jsonGraph{
 			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
-			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains,
+			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains, NoMirrors: opt.NoMirrors,
 			HarmonicMethod: v.harmonicMethod(),
 		})
 		if err != nil {
@@ -99,6 +112,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentType: n.ContentType, Server: n.Server, Bytes: n.Bytes, FetchMS: n.FetchMS,
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
+				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched,
 				PageRank: pagerank, Harmonic: harmonic,
 			})
 			if err != nil {
@@ -117,6 +131,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			line, err := json.Marshal(jsonEdge{
 				Source: e.From, Target: e.To, Weight: e.Weight,
 				FirstSeen: isoTime(e.FirstSeen), LastSeen: isoTime(e.LastSeen),
+				Nofollow: e.Nofollow, Redirect: e.Redirect,
 			})
 			if err != nil {
 				return err

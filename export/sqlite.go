@@ -72,6 +72,26 @@ const rankTable = `CREATE TABLE node_ranks (
     harmonic REAL
 )`
 
+// factTables hold the page-level facts of issue 20 in tables of their
+// own, so that the seed's nodes and edges tables keep their definitions:
+// a row per node and per edge.
+const (
+	nodeFactsTable = `CREATE TABLE node_facts (
+    node_id INTEGER PRIMARY KEY REFERENCES nodes(node_id),
+    canonical TEXT,
+    robots TEXT,
+    mirror_of INTEGER REFERENCES nodes(node_id),
+    pages_fetched INTEGER DEFAULT 0
+)`
+	edgeFactsTable = `CREATE TABLE edge_facts (
+    edge_id INTEGER PRIMARY KEY REFERENCES edges(edge_id),
+    nofollow INTEGER NOT NULL DEFAULT 0,
+    redirect INTEGER NOT NULL DEFAULT 0,
+    first_seen TIMESTAMP,
+    last_seen TIMESTAMP
+)`
+)
+
 var edgeColumns = []string{
 	"first_seen TIMESTAMP",
 	"last_seen TIMESTAMP",
@@ -87,7 +107,10 @@ CREATE VIEW edge_hosts AS
 // there: the tables, columns, constraints and indexes of seed 000 §4.1,
 // with the columns weaver adds (see nodeColumns), a node_ranks table
 // (node_id, pagerank, harmonic: see rankTable; none with Options.NoRanks),
-// a meta table (weaver
+// node_facts (node_id, canonical, robots, mirror_of: the node_id of the
+// mirror group's first host for a copy, else NULL, pages_fetched) and
+// edge_facts (edge_id, nofollow, redirect, first_seen, last_seen), a row
+// per node and per edge, a meta table (weaver
 // version, export time, the store's creation time, the crawl's time range,
 // counts, filters and how harmonic centrality was computed) and an
 // edge_hosts view. node_id is the store's id,
@@ -156,6 +179,8 @@ const (
 		content_hash, depth, scheme, last_error, first_seen, last_seen, last_crawl`
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
 	rankInsertColumns = "node_id, pagerank, harmonic"
+	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched"
+	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen"
 )
 
 // Rows go to SQLite several at a time, one multi-row INSERT per batch: a
@@ -173,6 +198,8 @@ const (
 	tableNodes = iota
 	tableEdges
 	tableRanks
+	tableNodeFacts
+	tableEdgeFacts
 )
 
 // rowBatch is the values of up to a batch of rows of one table.
@@ -224,6 +251,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	if !opt.NoRanks {
 		ddl = append(ddl, rankTable)
 	}
+	ddl = append(ddl, nodeFactsTable, edgeFactsTable)
 	for _, c := range nodeColumns {
 		ddl = append(ddl, "ALTER TABLE nodes ADD COLUMN "+c)
 	}
@@ -245,6 +273,16 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer edges.close()
+	nodeFacts, err := newInserter(bg, tx, "node_facts", nodeFactsColumns, nodesPerBatch)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer nodeFacts.close()
+	edgeFacts, err := newInserter(bg, tx, "edge_facts", edgeFactsColumns, edgesPerBatch)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer edgeFacts.close()
 	var ranks *inserter // nil with NoRanks: the walk sends no rank rows
 	if !opt.NoRanks {
 		ranks, err = newInserter(bg, tx, "node_ranks", rankInsertColumns, ranksPerBatch)
@@ -277,7 +315,8 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	var insErr error
 	for b := range batches {
 		if insErr == nil {
-			ins := [...]*inserter{tableNodes: nodes, tableEdges: edges, tableRanks: ranks}[b.table]
+			ins := [...]*inserter{tableNodes: nodes, tableEdges: edges, tableRanks: ranks,
+				tableNodeFacts: nodeFacts, tableEdgeFacts: edgeFacts}[b.table]
 			if insErr = ins.exec(b.args); insErr != nil {
 				stop() // the walker stops at its next row
 			}
@@ -316,6 +355,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		{"min_weight", strconv.FormatUint(opt.MinWeight, 10)},
 		{"crawled_only", strconv.FormatBool(opt.CrawledOnly)},
 		{"domains", strconv.FormatBool(opt.Domains)},
+		{"no_mirrors", strconv.FormatBool(opt.NoMirrors)},
 		{"harmonic_method", method},
 	}
 	for _, kv := range meta {
@@ -332,7 +372,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 // walkRows turns the view's nodes and edges into batches of row values
 // and sends them on batches, reusing the slices that come back on free.
 func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan []any) error {
-	var cur, rankRows []any
+	var cur, rankRows, factRows []any
 	send := func(table int, rows *[]any) error {
 		if len(*rows) == 0 {
 			return nil
@@ -358,6 +398,13 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 			nullText(n.ContentType), nullText(n.Server), n.Bytes, n.FetchMS,
 			nullText(n.ContentHash), int64(n.Depth), nullText(n.Scheme), nullText(n.Error),
 			created, times[1].null(n.LastSeen), times[2].null(n.LastCrawl))
+		factRows = append(factRows, int64(n.ID), nullText(n.Canonical), nullText(n.RobotsDirectives),
+			nullInt(int64(n.MirrorOf)), int64(n.PagesFetched))
+		if len(factRows) == 5*nodesPerBatch {
+			if err := send(tableNodeFacts, &factRows); err != nil {
+				return err
+			}
+		}
 		if pr, h, ok := v.rankOf(n.ID); ok {
 			rankRows = append(rankRows, int64(n.ID), pr, h)
 			if len(rankRows) == 3*ranksPerBatch {
@@ -377,21 +424,31 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 	if err == nil {
 		err = send(tableRanks, &rankRows)
 	}
+	if err == nil {
+		err = send(tableNodeFacts, &factRows)
+	}
 	if err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
 	var edgeID int64
 	err = v.edges(func(e *graph.Edge) error {
 		edgeID++
-		cur = append(cur, edgeID, int64(e.From), int64(e.To), int64(e.Weight),
-			times[3].null(e.FirstSeen), times[4].null(e.LastSeen))
+		first, last := times[3].null(e.FirstSeen), times[4].null(e.LastSeen)
+		cur = append(cur, edgeID, int64(e.From), int64(e.To), int64(e.Weight), first, last)
+		factRows = append(factRows, edgeID, int64(e.Nofollow), int64(e.Redirect), first, last)
 		if len(cur) == 6*edgesPerBatch {
-			return send(tableEdges, &cur)
+			if err := send(tableEdges, &cur); err != nil {
+				return err
+			}
+			return send(tableEdgeFacts, &factRows)
 		}
 		return nil
 	})
 	if err == nil {
 		err = send(tableEdges, &cur)
+	}
+	if err == nil {
+		err = send(tableEdgeFacts, &factRows)
 	}
 	if err != nil {
 		return fmt.Errorf("edges: %w", err)

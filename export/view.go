@@ -28,6 +28,10 @@ type Options struct {
 	// weights of the host edges between two domains are summed, edges
 	// inside one domain are dropped.
 	Domains bool
+	// NoMirrors leaves out the mirror copies (nodes whose MirrorOf is
+	// set: hosts whose home page is the same bytes as an earlier host's)
+	// and their edges; each group's first host stays.
+	NoMirrors bool
 	// NoRanks leaves out the ranks (PageRank and harmonic centrality)
 	// every node otherwise carries. Computing them reads the graph once
 	// more and holds it in memory (see package rank).
@@ -57,7 +61,8 @@ func (o Options) withDefaults() Options {
 func (o Options) filters() string {
 	return "min_weight=" + strconv.FormatUint(o.MinWeight, 10) +
 		" crawled_only=" + strconv.FormatBool(o.CrawledOnly) +
-		" domains=" + strconv.FormatBool(o.Domains)
+		" domains=" + strconv.FormatBool(o.Domains) +
+		" no_mirrors=" + strconv.FormatBool(o.NoMirrors)
 }
 
 // Stats count what an export wrote.
@@ -74,6 +79,15 @@ const checkEvery = 10_000
 // crawled reports whether weaver fetched n: the meaning of CrawledOnly.
 func crawled(n *graph.Node) bool { return n.CrawlCount > 0 }
 
+// keeps reports whether the node filters (CrawledOnly, NoMirrors) keep n.
+func (o Options) keeps(n *graph.Node) bool {
+	return (!o.CrawledOnly || crawled(n)) && (!o.NoMirrors || n.MirrorOf == 0)
+}
+
+// filtersNodes reports whether a node filter is on, so that edges must
+// be checked against the kept nodes.
+func (o Options) filtersNodes() bool { return o.CrawledOnly || o.NoMirrors }
+
 // view is the store's graph seen through Options: the one place the
 // filters are applied. Call nodes, then edges, inside one read
 // transaction.
@@ -83,7 +97,7 @@ type view struct {
 	opt  Options
 	rows int // rows handed out, for the periodic context check
 
-	kept    bitset // ids of the nodes kept, filled by nodes when CrawledOnly
+	kept    bitset // ids of the nodes kept, filled by nodes when a node filter is on
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
 	ranks   *viewRanks // nil with NoRanks
@@ -240,8 +254,8 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 			return err
 		}
 		v.span(n)
-		if v.opt.CrawledOnly {
-			if !crawled(n) {
+		if v.opt.filtersNodes() {
+			if !v.opt.keeps(n) {
 				return nil
 			}
 			v.kept.set(n.ID)
@@ -290,7 +304,7 @@ func (v *view) edges(fn func(e *graph.Edge) error) error {
 		if e.Weight < v.opt.MinWeight {
 			return nil
 		}
-		if v.opt.CrawledOnly && !(v.kept.has(e.From) && v.kept.has(e.To)) {
+		if v.opt.filtersNodes() && !(v.kept.has(e.From) && v.kept.has(e.To)) {
 			return nil
 		}
 		return emit(e)
@@ -359,7 +373,7 @@ func (v *view) collapse() (*domainGraph, error) {
 			return err
 		}
 		v.span(n)
-		if v.opt.CrawledOnly && !crawled(n) {
+		if !v.opt.keeps(n) {
 			return nil
 		}
 		dom := n.Domain
@@ -381,7 +395,9 @@ func (v *view) collapse() (*domainGraph, error) {
 			dn.Scheme, dn.Title, dn.Description = n.Scheme, n.Title, n.Description
 			dn.Status, dn.HTTPStatus, dn.ContentType, dn.Server = n.Status, n.HTTPStatus, n.ContentType, n.Server
 			dn.FetchMS, dn.ContentHash, dn.Error = n.FetchMS, n.ContentHash, n.Error
+			dn.Canonical, dn.RobotsDirectives = n.Canonical, n.RobotsDirectives
 		}
+		dn.PagesFetched += n.PagesFetched
 		dn.CrawlCount += n.CrawlCount
 		dn.FailCount += n.FailCount
 		dn.Bytes += n.Bytes
@@ -431,6 +447,8 @@ func (v *view) collapse() (*domainGraph, error) {
 		}
 		de := &d.edges[i]
 		de.Weight += e.Weight
+		de.Nofollow += e.Nofollow
+		de.Redirect += e.Redirect
 		if !e.FirstSeen.IsZero() && (de.FirstSeen.IsZero() || e.FirstSeen.Before(de.FirstSeen)) {
 			de.FirstSeen = e.FirstSeen
 		}
@@ -461,6 +479,19 @@ func cmpU64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// mirrorHost returns the host of the node a mirror copy copies ("" when
+// mirrorOf is 0 or names no node): one read per mirror node.
+func (v *view) mirrorHost(mirrorOf uint64) string {
+	if mirrorOf == 0 || v.domains != nil {
+		return ""
+	}
+	n, ok, err := graph.Get(v.tx, mirrorOf)
+	if err != nil || !ok {
+		return ""
+	}
+	return n.Host
 }
 
 // walk runs fn with a view of s in one read transaction.

@@ -303,9 +303,9 @@ func MirrorGroups(tx *kv.Tx, top int) ([]MirrorGroup, error) {
 	return out, nil
 }
 
-// checkMirrors verifies the mirror index against the nodes: each filed
-// node exists, is filed under its own hash and first-seen time, in both
-// key kinds, and every node's MirrorOf is its group's first host (0 for
+// checkMirrors verifies the mirror index's two key kinds against each
+// other; checkNodeMirror checks each node against it: filed under its own
+// hash and first-seen time, its MirrorOf its group's first host (0 for
 // the first and for nodes not filed).
 func checkMirrors(tx *kv.Tx, add func(format string, a ...any)) {
 	if !tx.Exists(kv.BucketMirrors) {
@@ -334,19 +334,24 @@ func checkMirrors(tx *kv.Tx, add func(format string, a ...any)) {
 			add("mirror index key %x is of no known kind", k)
 		}
 	}
-	_ = ForEachNode(tx, func(n *Node) error {
-		var want uint64
-		if v := tx.GetRaw(kv.BucketMirrors, mirrorNodeKey(n.ID)); len(v) == hashLen+8 {
-			h, filed := mirrorHash(n)
-			if !filed || !bytes.Equal(v[:hashLen], h[:]) || binary.BigEndian.Uint64(v[hashLen:]) != seenKey(n.FirstSeen) {
-				add("node %d (%q) is filed in the mirror index under another hash or time than its own", n.ID, n.Host)
-			}
-			copy(h[:], v)
-			want = mirrorOfFor(groupFirst(tx, h), n.ID)
+}
+
+// checkNodeMirror verifies n against the mirror index (see checkMirrors);
+// Check calls it from its walk over the nodes.
+func checkNodeMirror(tx *kv.Tx, n *Node, add func(format string, a ...any)) {
+	if !tx.Exists(kv.BucketMirrors) {
+		return
+	}
+	var want uint64
+	if v := tx.GetRaw(kv.BucketMirrors, mirrorNodeKey(n.ID)); len(v) == hashLen+8 {
+		h, filed := mirrorHash(n)
+		if !filed || !bytes.Equal(v[:hashLen], h[:]) || binary.BigEndian.Uint64(v[hashLen:]) != seenKey(n.FirstSeen) {
+			add("node %d (%q) is filed in the mirror index under another hash or time than its own", n.ID, n.Host)
 		}
-		if n.MirrorOf != want {
-			add("node %d (%q) is a mirror of %d, the index says %d", n.ID, n.Host, n.MirrorOf, want)
-		}
-		return nil
-	})
+		copy(h[:], v)
+		want = mirrorOfFor(groupFirst(tx, h), n.ID)
+	}
+	if n.MirrorOf != want {
+		add("node %d (%q) is a mirror of %d, the index says %d", n.ID, n.Host, n.MirrorOf, want)
+	}
 }

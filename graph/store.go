@@ -294,6 +294,7 @@ func Check(tx *kv.Tx) error {
 		if id, ok := Lookup(tx, n.Host); !ok || id != n.ID {
 			add("node %d (%q) is not indexed by its host", n.ID, n.Host)
 		}
+		checkNodeMirror(tx, &n, add)
 	}
 	hc := tx.Cursor(kv.BucketHosts)
 	for k, v := hc.First(); k != nil; k, v = hc.Next() {

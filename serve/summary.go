@@ -31,6 +31,7 @@ type Summary struct {
 	RobotsCached    int               `json:"robots_cached"` // robots.txt outcomes in the cache
 	TopHosts        []HostWeight      `json:"top_hosts"`     // by in-weight, at most TopHosts
 	TopPageRank     []HostRank        `json:"top_pagerank"`  // by PageRank, at most TopHosts
+	MirrorGroups    []MirrorGroup     `json:"mirror_groups"` // the largest, at most TopMirrorGroups
 	LastCrawl       *time.Time        `json:"last_crawl"`    // latest node fetch; null when none
 	Created         time.Time         `json:"created_at"`    // when the store was created (ReadSummary only)
 	ComputedAt      time.Time         `json:"computed_at"`   // when this summary was read
@@ -40,6 +41,22 @@ type Summary struct {
 	// max_outbound_links means no limit); null for a store no crawl of
 	// this weaver has started on yet.
 	Settings crawl.Settings `json:"settings"`
+}
+
+// TopMirrorGroups is how many mirror groups Summary lists, and
+// MirrorHosts how many hosts of each.
+const (
+	TopMirrorGroups = 5
+	MirrorHosts     = 5
+)
+
+// MirrorGroup is a set of hosts whose home pages are the same bytes
+// (graph.MirrorGroups): the first host seen and the copies.
+type MirrorGroup struct {
+	First       string   `json:"first"`
+	Size        int      `json:"size"`         // hosts, the first included
+	Hosts       []string `json:"hosts"`        // the first MirrorHosts hosts, the first one first
+	ContentHash string   `json:"content_hash"` // hex sha256 of the home page
 }
 
 // DepthCount is how many frontier entries wait at one depth.
@@ -170,6 +187,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	if sum.TopPageRank, err = topPageRank(tx, ranks, func(id uint64) uint64 { return inw[id].weight }); err != nil {
 		return Summary{}, err
 	}
+	if sum.MirrorGroups, err = mirrorGroups(tx); err != nil {
+		return Summary{}, err
+	}
 	if sum.TopHosts == nil {
 		sum.TopHosts = []HostWeight{}
 	}
@@ -182,6 +202,33 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	}
 	sum.ComputeSeconds = time.Since(start).Seconds()
 	return sum, nil
+}
+
+// mirrorGroups returns the TopMirrorGroups largest mirror groups with
+// their hosts' names, read from the mirror index.
+func mirrorGroups(tx *kv.Tx) ([]MirrorGroup, error) {
+	groups, err := graph.MirrorGroups(tx, TopMirrorGroups)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MirrorGroup, 0, len(groups))
+	for _, g := range groups {
+		mg := MirrorGroup{Size: g.Size, ContentHash: g.Hash}
+		for _, id := range g.Members[:min(len(g.Members), MirrorHosts)] {
+			n, ok, err := graph.Get(tx, id)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				mg.Hosts = append(mg.Hosts, n.Host)
+			}
+		}
+		if len(mg.Hosts) > 0 {
+			mg.First = mg.Hosts[0]
+		}
+		out = append(out, mg)
+	}
+	return out, nil
 }
 
 // topPageRank returns the TopHosts nodes of the graph in b with the highest

@@ -97,7 +97,12 @@ func writeDiff(w io.Writer, r *archive.Report) {
 		fmt.Fprintf(w, "- edge %s → %s  weight %d\n", c.From, c.To, c.OldWeight)
 	}
 	for _, c := range r.EdgesChanged {
-		fmt.Fprintf(w, "~ edge %s → %s  weight %d → %d (%+d)\n", c.From, c.To, c.OldWeight, c.NewWeight, c.Delta)
+		if c.OldWeight != c.NewWeight {
+			fmt.Fprintf(w, "~ edge %s → %s  weight %d → %d (%+d)\n", c.From, c.To, c.OldWeight, c.NewWeight, c.Delta)
+		}
+		if c.OldNofollow != c.NewNofollow || c.OldRedirect != c.NewRedirect {
+			fmt.Fprintf(w, "~ edge %s → %s  nofollow %d → %d, redirect %d → %d\n", c.From, c.To, c.OldNofollow, c.NewNofollow, c.OldRedirect, c.NewRedirect)
+		}
 	}
 	for _, c := range r.NodesChanged {
 		if c.OldStatus != c.NewStatus {
@@ -105,6 +110,12 @@ func writeDiff(w io.Writer, r *archive.Report) {
 		}
 		if c.OldTitle != c.NewTitle {
 			fmt.Fprintf(w, "~ node %s  title %s → %s\n", c.Host, strconv.Quote(c.OldTitle), strconv.Quote(c.NewTitle))
+		}
+		for _, f := range [][3]string{{"canonical", c.OldCanonical, c.NewCanonical}, {"robots", c.OldRobots, c.NewRobots},
+			{"mirror of", c.OldMirrorOf, c.NewMirrorOf}} {
+			if f[1] != f[2] {
+				fmt.Fprintf(w, "~ node %s  %s %s → %s\n", c.Host, f[0], strconv.Quote(f[1]), strconv.Quote(f[2]))
+			}
 		}
 	}
 	if r.Empty() {

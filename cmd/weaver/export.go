@@ -21,27 +21,30 @@ func init() {
 	})
 }
 
-const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE]) [flags]
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --cc-hostgraph PREFIX) [flags]
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
 under a temporary name and renamed into place when complete; an existing
 file is replaced only with --force. A device or pipe (/dev/stdout) is
 written in place. --html writes the map page: one self-contained file a
-browser opens from disk.`
+browser opens from disk. --cc-hostgraph writes PREFIX-vertices.txt.gz and
+PREFIX-edges.txt.gz, the text form of Common Crawl's host-level graphs
+(reversed host names).`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
   weaver export --graphml map.graphml --json map.json --crawled-only
   weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot
   weaver export --html map.html
-  weaver export --db huge.bolt --no-ranks --graphml huge.graphml`
+  weaver export --db huge.bolt --no-ranks --graphml huge.graphml
+  weaver export --cc-hostgraph ac-uk --no-mirrors`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
 	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
-	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true}
+	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true}
 )
 
 // exportTarget is one format to write, to a file or to stdout.
@@ -65,6 +68,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
 	force := fs.Bool("force", false, "replace existing files (never the store)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
+	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
+	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
@@ -92,9 +97,12 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		targets = append(targets, exportTarget{f, path})
 	}
+	if set["cc-hostgraph"] && *ccPrefix == "" {
+		return usagef("--cc-hostgraph needs a PREFIX")
+	}
 	switch {
-	case len(targets) == 0:
-		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE]")
+	case len(targets) == 0 && *ccPrefix == "":
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --cc-hostgraph PREFIX")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
@@ -132,6 +140,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	if *ccPrefix != "" {
+		vpath, epath := export.CCHostGraphFiles(*ccPrefix)
+		for _, p := range []string{vpath, epath} {
+			if err := export.CheckTarget(s, p, export.FormatCCHostGraph, *force); err != nil {
+				return exportError(err)
+			}
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -146,7 +162,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
-		Force: *force, NoRanks: *noRanks, Version: Version,
+		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version,
 	}
 	for _, t := range targets {
 		var st export.Stats
@@ -166,6 +182,16 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
 			name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
+	}
+	if *ccPrefix != "" {
+		st, err := export.CCHostGraph(ctx, s, *ccPrefix, opt)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: %s not written", *ccPrefix)
+		}
+		if err != nil {
+			return exportError(err)
+		}
+		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", *ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
 	}
 	return nil
 }

@@ -211,6 +211,16 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	for i, h := range st.TopPageRank {
 		fmt.Fprintf(tw, "  %d\t%s\t%.6g\tin-weight %d\t%s\n", i+1, h.Host, h.PageRank, h.InWeight, h.Status)
 	}
+	if len(st.MirrorGroups) > 0 {
+		fmt.Fprintf(tw, "\nLargest mirror groups (same home page)\n")
+		for i, g := range st.MirrorGroups {
+			more := ""
+			if g.Size > len(g.Hosts) {
+				more = fmt.Sprintf(" and %d more", g.Size-len(g.Hosts))
+			}
+			fmt.Fprintf(tw, "  %d\t%d hosts\t%s%s\n", i+1, g.Size, strings.Join(g.Hosts, ", "), more)
+		}
+	}
 	if c := rep.Crawl; c != nil {
 		where := ""
 		if rep.Listen != "" {
