@@ -1,0 +1,130 @@
+package e2e_test
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/warc"
+)
+
+// warcResponses reads every WARC file in dir with weaver's reader and
+// returns the target URIs of their response records; it fails the test
+// on any record that cannot be read.
+func warcResponses(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatalf("no WARC file in %s", dir)
+	}
+	out := map[string]int{}
+	for _, f := range files {
+		r, err := warc.NewReader(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", filepath.Base(f), err)
+			}
+			if rec.Header("WARC-Type") == "response" {
+				out[rec.Header("WARC-Target-URI")]++
+			}
+		}
+		r.Close()
+	}
+	return out
+}
+
+// TestCrawlWARC_RoundTrip: a crawl with --warc writes robots.txt and every
+// page as records that an independent reader (warcio.js) checks digest by
+// digest, and importing them into a fresh store gives the crawl's graph.
+func TestCrawlWARC_RoundTrip(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 59, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, "--warc-max-size", "400000", w.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want := w.ExpectedEdges(10, excluded)
+	storetest.SameGraph(t, edges(t, db), want)
+	files, _ := filepath.Glob(filepath.Join(warcs, "w-*.warc.gz"))
+	if len(files) < 2 {
+		t.Fatalf("want rotated files named after the crawl, got %v", files)
+	}
+	responses := 0
+	for _, rep := range warcioCheck(t, files) {
+		for _, e := range rep.Errors {
+			t.Errorf("%s: %s", filepath.Base(rep.File), e)
+		}
+		if rep.Types["warcinfo"] != 1 {
+			t.Errorf("%s: %d warcinfo records", filepath.Base(rep.File), rep.Types["warcinfo"])
+		}
+		responses += rep.Types["response"]
+	}
+	// robots.txt and the home page of every host.
+	if n := 2 * len(w.Hosts()); responses != n {
+		t.Errorf("%d response records, want %d (robots.txt and / of %d hosts)", responses, n, len(w.Hosts()))
+	}
+	fresh := filepath.Join(dir, "imported.bolt")
+	if r := weaver(t, dir, "import", "--db", fresh, warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, fresh), want)
+}
+
+// TestCrawlWARC_KillResume: SIGKILL during a crawl with --warc, again and
+// again, then resume: every page the store holds has its response record,
+// and every record of every file reads whole (a torn one was cut off).
+func TestCrawlWARC_KillResume(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 61, Latency: 3 * time.Millisecond, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs)
+	kills := 0
+	for round := 0; ; round++ {
+		a := args
+		if round == 0 {
+			a = append(a, w.Seed())
+		}
+		var d time.Duration
+		if round < 5 {
+			d = time.Duration(200+round*150) * time.Millisecond
+		}
+		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
+		if !signalled && err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if signalled {
+			kills++
+			continue
+		}
+		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
+			break
+		}
+	}
+	if kills < 2 {
+		t.Logf("only %d kills landed", kills)
+	}
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	got := warcResponses(t, warcs)
+	for h, n := range nodes(t, db) {
+		if n.CrawlCount > 0 && got["http://"+h+"/"] == 0 {
+			t.Errorf("%s is crawled in the store but has no response record", h)
+		}
+	}
+}
