@@ -48,6 +48,9 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		n.Bytes, n.FetchMS, n.ContentHash = p.bytes, p.took.Milliseconds(), p.hash
 		n.Title, n.Description, n.Error = p.title, p.desc, p.err
 		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
+		if p.warc != nil {
+			n.Warc = p.warc.String()
+		}
 		n.RenderMS = 0
 		if p.homeRendered {
 			n.RenderMS = max(p.renderTook.Milliseconds(), 1)

@@ -100,6 +100,7 @@ type response struct {
 	retryAfter  time.Duration
 	location    string   // a redirect's Location, as sent
 	robotsTag   []string // X-Robots-Tag headers
+	warc        *WarcRef // where the exchange was recorded (--warc)
 }
 
 // get performs one GET with its own deadline, hands the size-capped body
@@ -107,7 +108,7 @@ type response struct {
 // returns the response or a transport error. A nil read discards the body.
 // Redirects are not followed: a redirect is the scheduler's next step, so
 // that a hop waits for its host's delay without holding a worker.
-func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, read func(io.Reader, *response) error) (*response, error) {
+func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, prev *WarcRef, read func(io.Reader, *response) error) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var remote string
@@ -162,9 +163,11 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 			return nil, err
 		}
 		truncated := int64(kept.Len()) >= c.cfg.MaxBodyBytes && peekMore(resp.Body)
-		if err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent); err != nil {
+		ref, err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent, prev)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrArchive, err)
 		}
+		r.warc = &ref
 	}
 	// Whatever read left is not needed: the connection is not reused
 	// rather than draining an endless or dripping body.
@@ -181,8 +184,45 @@ func peekMore(r io.Reader) bool {
 // Archive keeps every HTTP exchange of a crawl (--warc): robots.txt,
 // pages, redirect hops, retries. Record returns once the exchange is
 // durable, so a page committed after it has its records.
+//
+// prev, when not nil, is where the same page's response was recorded by
+// an earlier crawl: an unchanged payload is then recorded as a revisit of
+// it. Record returns where this exchange's response is (prev itself for a
+// revisit, so that revisits always refer to the payload's original).
 type Archive interface {
-	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time) error
+	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *WarcRef) (WarcRef, error)
+}
+
+// WarcRef is where a page's response record is in a crawl's WARC files.
+type WarcRef struct {
+	File   string    // base name of the file (without .open)
+	Offset int64     // of the exchange's request record; the response follows it
+	ID     string    // WARC-Record-ID of the response
+	Digest string    // its WARC-Payload-Digest, "sha1:BASE32"
+	Date   time.Time // its WARC-Date
+	URL    string    // its WARC-Target-URI
+}
+
+// String is the ref as graph.Node.Warc holds it: fields apart by spaces.
+func (r WarcRef) String() string {
+	if r.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %s %s %s %s", r.File, r.Offset, r.ID, r.Digest, r.Date.UTC().Format(time.RFC3339Nano), r.URL)
+}
+
+// ParseWarcRef reads what String wrote.
+func ParseWarcRef(s string) (WarcRef, bool) {
+	f := strings.Fields(s)
+	if len(f) != 6 {
+		return WarcRef{}, false
+	}
+	off, err1 := strconv.ParseInt(f[1], 10, 64)
+	date, err2 := time.Parse(time.RFC3339Nano, f[4])
+	if err1 != nil || err2 != nil {
+		return WarcRef{}, false
+	}
+	return WarcRef{File: f[0], Offset: off, ID: f[2], Digest: f[3], Date: date, URL: f[5]}, true
 }
 
 // ErrArchive wraps a failure to record an exchange: the crawl stops, and

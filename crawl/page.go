@@ -45,6 +45,7 @@ type page struct {
 	targetAt   map[string]int // index in targets by host
 	pages      int            // pages of the host answered in this crawl of it, home page included
 	pagesBad   int            // pages after the home page that failed
+	warc       *WarcRef       // where the home page's response was recorded (--warc)
 	redirected bool           // the home page redirected to another host
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.

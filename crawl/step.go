@@ -47,6 +47,7 @@ type task struct {
 	// is not fetched; the redirect is the page's one link.
 	outRedirect bool
 	rendered    []byte          // the current page's DOM after --render, parsed instead of its HTML
+	warcPrev    *WarcRef        // where the home page was recorded by the last crawl (--warc)
 	queue       []string        // the host's own pages found so far and not yet fetched, in order
 	seen        map[string]bool // pages queued or fetched (URL without fragment)
 	rules       *robots.Rules   // kept for the pages after the home page
@@ -143,6 +144,16 @@ func (c *Crawler) start(t *task) {
 		return
 	}
 	t.stage = stagePage
+	if c.archive != nil {
+		_ = c.store.View(func(tx *kv.Tx) error {
+			if n, ok, err := graph.Get(tx, p.lease.NodeID); err == nil && ok {
+				if ref, ok := ParseWarcRef(n.Warc); ok {
+					t.warcPrev = &ref
+				}
+			}
+			return nil
+		})
+	}
 	if c.cfg.IgnoreRobots {
 		return
 	}
@@ -226,7 +237,11 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	}
 	timeout := c.cfg.timeout() + time.Duration(t.attempt)*2*time.Second
 	start := time.Now()
-	resp, err := c.get(ctx, t.url, timeout, func(body io.Reader, r *response) error {
+	var prev *WarcRef
+	if t.stage == stagePage && t.pageNo == 0 {
+		prev = t.warcPrev
+	}
+	resp, err := c.get(ctx, t.url, timeout, prev, func(body io.Reader, r *response) error {
 		if r.status >= 500 || r.status == http.StatusTooManyRequests {
 			return nil // retried or recorded; the body is not wanted
 		}
@@ -351,6 +366,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 	} else {
 		p.fetched = true
 		p.pages = 1
+		p.warc = resp.warc
 		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
 		if resp.status >= 400 {
 			p.kind = KindHTTP

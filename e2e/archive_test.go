@@ -306,6 +306,7 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 				if _, err := time.Parse(time.RFC3339, string(v)); len(v) > 0 && err != nil {
 					t.Errorf("%s: crawl.running %q", db, v)
 				}
+			case key == "warc.dir": // where --warc wrote the crawl's files
 			case key == "crawl.settings": // the crawl's settings, JSON
 				if !json.Valid(v) {
 					t.Errorf("%s: crawl.settings is not JSON: %q", db, v)

@@ -3,7 +3,9 @@ package e2e_test
 import (
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +85,41 @@ func TestCrawlWARC_RoundTrip(t *testing.T) {
 		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	storetest.SameGraph(t, edges(t, fresh), want)
+
+	// weaver status reports the files; weaver check finds every page's records.
+	if r := weaver(t, dir, "status", "--db", db); r.code != 0 || !strings.Contains(r.stdout, "WARC files:") {
+		t.Errorf("status: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A second crawl of the same unchanged pages writes revisits, not bodies.
+	if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "2", "--warc", warcs, w.Seed())...); r.code != 0 {
+		t.Fatalf("re-crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	files, _ = filepath.Glob(filepath.Join(warcs, "w-*.warc.gz"))
+	types := map[string]int{}
+	for _, rep := range warcioCheck(t, files) {
+		for _, e := range rep.Errors {
+			t.Errorf("%s: %s", filepath.Base(rep.File), e)
+		}
+		for k, v := range rep.Types {
+			types[k] += v
+		}
+	}
+	if n := len(w.Hosts()); types["revisit"] != n {
+		t.Errorf("re-crawl wrote %d revisit records, want one per host (%d); types %v", types["revisit"], n, types)
+	}
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Fatalf("check after the re-crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A missing WARC file is a problem weaver check names.
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	if r := weaver(t, dir, "check", "--db", db); r.code != 1 || !strings.Contains(r.stdout, "which is missing") {
+		t.Errorf("check with a WARC file missing: exit %d\n%s", r.code, r.stdout)
+	}
 }
 
 // TestCrawlWARC_KillResume: SIGKILL during a crawl with --warc, again and
@@ -121,6 +158,9 @@ func TestCrawlWARC_KillResume(t *testing.T) {
 		t.Logf("only %d kills landed", kills)
 	}
 	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	got := warcResponses(t, warcs)
 	for h, n := range nodes(t, db) {
 		if n.CrawlCount > 0 && got["http://"+h+"/"] == 0 {

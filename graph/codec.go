@@ -60,6 +60,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	}
 	optNum("pf", int64(n.PagesFetched), false)
 	optNum("rm", n.RenderMS, true)
+	opt("wa", n.Warc)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields.
@@ -186,6 +187,8 @@ func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
 			n.PagesFetched = int(i)
 		case "rm":
 			n.RenderMS, err = dec.DecodeInt64()
+		case "wa":
+			n.Warc, err = dec.DecodeString()
 		default:
 			err = dec.Skip()
 		}

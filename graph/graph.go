@@ -64,6 +64,9 @@ type Node struct {
 	// RenderMS is the time the browser took to render the home page of
 	// the host's last crawl (--render); 0 when it was not rendered.
 	RenderMS int64 `msgpack:"rm,omitempty"`
+	// Warc is where the response record of the home page of the host's
+	// last crawl is, with --warc: crawl.WarcRef's text form.
+	Warc string `msgpack:"wa,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -41,6 +43,35 @@ type Summary struct {
 	// max_outbound_links means no limit); null for a store no crawl of
 	// this weaver has started on yet.
 	Settings crawl.Settings `json:"settings"`
+	// Warc is the WARC files of the store's crawl (--warc); null when it
+	// writes none.
+	Warc *WarcFiles `json:"warc"`
+}
+
+// WarcFiles are the WARC files in the directory a crawl writes them to.
+type WarcFiles struct {
+	Dir   string `json:"dir"`
+	Files int    `json:"files"` // .warc.gz files, the one being written included
+	Bytes int64  `json:"bytes"`
+}
+
+// MetaWarcDir is the meta record that names, as an absolute path, the
+// directory where the store's crawl writes its WARC files.
+const MetaWarcDir = "warc.dir"
+
+// readWarcFiles counts the WARC files in dir.
+func readWarcFiles(dir string) *WarcFiles {
+	w := &WarcFiles{Dir: dir}
+	for _, pat := range []string{"*.warc.gz", "*.warc.gz.open"} {
+		names, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, n := range names {
+			if fi, err := os.Stat(n); err == nil {
+				w.Files++
+				w.Bytes += fi.Size()
+			}
+		}
+	}
+	return w
 }
 
 // TopMirrorGroups is how many mirror groups Summary lists, and
@@ -126,6 +157,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		ComputedAt:    now.UTC(),
 	}
 	sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
+	if dir := tx.MetaString(MetaWarcDir); dir != "" {
+		sum.Warc = readWarcFiles(dir)
+	}
 	for d, n := range frontier.ByDepth(tx) {
 		sum.FrontierByDepth = append(sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})
 	}

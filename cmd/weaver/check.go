@@ -5,13 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
+	"github.com/weaver-crawler/weaver/warc"
 )
 
 func init() {
@@ -117,7 +122,81 @@ func checkStore(s *kv.Store) (problems []string, counts graph.Counts, queued, le
 		counts, queued, leases = graph.GetCounts(tx), frontier.Len(tx), frontier.Leases(tx)
 		return nil
 	})
+	if err == nil {
+		problems = append(problems, checkWarc(s)...)
+	}
 	return problems, counts, queued, leases, err
+}
+
+// checkWarc verifies, for a store whose crawl wrote WARC files (--warc),
+// that every page it holds has its records: each node's response record
+// is where the node says (the file, the offset of the request record,
+// the response's WARC-Record-ID after it).
+func checkWarc(s *kv.Store) []string {
+	var dir string
+	var refs []struct {
+		host string
+		ref  crawl.WarcRef
+	}
+	var problems []string
+	_ = s.View(func(tx *kv.Tx) error {
+		dir = tx.MetaString(serve.MetaWarcDir)
+		if dir == "" {
+			return nil
+		}
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.Warc == "" {
+				return nil
+			}
+			ref, ok := crawl.ParseWarcRef(n.Warc)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("warc: %s: unreadable record reference %q", n.Host, n.Warc))
+				return nil
+			}
+			refs = append(refs, struct {
+				host string
+				ref  crawl.WarcRef
+			}{n.Host, ref})
+			return nil
+		})
+	})
+	for _, r := range refs {
+		if len(problems) >= 50 {
+			problems = append(problems, "warc: … (stopped after 50 problems)")
+			break
+		}
+		if err := findRecord(dir, r.ref); err != nil {
+			problems = append(problems, fmt.Sprintf("warc: %s: %v", r.host, err))
+		}
+	}
+	return problems
+}
+
+// findRecord checks that ref's exchange is in dir: the record at its
+// offset, then the response with its id.
+func findRecord(dir string, ref crawl.WarcRef) error {
+	path := filepath.Join(dir, ref.File)
+	if _, err := os.Stat(path); err != nil {
+		if _, oerr := os.Stat(path + ".open"); oerr != nil {
+			return fmt.Errorf("its record is in %s, which is missing", path)
+		}
+		path += ".open"
+	}
+	r, err := warc.NewReader(path, ref.Offset)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for range 2 {
+		rec, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("%s at offset %d: %v", path, ref.Offset, err)
+		}
+		if strings.Trim(rec.Header("WARC-Record-ID"), "<>") == strings.Trim(ref.ID, "<>") {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s at offset %d: no record %s", path, ref.Offset, ref.ID)
 }
 
 // runRepair writes a repaired copy of db to out, listing each record it

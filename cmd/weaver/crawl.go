@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/render"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {
@@ -297,6 +299,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			logf("INFO", fmt.Sprintf("WARC: %s, %s, %d bytes in %s", count(st.Files, "file", ""), count(st.Records, "record", ""), st.Bytes, cfg.WarcDir))
 		}()
 		opts.Archive = warcArchive{w}
+		if abs, err := filepath.Abs(cfg.WarcDir); err == nil {
+			if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(serve.MetaWarcDir, abs) }); err != nil {
+				return err
+			}
+		}
 	}
 	if cfg.Render != crawl.RenderNever {
 		pool, err := newRenderPool(e, *browserFlag, &cfg, proxy, func(r *http.Request) error { return c.RenderPolicy(r) }, logf)

@@ -211,6 +211,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	for i, h := range st.TopPageRank {
 		fmt.Fprintf(tw, "  %d\t%s\t%.6g\tin-weight %d\t%s\n", i+1, h.Host, h.PageRank, h.InWeight, h.Status)
 	}
+	if st.Warc != nil {
+		fmt.Fprintf(tw, "\nWARC files:\t%s, %d bytes in %s\n", count(st.Warc.Files, "file", ""), st.Warc.Bytes, st.Warc.Dir)
+	}
 	if len(st.MirrorGroups) > 0 {
 		fmt.Fprintf(tw, "\nLargest mirror groups (same home page)\n")
 		for i, g := range st.MirrorGroups {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base32"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -14,9 +16,27 @@ import (
 // warcArchive is the crawl's Archive on a WARC writer (--warc DIR).
 type warcArchive struct{ w *warc.Writer }
 
-func (a warcArchive) Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time) error {
-	_, err := a.w.WriteExchange(ctx, warc.FromHTTP(req, resp, body, truncated, remoteIP, sent))
-	return err
+// Record writes one exchange; a page whose payload is the one prev
+// recorded becomes a revisit of prev (identical-payload-digest profile),
+// and prev stays its reference.
+func (a warcArchive) Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *crawl.WarcRef) (crawl.WarcRef, error) {
+	ex := warc.FromHTTP(req, resp, body, truncated, remoteIP, sent)
+	revisit := false
+	if prev != nil && prev.URL == ex.URL && !truncated && resp.StatusCode < 300 {
+		sum := sha1.Sum(body)
+		if prev.Digest == "sha1:"+base32.StdEncoding.EncodeToString(sum[:]) {
+			ex.Revisit = &warc.Original{URL: prev.URL, Date: prev.Date, RecordID: prev.ID}
+			revisit = true
+		}
+	}
+	w, err := a.w.WriteExchange(ctx, ex)
+	if err != nil {
+		return crawl.WarcRef{}, err
+	}
+	if revisit {
+		return *prev, nil
+	}
+	return crawl.WarcRef{File: w.File, Offset: w.Offset, ID: w.ResponseID, Digest: w.PayloadDigest, Date: sent, URL: ex.URL}, nil
 }
 
 // openWarc opens the WARC writer of --warc: files named after the crawl
