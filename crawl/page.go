@@ -150,7 +150,10 @@ func (c *Crawler) parse(w *parser, t *task) {
 		w.sel.add(p.final)
 		redirect = true
 		if home {
+			// The body is another host's: it says nothing of this one
+			// (no content hash, so no mirror of the target).
 			p.redirected = true
+			p.hash = ""
 		}
 	case isHTML(t.ctype):
 		full := false

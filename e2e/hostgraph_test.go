@@ -202,3 +202,27 @@ func TestHostGraph_KillResume_SameGraph(t *testing.T) {
 	}
 	sameHostGraph(t, db, w.ExpectedSites(4, 3, nil))
 }
+
+// TestHostGraph_Cluster_PagesPerHost: three shards on a real NATS server
+// crawl the web of sites with 4 pages per host; their merged stores hold
+// the graph the model gives one process: weights, link facts, node
+// fields and mirrors.
+func TestHostGraph_Cluster_PagesPerHost(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.NewSites(fakeweb.SitesConfig{Hosts: 90, Seed: 67})
+	srv := startWeb(t, w)
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 3 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--max-outbound-links", "3",
+			"--pages-per-host", "4", "--workers", "2", "--cluster", ns.URL(), "--shard", fmt.Sprintf("%d/3", k), w.Seed())
+		procs = append(procs, startShard(t, dir, nil, args...))
+	}
+	waitShards(t, procs, 3*time.Minute)
+	merged := mergeShards(t, dir, dbs)
+	sameHostGraph(t, merged, w.ExpectedSites(4, 3, nil))
+}
