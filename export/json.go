@@ -41,6 +41,9 @@ type jsonNode struct {
 	Robots       string `json:"robots,omitempty"`
 	MirrorOf     uint64 `json:"mirror_of,omitempty"`
 	PagesFetched int    `json:"pages_fetched"`
+	// RenderMS is the browser's time on the home page (--render), 0 when
+	// it was not rendered.
+	RenderMS int64 `json:"render_ms,omitempty"`
 	// PageRank and Harmonic are the node's ranks (see package rank); left
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
@@ -112,7 +115,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentType: n.ContentType, Server: n.Server, Bytes: n.Bytes, FetchMS: n.FetchMS,
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
-				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched,
+				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
 				PageRank: pagerank, Harmonic: harmonic,
 			})
 			if err != nil {

@@ -71,6 +71,12 @@ type mapNode struct {
 	HTTPStatus int    `json:"http_status,omitempty"`
 	CrawlCount int    `json:"crawl_count"`
 	Depth      int    `json:"depth"`
+	// The deeper host graph's fields, as the JSON export names them.
+	Canonical    string `json:"canonical,omitempty"`
+	Robots       string `json:"robots,omitempty"`
+	MirrorOf     uint64 `json:"mirror_of,omitempty"`
+	PagesFetched int    `json:"pages_fetched,omitempty"`
+	RenderMS     int64  `json:"render_ms,omitempty"`
 }
 
 // pageCSP lets the page run only its own script (by hash) and the layout
@@ -260,7 +266,8 @@ func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, 
 			return nil
 		}
 		b, err := json.Marshal(mapNode{ID: n.ID, Host: n.Host, Domain: n.Domain, Title: n.Title,
-			Status: string(n.Status), HTTPStatus: n.HTTPStatus, CrawlCount: n.CrawlCount, Depth: n.Depth})
+			Status: string(n.Status), HTTPStatus: n.HTTPStatus, CrawlCount: n.CrawlCount, Depth: n.Depth,
+			Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS})
 		if err != nil {
 			return err
 		}

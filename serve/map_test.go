@@ -39,6 +39,12 @@ type mapData struct {
 		HTTPStatus int    `json:"http_status"`
 		CrawlCount int    `json:"crawl_count"`
 		Depth      int    `json:"depth"`
+		// The deeper host graph's fields (issue 20).
+		Canonical    string `json:"canonical"`
+		Robots       string `json:"robots"`
+		MirrorOf     uint64 `json:"mirror_of"`
+		PagesFetched int    `json:"pages_fetched"`
+		RenderMS     int64  `json:"render_ms"`
 	} `json:"nodes"`
 	Edges [][3]uint64 `json:"edges"`
 }

@@ -166,6 +166,11 @@ function ingest(data, full) {
       http: n.http_status || 0,
       crawls: n.crawl_count || 0,
       depth: n.depth || 0,
+      pages: n.pages_fetched || 0,
+      canonical: n.canonical || '',
+      robots: n.robots || '',
+      mirrorOf: n.mirror_of ? String(n.mirror_of) : '',
+      renderMS: n.render_ms || 0,
     };
     if (typeof n.pagerank === 'number') attrs.pagerank = n.pagerank;
     if (typeof n.harmonic === 'number') attrs.harmonic = n.harmonic;
@@ -1179,7 +1184,14 @@ function showInfo(key) {
   if (typeof a.harmonic === 'number') rows.push(['harmonic', a.harmonic.toPrecision(5)]);
   rows.push(['in-weight', fmt(a.inW) + ' from ' + fmt(G.inDegree(key)) + ' ' + state.view]);
   rows.push(['out-weight', fmt(a.outW) + ' to ' + fmt(G.outDegree(key)) + ' ' + state.view]);
-  if (state.view === 'hosts') rows.push(['depth', a.depth], ['crawls', a.crawls]);
+  if (state.view === 'hosts') {
+    rows.push(['depth', a.depth], ['crawls', a.crawls]);
+    if (a.pages) rows.push(['pages fetched', fmt(a.pages)]);
+    if (a.canonical) rows.push(['canonical', a.canonical]);
+    if (a.robots) rows.push(['robots', a.robots]);
+    if (a.mirrorOf) rows.push(['mirror of', G.hasNode(a.mirrorOf) ? G.getNodeAttribute(a.mirrorOf, 'label') : '#' + a.mirrorOf]);
+    if (a.renderMS) rows.push(['rendered', fmt(a.renderMS) + ' ms']);
+  }
   const table = el('table');
   for (const [k, v] of rows) table.append(el('tr', {}, el('td', {}, k), el('td', {}, v)));
   box.append(table);
