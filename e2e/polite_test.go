@@ -263,3 +263,49 @@ func TestPolite_NothingReachable_Exit1(t *testing.T) {
 		t.Errorf("stderr: %q, want one line saying nothing could be fetched (connect 1)", r.stderr)
 	}
 }
+
+// TestPolite_SlowHostDoesNotHoldTheOthers: a host that drips its page a
+// byte a second holds one worker until the timeout; the other workers
+// go on fetching other hosts meanwhile.
+func TestPolite_SlowHostDoesNotHoldTheOthers(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 71, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1,
+		Faults: map[string]fakeweb.Fault{"drip.slow.test": fakeweb.SlowDrip}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	r := weaver(t, dir, politeArgs(srv, db, "0", "--workers", "3", "--max-depth", "0", "--max-crawls-per-node", "1",
+		"--timeout", "2s", "--retries", "0", w.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := w.Requests()
+	at := -1
+	for i, rq := range reqs {
+		if rq.Host == "drip.slow.test" && rq.Path == "/" {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatal("the slow host's page was never asked for")
+	}
+	// In the 2 s its request lasted, the two other workers fetch at 10 ms
+	// a request: far more than the handful a stalled crawl would.
+	end := reqs[at].At.Add(2 * time.Second)
+	others := 0
+	for _, rq := range reqs[at+1:] {
+		if rq.At.After(end) {
+			break
+		}
+		others++
+	}
+	if len(reqs)-at-1 < 50 {
+		t.Fatalf("only %d requests after the slow host's: the test proved nothing", len(reqs)-at-1)
+	}
+	t.Logf("%d requests to other hosts during the slow host's 2 s", others)
+	if others < 50 {
+		t.Errorf("%d requests to other hosts while the slow host held a worker for 2 s, want ≥ 50", others)
+	}
+	if n := nodes(t, db)["drip.slow.test"]; n.Status != "timeout" {
+		t.Errorf("slow host: status %s, want timeout", n.Status)
+	}
+}
