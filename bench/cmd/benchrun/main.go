@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the order.
-var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render"}
+var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc"}
 
 // options are benchrun's flags.
 type options struct {
@@ -208,7 +208,7 @@ Examples:
 	var rows []row
 	steps := map[string]func(context.Context) ([]row, error){
 		"polite": h.polite, "throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
-		"rank": h.ranks, "cluster": h.clusterSection, "render": h.renderSection,
+		"rank": h.ranks, "cluster": h.clusterSection, "render": h.renderSection, "warc": h.warcSection,
 	}
 	for _, s := range sections {
 		if !want[s] {
