@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"io"
-	"mime"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -155,7 +153,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 			p.redirected = true
 			p.hash = ""
 		}
-	case isHTML(t.ctype):
+	case extract.IsHTML(t.ctype):
 		full := false
 		// An in-memory body has no read error to report.
 		doc := data
@@ -223,17 +221,4 @@ func (p *page) addTargets(picked []pick.Target, redirect bool) {
 			p.targets[i].redirect++
 		}
 	}
-}
-
-// isHTML reports whether a Content-Type is (or may be) HTML: a missing one
-// is parsed too, as browsers sniff.
-func isHTML(ct string) bool {
-	if ct == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.Contains(strings.ToLower(ct), "html")
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
 }

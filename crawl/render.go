@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/graph"
 )
@@ -61,7 +62,7 @@ const maxRenderTries = 3
 // an HTML answer of its own host, with --render always, or auto and a
 // shell.
 func (c *Crawler) wantsRender(t *task) bool {
-	if c.renderer == nil || c.cfg.Render == RenderNever || t.p.body == nil || t.status >= 300 || !isHTML(t.ctype) {
+	if c.renderer == nil || c.cfg.Render == RenderNever || t.p.body == nil || t.status >= 300 || !extract.IsHTML(t.ctype) {
 		return false
 	}
 	if h, err := graph.HostOf(t.p.final); err != nil || h != t.p.lease.Host {

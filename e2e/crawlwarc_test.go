@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,31 +131,12 @@ func TestCrawlWARC_KillResume(t *testing.T) {
 	db := filepath.Join(dir, "w.bolt")
 	warcs := filepath.Join(dir, "warcs")
 	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs)
-	kills := 0
-	for round := 0; ; round++ {
-		a := args
-		if round == 0 {
-			a = append(a, w.Seed())
-		}
-		var d time.Duration
+	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
-			d = time.Duration(200+round*150) * time.Millisecond
+			return time.Duration(200+round*150) * time.Millisecond
 		}
-		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
-		if !signalled && err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if signalled {
-			kills++
-			continue
-		}
-		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
-			break
-		}
-	}
-	if kills < 2 {
-		t.Logf("only %d kills landed", kills)
-	}
+		return 0
+	})
 	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -175,31 +174,12 @@ func TestHostGraph_KillResume_SameGraph(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	args := politeArgs(srv, db, "50ms", "--max-depth", "0", "--max-crawls-per-node", "1", "--max-outbound-links", "3", "--pages-per-host", "4")
-	kills := 0
-	for round := 0; ; round++ {
-		a := args
-		if round == 0 {
-			a = append(a, w.Seed())
-		}
-		var d time.Duration
+	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
-			d = time.Duration(300+round*150) * time.Millisecond
+			return time.Duration(300+round*150) * time.Millisecond
 		}
-		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
-		if !signalled && err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if signalled {
-			kills++
-			continue
-		}
-		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
-			break
-		}
-	}
-	if kills < 2 {
-		t.Logf("only %d kills landed before the crawl finished", kills)
-	}
+		return 0
+	})
 	sameHostGraph(t, db, w.ExpectedSites(4, 3, nil))
 }
 

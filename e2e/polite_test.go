@@ -152,31 +152,12 @@ func TestPolite_KillWhileParked_SameGraph(t *testing.T) {
 	db := filepath.Join(dir, "w.bolt")
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	args := politeArgs(srv, db, delay.String(), "--max-depth", "0", "--max-crawls-per-node", "1")
-	kills := 0
-	for round := 0; ; round++ {
-		a := args
-		if round == 0 {
-			a = append(a, w.Seed())
-		}
-		var d time.Duration
+	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
-			d = time.Duration(600+rng.Intn(900)) * time.Millisecond
+			return time.Duration(600+rng.Intn(900)) * time.Millisecond
 		}
-		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
-		if !signalled && err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if signalled {
-			kills++
-			continue
-		}
-		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
-			break
-		}
-	}
-	if kills < 2 {
-		t.Logf("only %d kills landed before the crawl finished", kills)
-	}
+		return 0
+	})
 	storetest.SameGraph(t, edges(t, db), want)
 	for h, n := range nodes(t, db) {
 		if n.CrawlCount > 1 {
@@ -308,4 +289,34 @@ func TestPolite_SlowHostDoesNotHoldTheOthers(t *testing.T) {
 	if n := nodes(t, db)["drip.slow.test"]; n.Status != "timeout" {
 		t.Errorf("slow host: status %s, want timeout", n.Status)
 	}
+}
+
+// killAndResume runs a crawl of seed with args, killing it with SIGKILL
+// after delay(round) for the first rounds (delay returns 0 once a run is
+// to be left to end) and running it again, until a run ends by itself
+// with queue_empty. It returns how many kills landed.
+func killAndResume(t *testing.T, dir, metricsPath string, args []string, seed string, delay func(round int) time.Duration) int {
+	t.Helper()
+	kills := 0
+	for round := 0; ; round++ {
+		a := args
+		if round == 0 {
+			a = append(append([]string(nil), args...), seed)
+		}
+		signalled, err := interrupt(t, dir, a, delay(round), syscall.SIGKILL)
+		if !signalled && err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if signalled {
+			kills++
+			continue
+		}
+		if m := metrics(t, metricsPath); m.TerminationReason == "queue_empty" {
+			break
+		}
+	}
+	if kills < 2 {
+		t.Logf("only %d kills landed before the crawl finished", kills)
+	}
+	return kills
 }

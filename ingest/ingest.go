@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -489,7 +488,7 @@ func (im *importer) response(rec *warc.Record) error {
 	case status >= 400:
 		im.stats.HTTPErrors++
 		return nil
-	case !isHTML(h.Get("Content-Type")):
+	case !extract.IsHTML(h.Get("Content-Type")):
 		im.stats.NonHTML++
 		return nil
 	}
@@ -562,17 +561,4 @@ func (im *importer) readBody(r io.Reader, te, ce string) error {
 	}
 	_, err := im.body.ReadFrom(io.LimitReader(r, im.opts.MaxBodyBytes))
 	return err
-}
-
-// isHTML reports whether a Content-Type is (or may be) HTML: a missing one
-// is parsed too, as browsers sniff (the crawl's rule).
-func isHTML(ct string) bool {
-	if ct == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.Contains(strings.ToLower(ct), "html")
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
 }

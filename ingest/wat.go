@@ -110,7 +110,7 @@ func (im *importer) wat(rec *warc.Record) error {
 	case status >= 400:
 		im.stats.HTTPErrors++
 		return nil
-	case status < 200 || !isHTML(ct) || resp.HTML == nil:
+	case status < 200 || !extract.IsHTML(ct) || resp.HTML == nil:
 		im.stats.NonHTML++
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/url"
 	"strings"
 	"sync"
@@ -501,4 +502,17 @@ func tooLong(u *url.URL) bool {
 		return false
 	}
 	return len(u.String()) > MaxURLLen
+}
+
+// IsHTML reports whether a Content-Type is (or may be) HTML: a missing one
+// is parsed too, as browsers sniff.
+func IsHTML(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.Contains(strings.ToLower(ct), "html")
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
