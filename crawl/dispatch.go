@@ -279,7 +279,12 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		}
 		now := c.now()
 		if next == nil && committing < c.maxInflight() {
-			next = pick(now)
+			// The host is held from now, before the worker can have its
+			// answer: a reservation after the request's done would hold
+			// the host for good.
+			if next = pick(now); next != nil {
+				c.gate.reserve(next.host)
+			}
 		}
 		c.open.Store(int64(running + waiting.Len()))
 		c.parkedN.Store(int64(waiting.Len()))
@@ -296,7 +301,6 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 				next.p.wait += now.Sub(next.parkedAt)
 				next.parkedAt = time.Time{}
 			}
-			c.gate.reserve(next.host)
 			next, running = nil, running+1
 		case s := <-back:
 			running--

@@ -81,6 +81,16 @@ func (g *gate) reserve(host string) {
 	}
 }
 
+// release gives back a reservation no request used: the host is as it
+// was before it (its delay from its last request still holds).
+func (g *gate) release(host string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t, ok := g.next[host]; ok && t.After(g.now().Add(g.delayOf(host))) {
+		g.next[host] = g.now()
+	}
+}
+
 // done records that a request to host has finished: the next one waits
 // the delay from now, so the gap the server sees is never shorter than the
 // delay, however long connecting took.

@@ -114,6 +114,7 @@ func (c *Crawler) step(ctx context.Context, worker int, t *task) {
 	if t.stage == stageStart {
 		c.start(t)
 		if t.done {
+			c.gate.release(t.host) // held for a request that was not made
 			return
 		}
 	}
