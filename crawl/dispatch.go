@@ -216,9 +216,14 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		}
 		return nil
 	}
+	// A park is written to the store when its wait is longer than the
+	// politeness delay: a shorter one is kept after a crash by the hold
+	// the next run puts on every host (Prepare), so the write would buy
+	// nothing but a robots.txt not asked again (it then goes with the
+	// page's commit).
 	park := func(t *task, now time.Time) {
 		t.parkedAt = now
-		if t.persist {
+		if t.persist && t.readyAt.Sub(now) > c.cfg.delay() {
 			c.parkCommit(t, fatal)
 		}
 		heap.Push(&waiting, t)
@@ -284,6 +289,10 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			// the host for good.
 			if next = pick(now); next != nil {
 				c.gate.reserve(next.host)
+				if !next.parkedAt.IsZero() {
+					next.p.wait += now.Sub(next.parkedAt)
+					next.parkedAt = time.Time{}
+				}
 			}
 		}
 		c.open.Store(int64(running + waiting.Len()))
@@ -296,11 +305,8 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		}
 		select {
 		case out <- next:
-			now := c.now()
-			if !next.parkedAt.IsZero() {
-				next.p.wait += now.Sub(next.parkedAt)
-				next.parkedAt = time.Time{}
-			}
+			// The worker owns next now: nothing of it is read or written
+			// here any more.
 			next, running = nil, running+1
 		case s := <-back:
 			running--
