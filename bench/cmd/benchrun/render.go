@@ -15,8 +15,9 @@ import (
 // shell (its links added by a script 200 ms after it runs), 3 workers,
 // no delay, each host once. It reports pages/s of both, weaver's own peak
 // RSS, and the cost per rendered page: the extra wall time over the pages
-// rendered. The browser's memory is its own processes' (the render
-// package's Pool.RSS: go test ./render -bench Pool_Render).
+// rendered. The peak RSS is the largest process's of the crawl's tree
+// (rusage of the children: with --render, chromium's); the browser's
+// whole memory is in go test ./render -bench Pool_Render.
 func (h *harness) renderSection(ctx context.Context) ([]row, error) {
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -74,7 +75,7 @@ func (h *harness) renderSection(ctx context.Context) ([]row, error) {
 		per = (auto.secs - never.secs) / float64(auto.rendered) * 3 // 3 workers share the wall time
 	}
 	return []row{{
-		Metric: fmt.Sprintf("9. Rendering: --render auto vs never, %d hosts at %v, every 10th a JavaScript shell, 3 workers: pages/s, weaver's peak RSS, pages rendered; worker-seconds per rendered page", hosts, h.opt.latency),
+		Metric: fmt.Sprintf("9. Rendering: --render auto vs never, %d hosts at %v, every 10th a JavaScript shell, 3 workers: pages/s, peak RSS of the largest process (chromium's with auto), pages rendered; worker-seconds per rendered page", hosts, h.opt.latency),
 		Weaver: fmt.Sprintf("auto %.0f pages/s (%d rendered), %.0f MiB; never %.0f pages/s, %.0f MiB; %.2f s per rendered page",
 			float64(auto.pages)/auto.secs, auto.rendered, auto.p.MaxRSSMiB(), float64(never.pages)/never.secs, never.p.MaxRSSMiB(), per),
 		Target: "measured", Met: "—",

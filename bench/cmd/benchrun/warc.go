@@ -23,11 +23,12 @@ func (h *harness) warcSection(ctx context.Context) ([]row, error) {
 			h.seq++
 			db := filepath.Join(h.work, fmt.Sprintf("crawl-%d.bolt", h.seq))
 			metrics := db + ".metrics.json"
-			args := append(weaverArgs(db, metrics, fw.Addr, 3, true), fw.Seed)
+			args := weaverArgs(db, metrics, fw.Addr, 3, true)
 			dir := filepath.Join(h.work, fmt.Sprintf("warc-%d", h.seq))
 			if warcOn {
 				args = append(args, "--warc", dir)
 			}
+			args = append(args, fw.Seed)
 			if _, err := h.measured(ctx, h.work, h.weaverBin, args...); err != nil {
 				return nil, err
 			}
