@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
 	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
+	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() {
@@ -114,6 +115,7 @@ Examples:
   fakeweb --print-seed --hosts 1000 --seed 7
   fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
+  fakeweb --hosts 200 --pages 6
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
 	}
@@ -142,8 +144,11 @@ Examples:
 		RobotsDisallowEvery: *disallow,
 		CrawlDelayEvery:     *delay,
 	}
-	w, err := build(cfg, *uk)
-	if err != nil {
+	var w *fakeweb.Web
+	var err error
+	if *pages > 0 {
+		w = fakeweb.NewSites(fakeweb.SitesConfig{Hosts: *hosts, Pages: *pages, Seed: *seed, Latency: *latency})
+	} else if w, err = build(cfg, *uk); err != nil {
 		return err
 	}
 	if n := w.Malformed(); n > 0 {
