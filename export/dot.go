@@ -82,6 +82,17 @@ digraph weaver {
 			b = strconv.AppendUint(b, e.Weight, 10)
 			b = append(b, `", penwidth=`...)
 			b = strconv.AppendFloat(b, penwidth(e.Weight), 'f', 2, 64)
+			// Link facts, when any: a link only ever made with rel
+			// nofollow, ugc or sponsored is drawn dashed.
+			if e.Nofollow != 0 || e.Redirect != 0 {
+				b = append(b, `, nofollow=`...)
+				b = strconv.AppendUint(b, e.Nofollow, 10)
+				b = append(b, `, redirect=`...)
+				b = strconv.AppendUint(b, e.Redirect, 10)
+				if e.Nofollow == e.Weight {
+					b = append(b, `, style=dashed`...)
+				}
+			}
 			b = append(b, "];\n"...)
 			_, err := bw.Write(b)
 			return err

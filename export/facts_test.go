@@ -367,3 +367,20 @@ func TestCCHostGraph_RefusesDatabase(t *testing.T) {
 		t.Error("a SQLite database was overwritten")
 	}
 }
+
+// DOT edges carry their facts, and a link made only with typed links is
+// dashed; Graphviz draws the file.
+func TestFacts_DOT(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := export.DOT(context.Background(), &b, factsStore(t), fixedOptions()); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	if n := strings.Count(doc, "style=dashed"); n != 1 { // cam.ac.uk → www.ox.ac.uk: 2 of 2 typed
+		t.Errorf("%d dashed edges, want 1:\n%s", n, doc)
+	}
+	if !strings.Contains(doc, "nofollow=1, redirect=1") {
+		t.Errorf("no edge with its facts:\n%s", doc)
+	}
+	runTool(t, b.Bytes(), needTool(t, "dot"), "-Tsvg")
+}

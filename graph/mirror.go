@@ -116,6 +116,28 @@ func mirrorOfFor(first, id uint64) uint64 {
 	return first
 }
 
+// metaMirrorIndex is set in the meta bucket once every node of the store
+// is filed in the mirror index: a store written before the index existed
+// lacks it, and EnsureMirrorIndex then files its nodes.
+const metaMirrorIndex = "graph.mirror_index"
+
+// EnsureMirrorIndex files every node in the mirror index, once per store:
+// when the store says its index is complete it does nothing (one read),
+// else it runs RebuildMirrors. Call it in a write transaction before a
+// crawl commits pages, so that a store written by an older weaver gets
+// its mirror groups; from then on every crawled node must be noted
+// (NoteContentHash), which Check verifies. It reports whether it rebuilt,
+// and RebuildMirrors' errors.
+func EnsureMirrorIndex(tx *kv.Tx) (bool, error) {
+	if tx.MetaString(metaMirrorIndex) != "" {
+		return false, nil
+	}
+	if err := RebuildMirrors(tx); err != nil {
+		return false, err
+	}
+	return true, tx.SetMetaString(metaMirrorIndex, "1")
+}
+
 // ErrNoMirrorIndex means a store opened read-only by a weaver older than
 // the mirror index: NoteContentHash cannot write it.
 var ErrNoMirrorIndex = errors.New("graph: store has no mirror index")
@@ -217,9 +239,11 @@ func relabel(tx *kv.Tx, h [hashLen]byte, skip uint64) error {
 }
 
 // RebuildMirrors empties the mirror index and files every node again,
-// rewriting the nodes whose MirrorOf changes: for a store written before
-// the index existed, or after nodes were copied in with other ids (merge,
-// repair). It returns ErrNoMirrorIndex, decoding and store errors.
+// rewriting the nodes whose MirrorOf changes: after nodes were copied in
+// with other ids (repair), or for a store written before the index
+// existed (see EnsureMirrorIndex, which also marks the index complete). It holds the ids of the nodes to
+// file in memory and rewrites the index in tx. It returns
+// ErrNoMirrorIndex, decoding and store errors.
 func RebuildMirrors(tx *kv.Tx) error {
 	if !tx.Exists(kv.BucketMirrors) {
 		return ErrNoMirrorIndex
@@ -338,12 +362,18 @@ func checkMirrors(tx *kv.Tx, add func(format string, a ...any)) {
 
 // checkNodeMirror verifies n against the mirror index (see checkMirrors);
 // Check calls it from its walk over the nodes.
-func checkNodeMirror(tx *kv.Tx, n *Node, add func(format string, a ...any)) {
+// complete says the store's index holds every node (metaMirrorIndex):
+// then a crawled node that is not filed is a problem too.
+func checkNodeMirror(tx *kv.Tx, n *Node, complete bool, add func(format string, a ...any)) {
 	if !tx.Exists(kv.BucketMirrors) {
 		return
 	}
 	var want uint64
-	if v := tx.GetRaw(kv.BucketMirrors, mirrorNodeKey(n.ID)); len(v) == hashLen+8 {
+	v := tx.GetRaw(kv.BucketMirrors, mirrorNodeKey(n.ID))
+	if _, filed := mirrorHash(n); filed && complete && v == nil {
+		add("node %d (%q) is crawled but not in the mirror index (NoteContentHash was not called)", n.ID, n.Host)
+	}
+	if len(v) == hashLen+8 {
 		h, filed := mirrorHash(n)
 		if !filed || !bytes.Equal(v[:hashLen], h[:]) || binary.BigEndian.Uint64(v[hashLen:]) != seenKey(n.FirstSeen) {
 			add("node %d (%q) is filed in the mirror index under another hash or time than its own", n.ID, n.Host)

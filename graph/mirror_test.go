@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,5 +243,55 @@ func TestCheck_MirrorIndexStale(t *testing.T) {
 	})
 	if err := s.View(graph.Check); !errors.Is(err, graph.ErrInconsistent) {
 		t.Fatalf("got %v, want ErrInconsistent", err)
+	}
+}
+
+// EnsureMirrorIndex files the nodes of a store written before the index
+// (crawled nodes with hashes, no index), once; from then on Check wants
+// every crawled node filed.
+func TestEnsureMirrorIndex(t *testing.T) {
+	path := t.TempDir() + "/w.bolt"
+	s, err := kv.Open(path, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	crawl := func(tx *kv.Tx, host string) graph.Node {
+		n, _, _ := graph.Ensure(tx, host, "http", t0)
+		n.Status, n.ContentHash = graph.StatusCrawled, fmt.Sprintf("%064x", 9)
+		if err := graph.Put(tx, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	s.Update(func(tx *kv.Tx) error {
+		crawl(tx, "a.test") // as an older weaver wrote them: not noted
+		crawl(tx, "b.test")
+		return nil
+	})
+	if err := s.View(graph.Check); err != nil {
+		t.Fatalf("an older store: %v", err)
+	}
+	for i, want := range []bool{true, false} {
+		var rebuilt bool
+		if err := s.Update(func(tx *kv.Tx) (err error) { rebuilt, err = graph.EnsureMirrorIndex(tx); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt != want {
+			t.Errorf("call %d: rebuilt %v, want %v", i, rebuilt, want)
+		}
+	}
+	s.View(func(tx *kv.Tx) error {
+		if b, _, _ := graph.GetByHost(tx, "b.test"); b.MirrorOf == 0 {
+			t.Error("b.test is no mirror of a.test after EnsureMirrorIndex")
+		}
+		if gs, _ := graph.MirrorGroups(tx, 0); len(gs) != 1 || gs[0].Size != 2 {
+			t.Errorf("groups %+v", gs)
+		}
+		return graph.Check(tx)
+	})
+	s.Update(func(tx *kv.Tx) error { crawl(tx, "c.test"); return nil }) // not noted
+	if err := s.View(graph.Check); !errors.Is(err, graph.ErrInconsistent) || !strings.Contains(err.Error(), "not in the mirror index") {
+		t.Errorf("a crawled node left out of a complete index: got %v", err)
 	}
 }

@@ -282,6 +282,7 @@ func Check(tx *kv.Tx) error {
 	}
 	// Damaged records are problems too: the walks report them and go on.
 	var nodes, maxID uint64
+	mirrorsComplete := tx.MetaString(metaMirrorIndex) != ""
 	nc := tx.Cursor(kv.BucketNodes)
 	for k, v := nc.First(); k != nil; k, v = nc.Next() {
 		nodes++
@@ -294,7 +295,7 @@ func Check(tx *kv.Tx) error {
 		if id, ok := Lookup(tx, n.Host); !ok || id != n.ID {
 			add("node %d (%q) is not indexed by its host", n.ID, n.Host)
 		}
-		checkNodeMirror(tx, &n, add)
+		checkNodeMirror(tx, &n, mirrorsComplete, add)
 	}
 	hc := tx.Cursor(kv.BucketHosts)
 	for k, v := hc.First(); k != nil; k, v = hc.Next() {

@@ -92,6 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
 	requestLog := fs.String("request-log", "", "on exit, write every request answered to `file` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
+	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() {
@@ -118,6 +119,7 @@ Examples:
   fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
   fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
+  fakeweb --hosts 200 --pages 6
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
 	}
@@ -150,8 +152,11 @@ Examples:
 		CrawlDelayEvery:     *delay,
 		ShellEvery:          *shellEvery,
 	}
-	w, err := build(cfg, *uk)
-	if err != nil {
+	var w *fakeweb.Web
+	var err error
+	if *pages > 0 {
+		w = fakeweb.NewSites(fakeweb.SitesConfig{Hosts: *hosts, Pages: *pages, Seed: *seed, Latency: *latency})
+	} else if w, err = build(cfg, *uk); err != nil {
 		return err
 	}
 	if n := w.Malformed(); n > 0 {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SitesConfig describes a web of sites: hosts with several pages each,
@@ -36,6 +37,8 @@ type SitesConfig struct {
 	Links int
 	// Seed determines the links and their rel attributes.
 	Seed int64
+	// Latency is how long every response waits before its first byte.
+	Latency time.Duration
 	// TypedEvery: about one link to another host in N has a rel of
 	// nofollow, ugc, sponsored or "nofollow noopener", in turn; and one
 	// page in four repeats one of its links with the opposite kind (typed
@@ -124,7 +127,7 @@ func NewSites(cfg SitesConfig) *Web {
 	disallow := every(cfg.DisallowEvery, 10)
 	is := func(i, n, k int) bool { return n > 0 && i%n == k }
 
-	w := newWeb(Config{Seed: cfg.Seed})
+	w := newWeb(Config{Seed: cfg.Seed, Latency: cfg.Latency})
 	for i := range hosts {
 		var name string
 		switch i % 3 {
@@ -140,7 +143,7 @@ func NewSites(cfg SitesConfig) *Web {
 	}
 	r := newRNG(cfg.Seed, streamGraph, 1)
 	kinds := []string{"nofollow", "ugc", "sponsored", "nofollow noopener"}
-	typedCount := 0
+	typedCount, mirrors := 0, 0
 	for i := range hosts {
 		info := &siteInfo{origin: -1, disallow: i > 0 && is(i, disallow, disallow-1)}
 		if i%2 == 0 {
@@ -171,7 +174,8 @@ func NewSites(cfg SitesConfig) *Web {
 				same(2)
 				same(3)
 				if hasMirror {
-					p.links = append(p.links, siteLink{host: int32(hosts + countMirrors(i, mirror)), mirror: true})
+					// Mirrors are appended after the regular hosts, in order.
+					p.links = append(p.links, siteLink{host: int32(hosts + mirrors), mirror: true})
 				}
 				p.links = append(p.links, siteLink{host: int32((i + 1) % hosts)})
 			} else {
@@ -230,6 +234,9 @@ func NewSites(cfg SitesConfig) *Web {
 			}
 			info.pages = append(info.pages, p)
 		}
+		if hasMirror {
+			mirrors++
+		}
 		w.sites[i].pages = info
 	}
 	for i := range hosts {
@@ -248,18 +255,6 @@ func NewSites(cfg SitesConfig) *Web {
 	}
 	w.buildIndex()
 	return w
-}
-
-// countMirrors returns how many hosts below i have a mirror: the position
-// of i's mirror among the mirrors appended after the regular hosts.
-func countMirrors(i, every int) int {
-	n := 0
-	for j := 1; j < i; j++ {
-		if j%every == every-1 {
-			n++
-		}
-	}
-	return n
 }
 
 // sitePageAt returns the page of site i at path, or nil.
