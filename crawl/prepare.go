@@ -75,6 +75,11 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 		if err != nil {
 			return err
 		}
+		// A store of an older weaver gets its mirror groups once; from
+		// now on every page's commit notes its node.
+		if _, err := graph.EnsureMirrorIndex(tx); err != nil {
+			return err
+		}
 		// A crawl that did not end cleanly may have asked any host a
 		// moment ago (even one whose lease was never durable): this one
 		// asks no host before a delay has passed.

@@ -192,6 +192,9 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	if err := im.saveSettings(files); err != nil {
 		return Stats{}, err
 	}
+	if err := store.Update(func(tx *kv.Tx) error { _, err := graph.EnsureMirrorIndex(tx); return err }); err != nil {
+		return Stats{}, fmt.Errorf("ingest: %w", err)
+	}
 	var damaged []error
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -414,6 +417,9 @@ func apply(tx *kv.Tx, p *page) error {
 		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
 		n.Bytes, n.ContentHash = p.bytes, p.hash
 		n.Title, n.Description, n.Error = p.title, p.desc, ""
+		if _, err := graph.NoteContentHash(tx, &n); err != nil {
+			return err
+		}
 	}
 	if err := graph.Put(tx, &n); err != nil {
 		return err
