@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/warc"
@@ -145,6 +147,46 @@ func TestCrawlWARC_KillResume(t *testing.T) {
 	for h, n := range nodes(t, db) {
 		if n.CrawlCount > 0 && got["http://"+h+"/"] == 0 {
 			t.Errorf("%s is crawled in the store but has no response record", h)
+		}
+	}
+}
+
+// TestImport_Scope: an import with --scope applies it as a crawl does:
+// records of other hosts are not imported, and links to them are edges
+// to out_of_scope nodes.
+func TestImport_Scope(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 150, Seed: 73, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	warcs := filepath.Join(dir, "warcs")
+	if r := weaver(t, dir, crawlArgs(srv, filepath.Join(dir, "c.bolt"), "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, w.Seed())...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	db := filepath.Join(dir, "scoped.bolt")
+	const scope = `\.com$`
+	r := weaver(t, dir, "import", "--db", db, "--scope", scope, "--quiet", warcs)
+	if r.code != 0 || !strings.Contains(r.stdout, "out of scope") {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	re := regexp.MustCompile(scope)
+	out := 0
+	for h, n := range nodes(t, db) {
+		switch {
+		case re.MatchString(h):
+		case n.CrawlCount > 0:
+			t.Errorf("%s is outside the scope but was imported as crawled", h)
+		case n.Status == graph.StatusOutOfScope:
+			out++
+		default:
+			t.Errorf("%s is outside the scope: status %s, want out_of_scope", h, n.Status)
+		}
+	}
+	if out == 0 {
+		t.Fatal("no host outside the scope: the test proved nothing")
+	}
+	for k := range edges(t, db) {
+		if !re.MatchString(k[0]) {
+			t.Errorf("edge %s → %s from a host outside the scope", k[0], k[1])
 		}
 	}
 }

@@ -39,6 +39,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -55,9 +56,13 @@ import (
 type Options struct {
 	MaxOutboundLinks int      // distinct other hosts kept per page; 0: no limit
 	ExcludeHosts     []string // regular expressions on the normalised host
-	MaxBodyBytes     int64    // bytes of a page read, as the crawl's cap (0: 1 MiB)
-	BatchRecords     int      // records per transaction (0: 1,000)
-	BatchBytes       int64    // file bytes per transaction (0: 64 MiB)
+	// Scope, when set, are regular expressions on the normalised host, as
+	// a crawl's --scope: a record of another host is not imported (counted
+	// out of scope), and a link to one is an edge to an out_of_scope node.
+	Scope        []string
+	MaxBodyBytes int64 // bytes of a page read, as the crawl's cap (0: 1 MiB)
+	BatchRecords int   // records per transaction (0: 1,000)
+	BatchBytes   int64 // file bytes per transaction (0: 64 MiB)
 	// Progress, when set, is called about every ProgressEvery (0: 5 s)
 	// with the import's state, and once at the end of each file.
 	Progress      func(Progress)
@@ -88,9 +93,10 @@ type Stats struct {
 	Robots       int64 `json:"robots"`
 	Requests     int64 `json:"requests"`
 	Revisits     int64 `json:"revisits"`
-	Metadata     int64 `json:"metadata"` // WAT records of requests, warcinfo, ...
-	Other        int64 `json:"other"`    // warcinfo, resource, dns:, unparsable target URIs
-	Links        int64 `json:"links"`    // weight added
+	Metadata     int64 `json:"metadata"`     // WAT records of requests, warcinfo, ...
+	Other        int64 `json:"other"`        // warcinfo, resource, dns:, unparsable target URIs
+	OutOfScope   int64 `json:"out_of_scope"` // records of hosts outside Options.Scope
+	Links        int64 `json:"links"`        // weight added
 	NodesCreated int64 `json:"nodes_created"`
 	EdgesCreated int64 `json:"edges_created"`
 }
@@ -189,6 +195,15 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 		return Stats{}, fmt.Errorf("ingest: exclude_hosts: %w", err)
 	}
 	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now()}
+	if len(opts.Scope) > 0 {
+		parts := make([]string, len(opts.Scope))
+		for i, p := range opts.Scope {
+			parts[i] = "(?:" + p + ")"
+		}
+		if im.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
+			return Stats{}, fmt.Errorf("ingest: scope: %w", err)
+		}
+	}
 	if err := im.saveSettings(files); err != nil {
 		return Stats{}, err
 	}
@@ -219,6 +234,7 @@ type importer struct {
 	store   *kv.Store
 	opts    Options
 	exclude *pick.Excluder
+	scope   *regexp.Regexp // nil: every host
 	stats   Stats
 	start   time.Time
 
@@ -250,6 +266,7 @@ func (im *importer) saveSettings(files []string) error {
 	settings := map[string]any{
 		"max_outbound_links": im.opts.MaxOutboundLinks,
 		"exclude_hosts":      im.opts.ExcludeHosts,
+		"scope":              im.opts.Scope,
 		"max_body_bytes":     im.opts.MaxBodyBytes,
 		"files":              files,
 		"started_at":         im.opts.Now().UTC().Format(time.RFC3339),
@@ -376,7 +393,7 @@ func (im *importer) commit(key string, st fileState) error {
 	err = im.store.Update(func(tx *kv.Tx) error {
 		before := graph.GetCounts(tx)
 		for i := range im.batch {
-			if err := apply(tx, &im.batch[i]); err != nil {
+			if err := im.apply(tx, &im.batch[i]); err != nil {
 				return err
 			}
 		}
@@ -400,7 +417,7 @@ func (im *importer) commit(key string, st fileState) error {
 }
 
 // apply records one page in tx, as a crawl's commit does.
-func apply(tx *kv.Tx, p *page) error {
+func (im *importer) apply(tx *kv.Tx, p *page) error {
 	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
 	if err != nil {
 		return err
@@ -428,6 +445,14 @@ func apply(tx *kv.Tx, p *page) error {
 		dst, _, err := graph.EnsureHeadAt(tx, t.Host, t.Scheme, 1, p.date)
 		if err != nil {
 			return err
+		}
+		if im.scope != nil && dst.Status == graph.StatusDiscovered && !im.scope.MatchString(t.Host) {
+			if d, ok, err := graph.Get(tx, dst.ID); err == nil && ok {
+				d.Status = graph.StatusOutOfScope
+				if err := graph.Put(tx, &d); err != nil {
+					return err
+				}
+			}
 		}
 		if err := graph.AddEdge(tx, n.ID, dst.ID, 1, p.date); err != nil {
 			return err
@@ -467,6 +492,10 @@ func (im *importer) source(uri string) (*url.URL, string, bool) {
 	host, err := graph.HostOf(u)
 	if err != nil {
 		im.stats.Other++
+		return nil, "", false
+	}
+	if im.scope != nil && !im.scope.MatchString(host) {
+		im.stats.OutOfScope++
 		return nil, "", false
 	}
 	return u, host, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -26,6 +27,13 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", opts.MaxBodyBytes, "read at most `N` bytes of a page, as a crawl does")
 	fs.Func("exclude-host", "`REGEXP` of hosts to leave out, added to the crawl's default exclusions; repeatable", func(v string) error {
 		opts.ExcludeHosts = append(opts.ExcludeHosts, v)
+		return nil
+	})
+	fs.Func("scope", "`REGEXP` on the normalised host: only records of matching hosts are imported (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
+		if _, err := regexp.Compile(v); err != nil {
+			return fmt.Errorf("bad regular expression: %v", err)
+		}
+		opts.Scope = append(opts.Scope, v)
 		return nil
 	})
 	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
@@ -70,9 +78,9 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		err = verr
 	}
 	took := time.Since(start)
-	fmt.Fprintf(e.Stdout, "imported %d files (%d already imported, %d damaged): %d records, %s, %d pages, %d redirects, %d non-HTML, %d HTTP errors, %d robots.txt, %d requests, %d revisits, %d metadata, %d other; +%d nodes, +%d edges, +%d links in %s (%.0f records/s, %.1f MB/s)\n",
+	fmt.Fprintf(e.Stdout, "imported %d files (%d already imported, %d damaged): %d records, %s, %d pages, %d redirects, %d non-HTML, %d HTTP errors, %d robots.txt, %d requests, %d revisits, %d metadata, %d other, %d out of scope; +%d nodes, +%d edges, +%d links in %s (%.0f records/s, %.1f MB/s)\n",
 		st.Files, st.FilesSkipped, st.FilesDamaged, st.Records, humanBytes(st.Bytes), st.Pages, st.Redirects, st.NonHTML, st.HTTPErrors,
-		st.Robots, st.Requests, st.Revisits, st.Metadata, st.Other, st.NodesCreated, st.EdgesCreated, st.Links, took.Round(time.Millisecond),
+		st.Robots, st.Requests, st.Revisits, st.Metadata, st.Other, st.OutOfScope, st.NodesCreated, st.EdgesCreated, st.Links, took.Round(time.Millisecond),
 		float64(st.Records)/took.Seconds(), float64(st.Bytes)/1e6/took.Seconds())
 	fmt.Fprintf(e.Stdout, "store %s: %d nodes, %d edges (total weight %d)\n", *db, counts.Nodes, counts.Edges, counts.Weight)
 	if errors.Is(err, ingest.ErrDamaged) {
