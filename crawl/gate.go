@@ -14,14 +14,15 @@ type gate struct {
 	base time.Duration
 	now  func() time.Time
 
-	mu     sync.Mutex               // guards next, delays and floor
+	mu     sync.Mutex               // guards next, busy, delays and floor
 	floor  time.Time                // no request to any host before
 	next   map[string]time.Time     // earliest time of the next request to a host
+	busy   map[string]bool          // hosts with a request in flight
 	delays map[string]time.Duration // per-host delays above base (Crawl-delay)
 }
 
 func newGate(base time.Duration, now func() time.Time) *gate {
-	return &gate{base: base, now: now, next: map[string]time.Time{}, delays: map[string]time.Duration{}}
+	return &gate{base: base, now: now, next: map[string]time.Time{}, busy: map[string]bool{}, delays: map[string]time.Duration{}}
 }
 
 func (g *gate) delayOf(host string) time.Duration {
@@ -32,11 +33,17 @@ func (g *gate) delayOf(host string) time.Duration {
 }
 
 // nextAt returns the earliest time a request to host may go (the zero
-// time when it may go at once).
+// time when it may go at once). While a request to host is in flight, the
+// end of which nobody knows, it is a moment ahead (busyRecheck, or the
+// delay when longer): the caller parks the step and asks again then.
 func (g *gate) nextAt(host string) time.Time {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t := g.next[host]; t.After(g.floor) {
+	t := g.next[host]
+	if g.busy[host] {
+		t = g.now().Add(max(g.delayOf(host), busyRecheck))
+	}
+	if t.After(g.floor) {
 		return t
 	}
 	return g.floor
@@ -48,6 +55,10 @@ func (g *gate) hold(t time.Time) {
 	defer g.mu.Unlock()
 	g.floor = t
 }
+
+// busyRecheck is how soon a step for a host with a request in flight asks
+// again.
+const busyRecheck = 20 * time.Millisecond
 
 // setDelay raises host's delay to d (Crawl-delay), counting from the
 // host's last request: the slot already reserved moves back.
@@ -65,30 +76,22 @@ func (g *gate) setDelay(host string, d time.Duration) {
 }
 
 // reserve records that a request to host goes now: no other request to it
-// may start until this one is done and the delay has passed. (With a zero
-// delay nothing is held back.)
+// may start until this one is done and the delay has passed.
 func (g *gate) reserve(host string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := g.now()
-	// Held for the request's longest possible life; done shortens it.
-	g.next[host] = now.Add(g.delayOf(host) + time.Hour)
-	if g.delayOf(host) == 0 {
-		g.next[host] = now
-	}
+	g.busy[host] = true
 	if len(g.next) > 4096 {
-		g.prune(now)
+		g.prune(g.now())
 	}
 }
 
 // release gives back a reservation no request used: the host is as it
-// was before it (its delay from its last request still holds).
+// was before it.
 func (g *gate) release(host string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t, ok := g.next[host]; ok && t.After(g.now().Add(g.delayOf(host))) {
-		g.next[host] = g.now()
-	}
+	delete(g.busy, host)
 }
 
 // done records that a request to host has finished: the next one waits
@@ -97,6 +100,7 @@ func (g *gate) release(host string) {
 func (g *gate) done(host string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	delete(g.busy, host)
 	g.next[host] = g.now().Add(g.delayOf(host))
 }
 
@@ -104,7 +108,7 @@ func (g *gate) done(host string) {
 // It keeps the map's size proportional to hosts asked in the last delay.
 func (g *gate) prune(now time.Time) {
 	for h, t := range g.next {
-		if !t.After(now) {
+		if !t.After(now) && !g.busy[h] {
 			delete(g.next, h)
 			delete(g.delays, h)
 		}
