@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"

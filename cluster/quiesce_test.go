@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/kv"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl/pick"
 )
 

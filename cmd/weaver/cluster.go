@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/cluster"
-	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/weaver-crawler/weaver/cluster/shard"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 func TestParse(t *testing.T) {
