@@ -2,9 +2,13 @@ package e2e_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
@@ -95,4 +99,109 @@ func TestRender_NoBrowser_Exit2(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("a store was written")
 	}
+}
+
+// TestRender_HostileAndKilledBrowser: a shell whose script loads scripts
+// from private addresses still renders (those requests are refused by the
+// crawl's own transport, after DNS), a script that never ends costs one
+// render timeout and is counted as a failure, and a browser killed
+// mid-crawl is started again: the crawl ends with the whole expected
+// graph.
+func TestRender_HostileAndKilledBrowser(t *testing.T) {
+	browser := chromiumPath(t)
+	base := fakeweb.New(fakeweb.Config{Hosts: 40, Seed: 79, RobotsDisallowEvery: -1})
+	hosts := base.Hosts()
+	w := fakeweb.New(fakeweb.Config{Hosts: 40, Seed: 79, RobotsDisallowEvery: -1, ShellEvery: 5,
+		Shells: map[string]fakeweb.Shell{hosts[3]: fakeweb.ShellPrivate, hosts[4]: fakeweb.ShellLoop}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--workers", "2", "--render", "auto", "--browser", browser, w.Seed())
+	cmd := exec.Command(weaverBin, args...)
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Kill the browser (every process below weaver) once it runs.
+	killed := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for killed == 0 && time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("the crawl ended (%v) before its browser could be killed", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		for _, pid := range descendants(cmd.Process.Pid) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no browser process appeared")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("crawl: %v", err)
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the crawl did not end")
+	}
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	ns := nodes(t, db)
+	if n := ns[hosts[3]]; !n.Rendered() {
+		t.Errorf("%s (scripts from private addresses) was not rendered", hosts[3])
+	}
+	m := metrics(t, db+".metrics")
+	if m.RenderFailures < 1 {
+		t.Errorf("render_failures %d: the endless script should have cost one timeout", m.RenderFailures)
+	}
+	// The script's http://127.0.0.1:1/x.js is refused by the crawl's own
+	// dialer (an address literal: before any --connect-to rule), so the
+	// fake web never sees it. (Its localhost:1 twin is a name, which the
+	// test's catch-all --connect-to maps to the fake web, as it would any
+	// crawl's link; without such a rule the name resolves to a loopback
+	// address and is refused after DNS.)
+	for _, rq := range w.Requests() {
+		if strings.HasPrefix(rq.Host, "127.") {
+			t.Errorf("a request reached the fake web as %s%s", rq.Host, rq.Path)
+		}
+	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at ')'.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
 }
