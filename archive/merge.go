@@ -11,10 +11,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // MergeOptions control Merge.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // RepairOptions control Repair.

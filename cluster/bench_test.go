@@ -12,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weaver-crawler/weaver/cluster"
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // startServer runs a real NATS server with JetStream on a temp dir.

@@ -37,10 +37,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // Store meta records of a shard's store.

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // A link travels as its depth (uvarint), its scheme (one byte: 's' for

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 func closed(ch <-chan struct{}) bool {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // Config is everything a crawl is told. Its JSON keys are seed 000 §3's,

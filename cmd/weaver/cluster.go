@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/cluster"
-	"github.com/weaver-crawler/weaver/shard"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
 )
 
 // joinCluster opens the store of a cluster shard (creating it only once
