@@ -292,6 +292,7 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			key := string(k)
 			switch {
+			case key == "graph.mirror_index": // the mirror index is complete
 			case strings.HasPrefix(key, "graph.") || strings.HasPrefix(key, "frontier."):
 				if len(v) != 8 {
 					t.Errorf("%s: counter %s is %d bytes", db, key, len(v))
@@ -307,7 +308,6 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 					t.Errorf("%s: crawl.running %q", db, v)
 				}
 			case key == "warc.dir": // where --warc wrote the crawl's files
-			case key == "graph.mirror_index": // the mirror index is complete
 			case key == "crawl.settings": // the crawl's settings, JSON
 				if !json.Valid(v) {
 					t.Errorf("%s: crawl.settings is not JSON: %q", db, v)

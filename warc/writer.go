@@ -193,6 +193,18 @@ func (w *Writer) WriteExchange(ctx context.Context, ex Exchange) (Written, error
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// uuidMu serialises what touches google/uuid's globals: gowarc's record
+// builder switches its random pool on (a global write) each time one is
+// made, which races with uuid.New in other goroutines.
+var uuidMu sync.Mutex
+
+// newBuilder is gowarc.NewRecordBuilder under uuidMu.
+func newBuilder(t gowarc.RecordType) gowarc.WarcRecordBuilder {
+	uuidMu.Lock()
+	defer uuidMu.Unlock()
+	return gowarc.NewRecordBuilder(t, recordOptions...)
+}
+
 // build marshals ex's two records into buf, one gzip member each.
 func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	if ex.URL == "" {
@@ -211,7 +223,7 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	out.PayloadDigest = "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
 	out.ResponseID = respID
 
-	req := gowarc.NewRecordBuilder(gowarc.Request, recordOptions...)
+	req := newBuilder(gowarc.Request)
 	req.AddWarcHeader(gowarc.WarcRecordID, reqID)
 	req.AddWarcHeaderTime(gowarc.WarcDate, date)
 	req.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
@@ -226,7 +238,7 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 
 	var resp gowarc.WarcRecordBuilder
 	if ex.Revisit != nil {
-		resp = gowarc.NewRecordBuilder(gowarc.Revisit, recordOptions...)
+		resp = newBuilder(gowarc.Revisit)
 		resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileIdenticalPayloadDigestV1_1)
 		resp.AddWarcHeader(gowarc.WarcRefersToTargetURI, ex.Revisit.URL)
 		resp.AddWarcHeaderTime(gowarc.WarcRefersToDate, ex.Revisit.Date)
@@ -238,7 +250,7 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 			return err
 		}
 	} else {
-		resp = gowarc.NewRecordBuilder(gowarc.Response, recordOptions...)
+		resp = newBuilder(gowarc.Response)
 		if _, err := resp.Write(ex.Response); err != nil {
 			return err
 		}
@@ -271,7 +283,11 @@ var recordOptions = []gowarc.WarcRecordOption{
 	gowarc.WithBufferMaxMemBytes(64 << 20),
 }
 
-func newID() string { return "<" + uuid.New().URN() + ">" }
+func newID() string {
+	uuidMu.Lock()
+	defer uuidMu.Unlock()
+	return "<" + uuid.New().URN() + ">"
+}
 
 // marshal builds b's record and appends it to buf as one gzip member.
 func (w *Writer) marshal(buf *bytes.Buffer, b gowarc.WarcRecordBuilder) error {
@@ -395,7 +411,7 @@ func (w *Writer) createLocked() error {
 // warcinfo describes the file: the software, the crawl's settings, the
 // robots policy.
 func (w *Writer) warcinfo(name string, now time.Time) gowarc.WarcRecordBuilder {
-	b := gowarc.NewRecordBuilder(gowarc.Warcinfo, recordOptions...)
+	b := newBuilder(gowarc.Warcinfo)
 	b.AddWarcHeader(gowarc.WarcRecordID, newID())
 	b.AddWarcHeaderTime(gowarc.WarcDate, now)
 	b.AddWarcHeader(gowarc.WarcFilename, name)
