@@ -208,21 +208,7 @@ type pageState struct {
 // link returns the link of the current <a> or <area> tag, if it has one
 // worth reporting, with the rel keywords weaver records.
 func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, bool) {
-	var href, rel []byte
-	var hasHref, hasRel bool // only the first of repeated attributes counts
-	a := newAttrs(z)
-	for {
-		k, v, ok := a.next()
-		if !ok {
-			break
-		}
-		switch {
-		case !hasHref && equalFold(k, "href"):
-			href, hasHref = v, true
-		case !hasRel && equalFold(k, "rel"):
-			rel, hasRel = v, true
-		}
-	}
+	href, rel, hasHref, hasRel := hrefRel(z)
 	if !hasHref {
 		return nil, 0, false
 	}
@@ -240,21 +226,7 @@ func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, bool)
 // canonical returns the current <link> tag's href when its rel holds
 // "canonical" and the href is worth reporting, else "".
 func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
-	var href, rel []byte
-	var hasHref, hasRel bool
-	a := newAttrs(z)
-	for {
-		k, v, ok := a.next()
-		if !ok {
-			break
-		}
-		switch {
-		case !hasHref && equalFold(k, "href"):
-			href, hasHref = v, true
-		case !hasRel && equalFold(k, "rel"):
-			rel, hasRel = v, true
-		}
-	}
+	href, rel, hasHref, hasRel := hrefRel(z)
 	if !hasHref || !hasRel || !hasToken(rel, "canonical") {
 		return ""
 	}
@@ -263,6 +235,24 @@ func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
 		return ""
 	}
 	return strings.ToValidUTF8(u.String(), "\uFFFD")
+}
+
+// hrefRel reads the current tag's href and rel attributes: only the
+// first of repeated attributes counts, as in a browser.
+func hrefRel(z *html.Tokenizer) (href, rel []byte, hasHref, hasRel bool) {
+	a := newAttrs(z)
+	for {
+		k, v, ok := a.next()
+		if !ok {
+			return href, rel, hasHref, hasRel
+		}
+		switch {
+		case !hasHref && equalFold(k, "href"):
+			href, hasHref = v, true
+		case !hasRel && equalFold(k, "rel"):
+			rel, hasRel = v, true
+		}
+	}
 }
 
 // resolveHref cleans and resolves an href as a browser does, and returns
