@@ -274,6 +274,13 @@ func (e *Extractor) resolveHref(href []byte, base *url.URL) (*url.URL, bool) {
 	if tooLong(u) {
 		return nil, false
 	}
+	// A host with a colon ("//::") can come out of resolving as a URL that
+	// does not parse again: such a link is no link.
+	if strings.Contains(u.Host, ":") {
+		if _, err := url.Parse(u.String()); err != nil {
+			return nil, false
+		}
+	}
 	return u, true
 }
 
