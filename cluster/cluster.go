@@ -604,8 +604,26 @@ func (n *Node) Start(c *crawl.Crawler) error {
 	return nil
 }
 
-// consumer is this shard's durable pull consumer of its subject.
+// consumer is this shard's durable pull consumer of its subject. A server
+// that is restarting (JetStream recovering its streams) is tried again for
+// a minute, as joining does.
 func (n *Node) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	patience := time.Now().Add(time.Minute)
+	for {
+		c, err := n.makeConsumer(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().After(patience) {
+			return c, err
+		}
+		n.logf("WARN", "%v (trying again)", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) makeConsumer(ctx context.Context) (jetstream.Consumer, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	c, err := n.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
