@@ -230,9 +230,14 @@ func (b *browser) clickBiggestHost() (key, host string) {
 		Key, Host string
 		X, Y      float64
 	}
-	b.eval(`(async () => {
-		weaverMap.stopLayout();
-		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	// A node is picked from the last whole frame: wait until the page
+	// reports one drawn after the layout stopped (the positions final).
+	var frames int
+	b.eval(`(() => { weaverMap.stopLayout(); const n = +(document.getElementById('stats').dataset.fullFrames || 0);
+		weaverMap.renderer.refresh(); return n; })()`, &frames)
+	b.waitFor("a whole frame after the layout stopped", fmt.Sprintf(`(() => { const d = document.getElementById('stats').dataset;
+		return +(d.fullFrames || 0) > %d && d.moving === 'false'; })()`, frames), 30*time.Second)
+	b.eval(`(() => {
 		const r = weaverMap.renderer, G = weaverMap.graph;
 		const box = document.getElementById('graph').getBoundingClientRect();
 		const keys = G.nodes().sort((a, b) => G.getNodeAttribute(b, 'size') - G.getNodeAttribute(a, 'size'));

@@ -304,7 +304,10 @@ func TestMap_Serve(t *testing.T) {
 // level of detail (more than 20,000 links, more than 5,000 hosts), a real
 // drag and a real wheel zoom draw frames with fewer hosts and no links,
 // and once the camera stops the whole graph is drawn again and a host can
-// be clicked (the picking buffer is back).
+// be clicked (the picking buffer is back). It runs on both of the page's
+// renderers: sigma on WebGL, and the 2D canvas of a browser without WebGL
+// (Chromium without a GPU offers WebGL or not by version and flags: the
+// canvas is what a user of such a browser sees).
 func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 	store, ns, es := mapStore(t, 6000)
 	dir := t.TempDir()
@@ -312,56 +315,69 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 	if r := weaver(t, dir, "export", "--db", store, "--html", page); r.code != 0 {
 		t.Fatalf("export --html: exit %d\n%s", r.code, r.stderr)
 	}
-	b := newBrowser(t)
-	b.open("file://"+page, "#stats")
-	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, time.Minute)
-	if st := b.stats(); st.Nodes != ns || st.Edges != es {
-		t.Fatalf("the map shows %v, want %d nodes and %d edges", st, ns, es)
-	}
-	b.eval(`weaverMap.stopLayout(), true`, nil)
-	var lod bool
-	b.eval(`weaverMap.renderer.lod && weaverMap.renderer.getSetting('hideEdgesOnMove')`, &lod)
-	if !lod {
-		t.Fatalf("no level of detail with %d hosts and %d links", ns, es)
-	}
-	// Every frame drawn, by kind; a moving frame's point program draws
-	// at most 5,000 hosts.
-	b.eval(`(() => {
-		const r = weaverMap.renderer;
-		window.frames_ = {lod: 0, full: 0};
-		r.on('afterRender', () => { frames_[r.lodMoving ? 'lod' : 'full']++; });
-		return true;
-	})()`, nil)
-	var box struct{ X, Y, W, H float64 }
-	b.eval(`(() => { const r = document.getElementById('graph').getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; })()`, &box)
-	cx, cy := box.X+box.W/2, box.Y+box.H/2
-	held := func(p *input.DispatchMouseEventParams) { p.Button, p.Buttons = input.MouseButtonLeft, 1 }
-	for _, move := range []struct {
-		name    string
-		actions []chromedp.Action[chromedp.Void]
+	for _, tc := range []struct {
+		renderer string
+		flags    []string
 	}{
-		{"a drag", []chromedp.Action[chromedp.Void]{
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, cx, cy, held, chromedp.ClickCount(1)),
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+40, cy+10, held),
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+80, cy+20, held),
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+120, cy+30, held),
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, cx+120, cy+30, held, chromedp.ClickCount(1)),
-		}},
-		{"a wheel zoom", []chromedp.Action[chromedp.Void]{
-			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, cx, cy, func(p *input.DispatchMouseEventParams) {
-				p.DeltaX, p.DeltaY = 1, -300 // a zero deltaX would be left out, which CDP refuses
-			}),
-		}},
+		{"webgl", nil},
+		{"canvas", []string{"disable-3d-apis"}},
 	} {
-		var before struct{ LOD, Full int }
-		b.eval(`frames_`, &before)
-		b.must(move.name, move.actions...)
-		b.waitFor("the whole graph after "+move.name,
-			fmt.Sprintf(`frames_.lod > %d && frames_.full > %d && !weaverMap.renderer.lodMoving`, before.LOD, before.Full), 30*time.Second)
+		t.Run(tc.renderer, func(t *testing.T) {
+			t.Parallel()
+			b := newBrowserWith(t, 1400, 900, tc.flags...)
+			b.open("file://"+page, "#stats")
+			b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, time.Minute)
+			if st := b.stats(); st.Nodes != ns || st.Edges != es {
+				t.Fatalf("the map shows %v, want %d nodes and %d edges", st, ns, es)
+			}
+			var renderer string
+			b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+			if renderer != tc.renderer {
+				if tc.renderer == "webgl" && os.Getenv("CI") == "" {
+					t.Skipf("this Chromium offers no WebGL (the map draws on %q)", renderer)
+				}
+				t.Fatalf("the map draws with %q, want %q", renderer, tc.renderer)
+			}
+			b.eval(`weaverMap.stopLayout(), true`, nil)
+			var lod bool
+			b.eval(`weaverMap.renderer.lod && weaverMap.renderer.getSetting('hideEdgesOnMove')`, &lod)
+			if !lod {
+				t.Fatalf("no level of detail with %d hosts and %d links", ns, es)
+			}
+			var box struct{ X, Y, W, H float64 }
+			b.eval(`(() => { const r = document.getElementById('graph').getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; })()`, &box)
+			cx, cy := box.X+box.W/2, box.Y+box.H/2
+			held := func(p *input.DispatchMouseEventParams) { p.Button, p.Buttons = input.MouseButtonLeft, 1 }
+			for _, move := range []struct {
+				name    string
+				actions []chromedp.Action[chromedp.Void]
+			}{
+				{"a drag", []chromedp.Action[chromedp.Void]{
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, cx, cy, held, chromedp.ClickCount(1)),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+40, cy+10, held),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+80, cy+20, held),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, cx+120, cy+30, held),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, cx+120, cy+30, held, chromedp.ClickCount(1)),
+				}},
+				{"a wheel zoom", []chromedp.Action[chromedp.Void]{
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, cx, cy, func(p *input.DispatchMouseEventParams) {
+						p.DeltaX, p.DeltaY = 1, -300 // a zero deltaX would be left out, which CDP refuses
+					}),
+				}},
+			} {
+				// The page reports the frames it draws, by kind (stats'
+				// data-lod-frames and data-full-frames).
+				var before struct{ LOD, Full int }
+				b.eval(`(() => { const d = document.getElementById('stats').dataset; return {lod: +(d.lodFrames || 0), full: +(d.fullFrames || 0)}; })()`, &before)
+				b.must(move.name, move.actions...)
+				b.waitFor("the whole graph after "+move.name, fmt.Sprintf(`(() => { const d = document.getElementById('stats').dataset;
+					return +(d.lodFrames || 0) > %d && +(d.fullFrames || 0) > %d && d.moving === 'false'; })()`, before.LOD, before.Full), 30*time.Second)
+			}
+			key, host := b.clickBiggestHost()
+			b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
+			t.Logf("%s: %d hosts, %d links: clicked %s after the moves", tc.renderer, ns, es, host)
+		})
 	}
-	key, host := b.clickBiggestHost()
-	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
-	t.Logf("%d hosts, %d links: clicked %s after the moves", ns, es, host)
 }
 
 var mapShots = flag.String("map-shots", "", "a directory where the map's tests leave their screenshots (PNG), to look at")

@@ -753,10 +753,18 @@ class Canvas2DMap {
   // scheduleRender draws at the next animation frame; while a frame costs
   // much (a big graph, the layout running), not more often than every four
   // times its cost, so the page stays responsive.
+  // A move is drawn at the next frame even when a throttled frame waits:
+  // a camera that moves under a picture that does not is a frozen map.
   scheduleRender() {
-    if (this.frame !== null || this.timer) return;
+    if (this.frame !== null) return;
+    const moving = this.moving();
+    if (this.timer) {
+      if (!moving) return;
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     const wait = this.lastRender + 4 * this.renderCost - performance.now();
-    if (this.renderCost > 40 && wait > 0 && !this.moving()) {
+    if (this.renderCost > 40 && wait > 0 && !moving) {
       this.timer = setTimeout(() => { this.timer = null; this.scheduleRender(); }, wait);
       return;
     }
@@ -821,6 +829,8 @@ class Canvas2DMap {
     ctx.clearRect(0, 0, W, H);
     this.frameGraph();
     const moving = this.moving();
+    // As MapSigma's: whether this frame is a level-of-detail one.
+    this.lodMoving = moving && !!this.lod && !!this.settings.hideEdgesOnMove;
     const zoom = this.sizeRatio();
     const nodes = [];
     const at = new Map();
@@ -859,6 +869,7 @@ class Canvas2DMap {
     this.lastRender = performance.now();
     this.renderCost = this.lastRender - t0;
     if (moving) setTimeout(() => this.scheduleRender(), 160); // the whole graph once it stops
+    this.emit('afterRender');
   }
 
   // drawEdges strokes the links as straight lines, one path per colour
@@ -1124,6 +1135,15 @@ function ensureRenderer() {
   renderer.on('leaveNode', () => { state.hovered = null; refocus(); });
   renderer.on('clickNode', ({ node }) => select(node));
   renderer.on('clickStage', () => select(null));
+  // The page reports the frames it draws, by kind (a level-of-detail frame
+  // while the camera moves, the whole graph otherwise), so that a test or
+  // a user can tell a map that redraws from a frozen one.
+  renderer.on('afterRender', () => {
+    const d = $('stats').dataset;
+    const kind = renderer.lodMoving ? 'lodFrames' : 'fullFrames';
+    d[kind] = String(+(d[kind] || 0) + 1);
+    d.moving = String(!!renderer.lodMoving);
+  });
 }
 
 function refocus() {
