@@ -8,9 +8,14 @@ import (
 	"testing"
 )
 
-// TestReadme_AptPackages: the README's apt-get line and .ci/run name the
-// same packages, so that a user who follows the README has what CI
-// installs (without Recommends, where a missing name shows).
+// testSuiteMarker precedes the README's apt-get line for the whole test
+// suite; the README's other apt-get lines (what building and running
+// weaver needs) are shorter on purpose.
+const testSuiteMarker = "<!-- test-suite packages:"
+
+// TestReadme_AptPackages: the README's apt-get line for the test suite and
+// .ci/run name the same packages, so that a user who follows the README
+// has what CI installs (without Recommends, where a missing name shows).
 func TestReadme_AptPackages(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -20,9 +25,13 @@ func TestReadme_AptPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\s*apt-get install --no-install-recommends ([^\n]+)$`).FindSubmatch(readme)
+	i := strings.Index(string(readme), testSuiteMarker)
+	if i < 0 {
+		t.Fatalf("README has no %q marker before the test suite's apt-get line", testSuiteMarker)
+	}
+	m := regexp.MustCompile(`(?m)^\s*apt-get install --no-install-recommends ([^\n]+)$`).FindSubmatch(readme[i:])
 	if m == nil {
-		t.Fatal("README has no 'apt-get install --no-install-recommends …' line")
+		t.Fatal("README has no 'apt-get install --no-install-recommends …' line after the test-suite marker")
 	}
 	c := regexp.MustCompile(`(?m)^packages=\(([^)]*)\)$`).FindSubmatch(ci)
 	if c == nil {
@@ -36,6 +45,20 @@ func TestReadme_AptPackages(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("README installs %v, .ci/run %v", got, want)
+	}
+	// The lines before the marker (building weaver, --render, drawing DOT)
+	// name only packages the tests install, so that what they ask for is
+	// what was tested.
+	lines := regexp.MustCompile(`(?m)^\s*apt-get install --no-install-recommends ([^\n#]+)`).FindAllSubmatch(readme[:i], -1)
+	if len(lines) == 0 {
+		t.Error("README has no apt-get line for building weaver before the test suite's")
+	}
+	for _, l := range lines {
+		for _, p := range strings.Fields(string(l[1])) {
+			if !slices.Contains(want, p) {
+				t.Errorf("README's line %q installs %s, which .ci/run does not: the tests never ran with it", strings.TrimSpace(string(l[0])), p)
+			}
+		}
 	}
 	for _, p := range []string{"python3-scipy", "sqlite3", "graphviz", "python3-networkx", "libxml2-utils", "chromium", "qemu-user-static"} {
 		if !slices.Contains(want, p) {

@@ -13,7 +13,7 @@ import (
 // registers per counter, the default seed) and the exact harmonic
 // centrality must be at least 0.99. The graphs are fixed (a real one and
 // a seeded synthetic one), so the figure is a fact about them, logged for
-// the README.
+// docs/ranks.md.
 func TestHyperBall_Spearman10k(t *testing.T) {
 	hosts, edges := ukTop(t, 10_000)
 	for _, tc := range []struct {
