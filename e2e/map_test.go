@@ -319,7 +319,7 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 		renderer string
 		flags    []string
 	}{
-		{"webgl", nil},
+		{"webgl", []string{"enable-unsafe-swiftshader"}}, // WebGL on software where this Chromium needs asking
 		{"canvas", []string{"disable-3d-apis"}},
 	} {
 		t.Run(tc.renderer, func(t *testing.T) {
