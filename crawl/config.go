@@ -23,6 +23,7 @@ import (
 type Config struct {
 	SeedURL              string   `json:"seed_url"`
 	SeedURLs             []string `json:"seed_urls"`
+	SeedsFile            string   `json:"seeds_file"`              // one seed URL a line; "-": stdin (read by cmd/weaver)
 	MaxDepth             int      `json:"max_depth"`               // 0: no limit
 	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // ≥ 1
 	MaxSubdomainsPerRoot int      `json:"max_subdomains_per_root"` // 0: no limit
@@ -142,7 +143,7 @@ type field struct {
 
 func (c *Config) fieldsOf() []field {
 	return []field{
-		{"seed_url", &c.SeedURL}, {"seed_urls", &c.SeedURLs},
+		{"seed_url", &c.SeedURL}, {"seed_urls", &c.SeedURLs}, {"seeds_file", &c.SeedsFile},
 		{"max_depth", &c.MaxDepth}, {"max_crawls_per_node", &c.MaxCrawlsPerNode},
 		{"max_subdomains_per_root", &c.MaxSubdomainsPerRoot}, {"max_outbound_links", &c.MaxOutboundLinks},
 		{"concurrent_workers", &c.ConcurrentWorkers}, {"request_timeout_ms", &c.RequestTimeoutMS},
@@ -488,17 +489,56 @@ func (c *Config) validateCluster() error {
 
 // CheckSeed returns an error unless s is an absolute http(s) URL with a host.
 func CheckSeed(s string) error {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil {
-		return fmt.Errorf("seed %q is not a URL: %v", s, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("seed %q is not an http(s) URL", s)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("seed %q has no host", s)
+	if err := CheckURL(s); err != nil {
+		return fmt.Errorf("seed %w", err)
 	}
 	return nil
+}
+
+// CheckURL is CheckSeed's test, its error starting with the quoted URL
+// rather than with "seed" (for a caller that says where the URL came
+// from: seeds.txt:12: "ftp://x" is not an http(s) URL). A bare host
+// (example.com) is told the URL it likely means.
+func CheckURL(s string) error {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil && !strings.Contains(s, "://") {
+		if hint := bareHost(s); hint != "" {
+			return fmt.Errorf("%q is not an http(s) URL: did you mean %s?", s, hint)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		if hint := bareHost(s); hint != "" && !strings.Contains(s, "://") {
+			return fmt.Errorf("%q is not an http(s) URL: did you mean %s?", s, hint)
+		}
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", s)
+	}
+	return nil
+}
+
+// bareHost returns https://s/ when s, without a scheme, reads as a host
+// (with a port or path perhaps): a name with a dot, or localhost.
+func bareHost(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s, " \t") || strings.HasPrefix(s, "/") {
+		return ""
+	}
+	u, err := url.Parse("https://" + s)
+	if err != nil || u.Host == "" || u.User != nil {
+		return ""
+	}
+	if h := u.Hostname(); !strings.Contains(strings.Trim(h, "."), ".") && h != "localhost" {
+		return ""
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String()
 }
 
 // Durations of the *_ms keys.

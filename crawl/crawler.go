@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,14 +103,8 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		}
 		c.renderer = opt.Renderer
 	}
-	if len(cfg.Scope) > 0 {
-		parts := make([]string, len(cfg.Scope))
-		for i, p := range cfg.Scope {
-			parts[i] = "(?:" + p + ")"
-		}
-		if c.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
-			return nil, &ConfigError{Source: "config", Key: "scope", Msg: err.Error()}
-		}
+	if c.scope, err = compileScope(cfg.Scope); err != nil {
+		return nil, err
 	}
 	if c.grace <= 0 {
 		c.grace = 5 * time.Second

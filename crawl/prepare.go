@@ -55,19 +55,16 @@ const metaRunning = "crawl.running"
 // a process stopped part-way has queued a prefix of them, and running it
 // again with the same seeds queues the rest.
 func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
-	checked := make([]seed, 0, len(seeds))
-	for _, s := range seeds {
-		host, scheme, fetch, err := seedEntry(s)
-		if err != nil {
-			return 0, 0, err
-		}
-		if c.exclude.excluded(host) {
-			return 0, 0, fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
-		}
-		if !c.inScope(host) {
-			return 0, 0, fmt.Errorf("%w: seed %q: host %s is outside scope (--scope %s)", ErrSeed, s, host, strings.Join(c.cfg.Scope, " --scope "))
-		}
-		checked = append(checked, seed{host, scheme, fetch})
+	return c.PrepareSeeds(SeedList(seeds))
+}
+
+// PrepareSeeds is Prepare for seeds read as a stream, three times at most:
+// to check them all, to queue them, and, when every node is re-queued,
+// to fetch a seed's own URL for its host.
+func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
+	rules := seedRules{c.exclude, c.scope, c.cfg.Scope}
+	if _, err := rules.checkAll(seeds); err != nil {
+		return 0, 0, err
 	}
 	err = c.store.Update(func(tx *kv.Tx) error {
 		var err error
@@ -94,11 +91,11 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	queued, known, err := c.queueSeeds(checked)
+	queued, known, err := c.queueSeeds(rules, seeds)
 	if err != nil {
 		return recovered, queued, err
 	}
-	requeued, err := c.requeuePass(checked, known)
+	requeued, err := c.requeuePass(rules, seeds, known)
 	return recovered, queued + requeued, err
 }
 
@@ -108,13 +105,12 @@ type seed struct{ host, scheme, fetch string }
 // queueSeeds queues the seeds not yet in the store at depth 0, in order,
 // prepareBatch to a transaction. known reports whether any was in the
 // store already.
-func (c *Crawler) queueSeeds(seeds []seed) (queued int, known bool, err error) {
+func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bool, err error) {
 	now := c.now()
-	for len(seeds) > 0 {
-		batch := seeds[:min(prepareBatch, len(seeds))]
-		seeds = seeds[len(batch):]
+	batch := make([]seed, 0, prepareBatch)
+	flush := func() error {
 		n, k := 0, false
-		err = c.store.Update(func(tx *kv.Tx) error {
+		err := c.store.Update(func(tx *kv.Tx) error {
 			n, k = 0, false
 			for _, s := range batch {
 				if !c.owns(s.host) {
@@ -142,9 +138,32 @@ func (c *Crawler) queueSeeds(seeds []seed) (queued int, known bool, err error) {
 			return nil
 		})
 		if err != nil {
-			return queued, known, err
+			return err
 		}
 		queued, known = queued+n, known || k
+		batch = batch[:0]
+		return nil
+	}
+	var storeErr error // a failed transaction, not a seed's fault
+	err = seeds(func(raw string) error {
+		s, err := rules.check(raw)
+		if err != nil {
+			return err // the list changed since it was checked
+		}
+		if batch = append(batch, s); len(batch) == prepareBatch {
+			if storeErr = flush(); storeErr != nil {
+				return errStopSeeds
+			}
+		}
+		return nil
+	})
+	switch {
+	case storeErr != nil:
+		return queued, known, storeErr
+	case err != nil:
+		return queued, known, err
+	case len(batch) > 0:
+		return queued, known, flush()
 	}
 	return queued, known, nil
 }
@@ -154,7 +173,7 @@ func (c *Crawler) queueSeeds(seeds []seed) (queued int, known bool, err error) {
 // transaction, when a seed was known and the frontier is empty, or when
 // metaRequeueNext says a pass was stopped part-way. A seed's own URL is
 // fetched for its host, the home page for the others.
-func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) {
+func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued int, err error) {
 	next, pass := uint64(0), false
 	err = c.store.View(func(tx *kv.Tx) error {
 		if v := tx.MetaString(metaRequeueNext); v != "" {
@@ -168,9 +187,16 @@ func (c *Crawler) requeuePass(seeds []seed, known bool) (queued int, err error) 
 	if err != nil || !pass {
 		return 0, err
 	}
-	seedURL := make(map[string]string, len(seeds))
-	for _, s := range seeds {
+	seedURL := map[string]string{}
+	if err := seeds(func(raw string) error {
+		s, err := rules.check(raw)
+		if err != nil {
+			return err
+		}
 		seedURL[s.host] = s.fetch
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	for pass {
 		n := 0

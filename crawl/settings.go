@@ -43,7 +43,7 @@ var SettingKeys = []string{
 
 // notStored are the config keys SettingKeys leaves out (see there why).
 var notStored = []string{
-	"seed_url", "seed_urls", "db_path", "metrics_path", "max_pages", "progress_interval_ms",
+	"seed_url", "seed_urls", "seeds_file", "db_path", "metrics_path", "max_pages", "progress_interval_ms",
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
 	"warc_dir", "warc_max_size", // one run's output, like metrics_path

@@ -49,6 +49,7 @@ var forbiddenKeys = map[string]bool{
 	"db_path": true, "metrics_path": true, "listen": true, "token_file": true, "metrics_public": true,
 	"connect_to": true, "allow_private_networks": true,
 	"cluster": true, "shard": true, "cluster_replicas": true, "crawl_name": true,
+	"seeds_file": true, // a file of the server's: a job gives its seeds in the request
 }
 
 // JobOptions configure a JobManager.

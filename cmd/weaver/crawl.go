@@ -35,6 +35,7 @@ func init() {
 // crawlFlags maps each flag to its config key; durations become *_ms keys.
 var crawlFlags = []struct{ flag, key, usage string }{
 	{"db", "db_path", "the bbolt store `FILE` (default weaver.bolt)"},
+	{"seeds-file", "seeds_file", "read seed URLs from `FILE`, one a line (blank lines and # comments skipped); - for stdin"},
 	{"workers", "concurrent_workers", "concurrent workers `N` (default 3)"},
 	{"max-depth", "max_depth", "deepest hop `N` from a seed to queue; 0 = no limit (default 5)"},
 	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled (default 3)"},
@@ -80,6 +81,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	for _, f := range crawlFlags {
 		f := f
 		fs.Func(f.flag, f.usage, func(v string) error {
+			if strings.HasSuffix(f.key, "_ms") {
+				if err := needUnit(v); err != nil {
+					return err // --delay 1: neither 1 ms nor 1 s, but a mistake
+				}
+			}
 			sets = append(sets, setting{f.key, v, "flag --" + f.flag})
 			return nil
 		})
@@ -198,7 +204,30 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			return usageError{err: fmt.Errorf("metrics_path: %w", err)}
 		}
 	}
-	if len(seeds) == 0 {
+	// A seeds file is checked whole, streaming, before anything is
+	// written; Prepare reads it again to queue its seeds.
+	var file *seedsFile
+	if cfg.SeedsFile != "" {
+		if file, err = openSeedsFile(e, cfg.SeedsFile); err != nil {
+			return err
+		}
+		defer file.Close()
+		if file.n, err = crawl.CheckSeeds(cfg, file.Seeds()); err != nil {
+			return usageError{err: err}
+		}
+		if file.n == 0 {
+			return usagef("seeds file %s holds no seed URL (one a line; # starts a comment)", file.name)
+		}
+		if cfg.Cluster != "" {
+			// A cluster names its crawl by the set of its seeds, and
+			// stores them: they are read into the list.
+			if err := file.Seeds()(func(s string) error { seeds = append(seeds, s); return nil }); err != nil {
+				return usageError{err: err}
+			}
+			file = nil
+		}
+	}
+	if len(seeds) == 0 && file == nil {
 		if _, err := os.Stat(cfg.DBPath); err != nil {
 			return usageHelpf("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
 		}
@@ -320,7 +349,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError{err: err}
 	}
-	recovered, queued, err := c.Prepare(seeds)
+	src := crawl.SeedList(seeds)
+	if file != nil {
+		src = concatSeeds(src, file.Seeds())
+	}
+	recovered, queued, err := c.PrepareSeeds(src)
 	if err != nil {
 		var ce *crawl.ConfigError
 		if errors.As(err, &ce) || errors.Is(err, crawl.ErrSeed) {
@@ -328,9 +361,14 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	if len(seeds) > 0 {
+	switch {
+	case file != nil && len(seeds) > 0:
+		logf("INFO", fmt.Sprintf("Starting crawl from %s and %s in %s", strings.Join(seeds, ", "), count(file.n, "seed", ""), file.name))
+	case file != nil:
+		logf("INFO", fmt.Sprintf("Starting crawl from %s in %s", count(file.n, "seed", ""), file.name))
+	case len(seeds) > 0:
 		logf("INFO", "Starting crawl from "+strings.Join(seeds, ", "))
-	} else {
+	default:
 		logf("INFO", "Resuming crawl in "+cfg.DBPath)
 	}
 	if recovered > 0 {

@@ -221,8 +221,12 @@ func exportArgs(args []string) []string {
 	out := make([]string, 0, len(args)+2)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+		if a == "--" {
 			return append(out, args[i:]...) // flag parsing stops here
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			out = append(out, a) // an argument: flags may follow it
+			continue
 		}
 		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
 		if strings.Contains(name, "=") {

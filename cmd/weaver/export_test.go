@@ -211,7 +211,7 @@ func TestExport_UsageErrors(t *testing.T) {
 		{"json over a text file", []string{"--db", db, "--json", notes}, "already exists: use --force"},
 		{"missing store", []string{"--db", filepath.Join(dir, "none.bolt"), "--json"}, "none.bolt: no such store"},
 		{"not a store", []string{"--db", notes, "--json"}, "not a weaver store"},
-		{"bad flag", []string{"--db", db, "--json", "--colour"}, "not defined"},
+		{"bad flag", []string{"--db", db, "--json", "--colour"}, "unknown flag --colour"},
 		{"missing directory", []string{"--db", db, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "no such directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,22 +34,88 @@ func newFlagSet(e *env, name, synopsis, examples string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args. -h and --help print the usage to stdout and
-// return errHelp (exit 0); any other flag error is a usage error (exit 2)
-// that points at -h.
+// parseFlags parses args, flags before and after the arguments alike
+// (weaver crawl https://x/ --max-depth 2), as git and most tools do; "--"
+// ends the flags. fs.Args() then holds the arguments, in their order.
+// -h and --help print the usage to stdout and return errHelp (exit 0);
+// any other flag error is a usage error (exit 2) that points at -h, and
+// an unknown flag names the closest known one.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	flags, pos := splitArgs(fs, args)
 	usage := fs.Usage
 	fs.Usage = func() {} // package flag calls it on every error too
-	err := fs.Parse(args)
+	err := fs.Parse(flags)
+	if err == nil {
+		// Parsed apart, so that a flag missing its value at the end is
+		// told so rather than given "--". Parsing again only sets Args.
+		err = fs.Parse(append([]string{"--"}, pos...))
+	}
 	fs.Usage = usage
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		usage()
 		return errHelp
 	case err != nil:
-		return usageHelp(err)
+		return usageHelp(flagError(fs, err))
 	}
 	return nil
+}
+
+// splitArgs separates args into flags (each with its value, when it takes
+// one as the next argument) and the arguments between and after them.
+// A flag takes the next argument as its value unless it is a boolean
+// flag (those take a value only as --flag=false); an unknown flag is
+// kept, for Parse to report. "-" alone is an argument (stdin); "--" ends
+// the flags.
+func splitArgs(fs *flag.FlagSet, args []string) (flags, pos []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flags, append(pos, args[i+1:]...)
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimPrefix(a[1:], "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return flags, pos
+}
+
+// flagError rewrites package flag's errors in weaver's words: flags
+// written with two dashes as the help shows them, and an unknown flag
+// with the known one it is closest to.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near, ok := closest(name, names); ok {
+			return fmt.Errorf("unknown flag --%s: did you mean --%s?", name, near)
+		}
+		return fmt.Errorf("unknown flag --%s", name)
+	}
+	for _, p := range []string{"flag needs an argument: -", "for flag -", "for -"} {
+		if i := strings.Index(msg, p); i >= 0 {
+			return errors.New(msg[:i+len(p)] + "-" + msg[i+len(p):])
+		}
+	}
+	return err
 }
 
 // storeError classifies an Open error: the ones that say the file is not
@@ -67,10 +134,15 @@ func storeError(err error) error {
 
 // durationFlag defines a flag holding a duration in Go's syntax (10s,
 // 1.5m, 500ms) whose bad value is reported as such, not as a "parse error".
+// A bare number other than 0 is refused: --delay 1 is not one millisecond
+// nor one second but a mistake either way.
 func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) *time.Duration {
 	p := new(time.Duration)
 	*p = value
 	fs.Func(name, usage+fmt.Sprintf(" (default %s)", value), func(s string) error {
+		if err := needUnit(s); err != nil {
+			return err
+		}
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return fmt.Errorf("want a duration such as 10s or 500ms")
@@ -79,6 +151,22 @@ func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage stri
 		return nil
 	})
 	return p
+}
+
+// errNeedUnit is the error of a duration flag given a bare number.
+var errNeedUnit = errors.New("a duration needs a unit: 1s or 1ms")
+
+// needUnit returns errNeedUnit when s, a duration flag's value, is a bare
+// number other than zero (which needs no unit, as in Go's syntax).
+func needUnit(s string) error {
+	s = strings.TrimLeft(strings.TrimSpace(s), "+-")
+	if s == "" || strings.Trim(s, "0123456789.") != "" {
+		return nil // a duration, or not a number: ParseDuration says which
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f != 0 {
+		return errNeedUnit
+	}
+	return nil
 }
 
 // reportWriter is where a command that writes the file out reports what it

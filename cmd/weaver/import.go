@@ -37,12 +37,13 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return nil
 	})
 	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
-	fs.DurationVar(&opts.ProgressEvery, "progress", 5*time.Second, "print a progress line every `DURATION`")
+	progress := durationFlag(fs, "progress", 5*time.Second, "print a progress line every `DURATION`")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
+	opts.ProgressEvery = *progress
 	if len(paths) == 0 {
 		fs.Usage()
 		return usagef("give the WARC or WAT files (or directories) to import")

@@ -30,6 +30,9 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Environ lists the environment (NAME=value), for the warnings about
+	// WEAVER_ variables weaver does not know; nil: none are checked.
+	Environ func() []string
 	// Signals delivers SIGINT/SIGTERM to long-running commands.
 	Signals <-chan os.Signal
 }
@@ -85,7 +88,7 @@ func main() {
 	debug.SetGCPercent(200)
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	e := &env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sig}
+	e := &env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ, Signals: sig}
 	os.Exit(profiled(func() int { return run(context.Background(), e, os.Args[1:]) }))
 }
 
@@ -150,9 +153,18 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(e.Stderr, "weaver: unknown command %q (run 'weaver help')\n", name)
+		names := []string{"help", "version"}
+		for n := range commands {
+			names = append(names, n)
+		}
+		if near, ok := closest(name, names); ok && !strings.HasPrefix(name, "-") {
+			fmt.Fprintf(e.Stderr, "weaver: unknown command %q: did you mean %s? (run 'weaver help')\n", name, near)
+		} else {
+			fmt.Fprintf(e.Stderr, "weaver: unknown command %q (run 'weaver help')\n", name)
+		}
 		return 2
 	}
+	warnEnviron(e)
 	err := c.Run(ctx, e, args[1:])
 	if errors.Is(err, errHelp) {
 		return 0

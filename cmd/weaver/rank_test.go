@@ -145,7 +145,7 @@ func TestRank_Usage(t *testing.T) {
 		{[]string{"rank", "extra"}, "no arguments"},
 		{[]string{"rank", "--top", "-1"}, "--top -1"},
 		{[]string{"rank", "--top", "many"}, "invalid value"},
-		{[]string{"rank", "--min-weight", "2"}, "not defined"},
+		{[]string{"rank", "--min-weight", "2"}, "unknown flag --min-weight"},
 	} {
 		code, _, errs := runWeaverCmd(t, nil, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {

@@ -107,25 +107,13 @@ func archiveError(err error) error {
 	return storeError(err)
 }
 
-// parseInterleaved parses args like parseFlags but also takes flags after
-// positional arguments (weaver diff OLD NEW --json), as users type them.
-// Everything after "--" is positional. It returns the positional arguments.
+// parseInterleaved parses args with parseFlags (flags before and after
+// the arguments) and returns the positional arguments.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
+	return fs.Args(), nil
 }
 
 // withSignals returns a context cancelled by SIGINT/SIGTERM, so that a long

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/weaver-crawler/weaver/crawl"
+)
+
+// maxSeedLine bounds a line of a seeds file: a URL is far shorter, and a
+// file that is not one (a binary, one endless line) is refused rather
+// than read into memory.
+const maxSeedLine = 64 << 10
+
+// seedsFile is the file of --seeds-file: one seed URL a line, blank lines
+// and lines starting with # skipped. It is read as a stream each time its
+// Seeds are, so a million seeds are never all in memory; stdin ("-"),
+// which can be read only once, is first copied to a temporary file.
+type seedsFile struct {
+	name string // as the user names it in errors: the path, or "stdin"
+	path string // the file read
+	temp bool   // path is stdin's copy, removed by Close
+	n    int    // the seeds it holds, once checked
+}
+
+// openSeedsFile opens the seeds file at path ("-": e.Stdin, copied).
+func openSeedsFile(e *env, path string) (*seedsFile, error) {
+	if path != "-" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, usagef("seeds file: %v", err)
+		}
+		if fi.IsDir() {
+			return nil, usagef("seeds file %s is a directory", path)
+		}
+		return &seedsFile{name: path, path: path}, nil
+	}
+	if e.Stdin == nil {
+		return nil, usagef("seeds file -: no stdin")
+	}
+	f, err := os.CreateTemp("", "weaver-seeds-*.txt")
+	if err != nil {
+		return nil, fmt.Errorf("seeds from stdin: %w", err)
+	}
+	_, err = io.Copy(f, e.Stdin)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("seeds from stdin: %w", err)
+	}
+	return &seedsFile{name: "stdin", path: f.Name(), temp: true}, nil
+}
+
+// Close removes stdin's copy.
+func (f *seedsFile) Close() {
+	if f != nil && f.temp {
+		os.Remove(f.path)
+	}
+}
+
+// Seeds streams the file's seed URLs. A line that is no http(s) URL, or
+// an error yield returns, is wrapped with where it is: seeds.txt:12: .
+func (f *seedsFile) Seeds() crawl.Seeds {
+	return func(yield func(string) error) error {
+		file, err := os.Open(f.path)
+		if err != nil {
+			return fmt.Errorf("seeds file: %w", err)
+		}
+		defer file.Close()
+		sc := bufio.NewScanner(file)
+		sc.Buffer(make([]byte, 0, 4096), maxSeedLine)
+		line := 0
+		for sc.Scan() {
+			line++
+			s := strings.TrimSpace(sc.Text())
+			if line == 1 {
+				s = strings.TrimPrefix(s, "\ufeff") // a byte order mark
+			}
+			if s == "" || strings.HasPrefix(s, "#") {
+				continue
+			}
+			if err := crawl.CheckURL(s); err != nil {
+				return fmt.Errorf("%s:%d: %w", f.name, line, err)
+			}
+			if err := yield(s); err != nil {
+				return fmt.Errorf("%s:%d: %w", f.name, line, err)
+			}
+		}
+		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("%s:%d: line longer than %d KiB: not a file of URLs, one a line", f.name, line+1, maxSeedLine>>10)
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		return nil
+	}
+}
+
+// concatSeeds is the seeds of a, then those of b.
+func concatSeeds(a, b crawl.Seeds) crawl.Seeds {
+	return func(yield func(string) error) error {
+		if err := a(yield); err != nil {
+			return err
+		}
+		return b(yield)
+	}
+}
