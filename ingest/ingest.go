@@ -262,7 +262,7 @@ type importer struct {
 type page struct {
 	host, scheme string
 	date         time.Time
-	crawled      bool // an HTML answer: the node's crawl fields may be set
+	crawled      bool   // an HTML answer: the node's crawl fields may be set
 	path         string // the URL's path ("/" for the home page)
 	status       int
 	ctype        string
