@@ -9,8 +9,9 @@
 //	GET  /metrics   Prometheus text format, read from crawl.Status at scrape time
 //	GET  /graph     ?format=json|graphml|dot: the graph so far, from one read transaction
 //	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
-//	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl
-//	POST /stop      a graceful stop, the same as SIGTERM
+//	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl;
+//	                the answer says, per seed, whether it was queued and why not
+//	POST /stop      a graceful stop, the same as SIGTERM (termination reason api_stop)
 //	GET  /          the map page (package ui), which polls:
 //	GET  /map/data  ?since=CURSOR: the graph, or what changed since an earlier answer (map.go)
 //

@@ -495,7 +495,7 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	switch {
 	case err != nil:
 		status, msg = JobFailed, err.Error()
-	case res.TerminationReason == crawl.ReasonSignal:
+	case res.TerminationReason == crawl.ReasonSignal, res.TerminationReason == crawl.ReasonAPIStop:
 		status = m.stoppedStatus(j)
 	}
 	var ran *crawl.Result

@@ -346,11 +346,13 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
 	if ln != nil {
-		// POST /stop cancels runCtx: the same graceful stop as SIGTERM.
-		defer startStatusServer(ln, c, store, cancel, auth, logf)()
+		// POST /stop cancels runCtx: the same graceful stop as SIGTERM,
+		// recorded as termination reason api_stop.
+		defer startStatusServer(ln, c, store, func() { cancelCause(crawl.ErrStopRequested) }, auth, logf)()
 	}
 	go func() {
 		select {
@@ -387,7 +389,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 // seed failing): exit 1 and one line that says so. A crawl stopped by a
 // signal, or with nothing left to do, exits 0 as seed 000 says.
 func reachedNothing(res crawl.Result) error {
-	if res.TerminationReason == crawl.ReasonSignal || res.PagesAnswered > 0 || res.RobotsFetched > 0 || res.PagesFailed == 0 {
+	if res.TerminationReason == crawl.ReasonSignal || res.TerminationReason == crawl.ReasonAPIStop || res.PagesAnswered > 0 || res.RobotsFetched > 0 || res.PagesFailed == 0 {
 		return nil
 	}
 	kinds := make([]string, 0, len(res.ErrorsByType))
