@@ -23,7 +23,7 @@
 //	POST   /crawl       {"url": ..., "max_pages": ..., any crawl config key}: start a job
 //	GET    /crawl       list the jobs
 //	GET    /crawl/{id}  a job's status; once it ended, its nodes and edges too
-//	DELETE /crawl/{id}  stop a job
+//	DELETE /crawl/{id}  stop a job; 409 when it had already ended (nothing is deleted)
 //	GET    /crawl/{id}/graph  ?format=json|graphml|dot: the job's graph
 //	GET    /                  the jobs, each with a link to its map
 //	GET    /crawl/{id}/map    the job's map page, polling /crawl/{id}/map/data

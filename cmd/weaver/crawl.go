@@ -49,7 +49,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
 	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`"},
 	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
-	{"render", "render", "run pages' scripts in a browser: `never`, auto (pages that look like a JavaScript shell) or always (default never)"},
+	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
