@@ -131,9 +131,9 @@ func remoteStatus(ctx context.Context, client *http.Client, tok tokenHow, path s
 	case resp.StatusCode == http.StatusUnauthorized && !tok.given:
 		// The server's own advice (an Authorization header) is for HTTP
 		// clients; this command sends the header itself, given the token.
-		return serve.Status{}, usagef("the crawl holding %s wants its API token (%s answered 401): %s", path, url, tok.how)
+		return serve.Status{}, fmt.Errorf("the crawl holding %s wants its API token (%s answered 401): %s", path, url, tok.how)
 	case resp.StatusCode == http.StatusUnauthorized:
-		return serve.Status{}, usagef("the crawl holding %s refused the token given (%s answered 401): it is not the crawl's token", path, url)
+		return serve.Status{}, fmt.Errorf("the crawl holding %s refused the token given (%s answered 401): it is not the crawl's token", path, url)
 	case resp.StatusCode != http.StatusOK:
 		return serve.Status{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
 	}
