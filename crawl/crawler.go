@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,17 +126,24 @@ type pending struct {
 	done <-chan error
 }
 
+// ErrStopRequested is the cause to cancel Run's context with
+// (context.WithCancelCause) when the stop is a request, POST /stop, not a
+// signal: the crawl ends the same way, with termination reason
+// "api_stop".
+var ErrStopRequested = errors.New("crawl: stop requested")
+
 // ErrStoreFailed wraps a commit failure that stopped the crawl.
 var ErrStoreFailed = errors.New("crawl: store write failed")
 
 // Run crawls until the frontier is empty and every worker idle
 // ("queue_empty"), max_pages leases were handed out ("max_pages"), ctx is
 // cancelled ("signal": in-flight pages get the grace period, the rest go
-// back to the frontier), or a commit fails ("error"). It writes
+// back to the frontier; "api_stop" when its cause is ErrStopRequested), or a commit fails ("error"). It writes
 // metrics.log and returns the Result; the error is the commit failure.
 func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	start := c.now()
 	c.started.Store(start.UnixNano())
+	c.rate.reset(start, c.stats.pagesFetched.Load())
 	c.running.Store(true)
 	defer c.running.Store(false)
 	hard, hardCancel := context.WithCancel(context.Background())
@@ -305,7 +313,13 @@ func (c *Crawler) logPage(p *page) {
 	case p.disallow:
 		c.logf("INFO", "Worker %d skipped %s (depth=%d, disallowed by robots.txt)", p.worker, p.lease.Host, p.lease.Depth)
 	case p.kind != "" && !p.fetched:
-		c.logf("WARN", "Worker %d failed to fetch %s (%s: %s)", p.worker, p.lease.Host, p.kind, p.err)
+		// p.err starts with its kind ("timeout: ..."), as the node's
+		// error does: the kind is not said twice.
+		msg := p.err
+		if !strings.HasPrefix(msg, string(p.kind)+": ") {
+			msg = string(p.kind) + ": " + msg
+		}
+		c.logf("WARN", "Worker %d failed to fetch %s (%s)", p.worker, p.lease.Host, msg)
 	case p.kind != "":
 		c.logf("WARN", "Worker %d fetched %s (depth=%d, HTTP %d)", p.worker, p.lease.Host, p.lease.Depth, p.status)
 	default:

@@ -354,6 +354,10 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		case err := <-fatal:
 			return stop(ReasonError, err)
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), ErrStopRequested) {
+				c.logf("INFO", "Stop requested (POST /stop)")
+				return stop(ReasonAPIStop, nil)
+			}
 			c.logf("INFO", "Shutdown signal received")
 			return stop(ReasonSignal, nil)
 		}

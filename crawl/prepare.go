@@ -239,13 +239,28 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 	return queued, nil
 }
 
+// SeedResult is what AddSeeds did with one seed.
+type SeedResult struct {
+	URL    string `json:"url"`  // as given
+	Host   string `json:"host"` // normalised
+	Queued bool   `json:"queued"`
+	// Reason says why a seed was not queued ("already queued at depth
+	// 0", "crawled 3 times, max_crawls_per_node 3"), or that it went to
+	// the shard that owns its host; "" otherwise.
+	Reason string `json:"reason,omitempty"`
+}
+
 // AddSeeds queues seed URLs at depth 0 in a running or idle crawl (a host
 // already queued at depth 0, or crawled max_crawls_per_node times, is not
-// queued again). It reports how many were queued.
-func (c *Crawler) AddSeeds(seeds []string) (int, error) {
+// queued again) and returns what it did with each, in order. A seed that
+// is not a URL weaver crawls, or whose host exclude_hosts or scope leave
+// out, fails the whole call with an error wrapping ErrSeed, queueing
+// nothing.
+func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
+	var res []SeedResult
 	queued, forwarded := 0, false
 	err := <-c.store.Commit(func(tx *kv.Tx) error {
-		queued, forwarded = 0, false
+		res, queued, forwarded = res[:0], 0, false
 		for _, s := range seeds {
 			host, scheme, fetch, err := seedEntry(s)
 			if err != nil {
@@ -254,41 +269,57 @@ func (c *Crawler) AddSeeds(seeds []string) (int, error) {
 			if c.exclude.excluded(host) {
 				return fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
 			}
+			if !c.inScope(host) {
+				return fmt.Errorf("%w: seed %q: host %s is outside scope (--scope %s)", ErrSeed, s, host, strings.Join(c.cfg.Scope, " --scope "))
+			}
+			r := SeedResult{URL: s, Host: host}
 			n, _, err := graph.Ensure(tx, host, scheme, c.now())
 			if err != nil {
 				return err
 			}
-			if !c.owns(host) {
+			switch {
+			case !c.owns(host):
 				if err := c.peer.Forward(tx, host, scheme, 0); err != nil {
 					return err
 				}
 				forwarded = true
+				r.Queued, r.Reason = true, "forwarded to the shard that owns the host"
+			case n.CrawlCount >= c.cfg.MaxCrawlsPerNode:
+				times := "times"
+				if n.CrawlCount == 1 {
+					times = "time"
+				}
+				r.Reason = fmt.Sprintf("crawled %d %s, max_crawls_per_node %d", n.CrawlCount, times, c.cfg.MaxCrawlsPerNode)
+			default:
+				if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
+					return err
+				}
+				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: fetch, Depth: 0})
+				if err != nil {
+					return err
+				}
+				r.Queued = ok
+				if !ok {
+					r.Reason = "already queued at depth 0"
+				}
+			}
+			if r.Queued {
 				queued++
-				continue
 			}
-			if n.CrawlCount >= c.cfg.MaxCrawlsPerNode {
-				continue
-			}
-			if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
-				return err
-			}
-			ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: fetch, Depth: 0})
-			if err != nil {
-				return err
-			}
-			if ok {
-				queued++
-			}
+			res = append(res, r)
 		}
 		return nil
 	})
-	if err == nil && forwarded {
+	if err != nil {
+		return nil, err
+	}
+	if forwarded {
 		c.peer.Forwarded()
 	}
-	if err == nil && queued > 0 {
+	if queued > 0 {
 		c.Wake()
 	}
-	return queued, err
+	return res, nil
 }
 
 func homeURL(scheme, host string) string {

@@ -98,8 +98,12 @@ type Result struct {
 const (
 	ReasonQueueEmpty = "queue_empty"
 	ReasonSignal     = "signal"
-	ReasonMaxPages   = "max_pages"
-	ReasonError      = "error"
+	// ReasonAPIStop: the status API's POST /stop asked for the stop (Run's
+	// ctx was cancelled with ErrStopRequested as its cause); the stop is
+	// the same graceful one as a signal's.
+	ReasonAPIStop  = "api_stop"
+	ReasonMaxPages = "max_pages"
+	ReasonError    = "error"
 )
 
 func (s *stats) result(start, end time.Time, reason string) Result {

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,9 @@ func (h Histogram) Quantile(q float64) float64 {
 			if in > 0 {
 				frac = (rank - float64(prevCount)) / in
 			}
-			return 1000 * (prevBound + (b-prevBound)*frac)
+			// To 0.1 ms: the buckets make it an estimate, and the
+			// interpolation's float noise (75.00000000000001) is none.
+			return math.Round(10000*(prevBound+(b-prevBound)*frac)) / 10
 		}
 		prevBound, prevCount = b, h.Cumulative[i]
 	}
@@ -161,6 +164,14 @@ type rate struct {
 type rateSample struct {
 	at    time.Time
 	pages int64
+}
+
+// reset starts the samples at a run's start: the first Status after it
+// has a rate over the time since, not 0 for want of a second sample.
+func (r *rate) reset(at time.Time, pages int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.samples = append(r.samples[:0], rateSample{at, pages})
 }
 
 func (r *rate) add(at time.Time, pages int64) float64 {

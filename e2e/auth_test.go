@@ -141,9 +141,16 @@ func TestAuth_ListenToken(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"crawl"`) {
 		t.Errorf("weaver status with WEAVER_TOKEN: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// Without the token, or with another, the advice is this command's
+	// (--token-file, WEAVER_TOKEN), not an HTTP client's header.
 	r = weaver(t, dir, "status", "--db", db)
-	if r.code == 0 || !strings.Contains(r.stderr, "401") {
-		t.Errorf("weaver status without the token: exit %d, want a failure naming 401:\n%s", r.code, r.stderr)
+	if r.code == 0 || !strings.Contains(r.stderr, "401") || !strings.Contains(r.stderr, "--token-file FILE") ||
+		!strings.Contains(r.stderr, "WEAVER_TOKEN") || strings.Contains(r.stderr, "Authorization") {
+		t.Errorf("weaver status without the token: exit %d, want a failure naming 401 and --token-file:\n%s", r.code, r.stderr)
+	}
+	r = weaverEnv(t, dir, []string{"WEAVER_TOKEN=" + strings.Repeat("x", len(testToken))}, "status", "--db", db)
+	if r.code == 0 || !strings.Contains(r.stderr, "refused the token given") {
+		t.Errorf("weaver status with another token: exit %d, want a failure saying the token is refused:\n%s", r.code, r.stderr)
 	}
 	r = weaver(t, dir, "status", "--db", db, "--token-file", filepath.Join(dir, "token"))
 	if r.code != 0 {

@@ -40,9 +40,11 @@ func homeURLs(w *fakeweb.Web) []string {
 }
 
 // TestImport_Wget_GroundTruth: wget (Debian's, --warc-file) fetches every
-// home page of a fake web through it as a proxy; importing its WARC/1.0
+// home page of a fake web through it as a proxy, and /about and /contact
+// of each host, before or after its home page; importing its WARC/1.0
 // file (angle-bracketed target URIs, a log resource record) gives the
-// graph computed from the web's definition.
+// graph computed from the web's definition, and each host the facts of
+// its home page: its title, and one crawl.
 func TestImport_Wget_GroundTruth(t *testing.T) {
 	wget, err := exec.LookPath("wget")
 	if err != nil {
@@ -55,7 +57,17 @@ func TestImport_Wget_GroundTruth(t *testing.T) {
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "urls.txt")
-	if err := os.WriteFile(list, []byte(strings.Join(homeURLs(w), "\n")+"\n"), 0o644); err != nil {
+	var urls []string
+	for i, u := range homeURLs(w) {
+		// The small pages link only to their own host's home page: they
+		// add no edge. Half the hosts have one before their home page.
+		if i%2 == 0 {
+			urls = append(urls, u+"about", u, u+"contact")
+		} else {
+			urls = append(urls, u, u+"about", u+"contact")
+		}
+	}
+	if err := os.WriteFile(list, []byte(strings.Join(urls, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := execute(t, 3*time.Minute, dir, wget, "-q", "--warc-file=wget", "-e", "robots=off", "-e", "use_proxy=yes",
@@ -77,8 +89,12 @@ func TestImport_Wget_GroundTruth(t *testing.T) {
 			t.Errorf("%s: got %+v", h, n)
 			break
 		}
+		if strings.Contains(n.Title, "/about") || strings.Contains(n.Title, "/contact") {
+			t.Errorf("%s: the title %q is not its home page's", h, n.Title)
+			break
+		}
 	}
-	if !strings.Contains(r.stdout, fmt.Sprintf("%d pages", len(w.Hosts()))) || !strings.Contains(r.stdout, fmt.Sprintf("%d requests", len(w.Hosts()))) {
+	if !strings.Contains(r.stdout, fmt.Sprintf("%d pages", 3*len(w.Hosts()))) || !strings.Contains(r.stdout, fmt.Sprintf("%d requests", 3*len(w.Hosts()))) {
 		t.Errorf("summary: %s", r.stdout)
 	}
 }

@@ -219,8 +219,12 @@ func (sc *slowCrawl) stop(t *testing.T) {
 	if code := sc.p.wait(t); code != 0 {
 		t.Fatalf("exit %d after POST /stop:\n%s", code, sc.p.out.String())
 	}
-	if m := metrics(t, sc.db+".metrics"); m.TerminationReason != "signal" {
-		t.Errorf("termination_reason %q, want signal", m.TerminationReason)
+	// A request, not a signal: seed 000's reasons name the cause.
+	if m := metrics(t, sc.db+".metrics"); m.TerminationReason != "api_stop" {
+		t.Errorf("termination_reason %q, want api_stop", m.TerminationReason)
+	}
+	if !strings.Contains(sc.p.out.String(), "[INFO] Stop requested (POST /stop)") || !strings.Contains(sc.p.out.String(), "Crawl ended (api_stop)") {
+		t.Errorf("the log does not say the stop was requested:\n%s", sc.p.out.String())
 	}
 	if _, err := os.Stat(sc.db + ".listen"); err == nil {
 		t.Error("the address file outlived the crawl")
@@ -273,7 +277,7 @@ outer:
 // TestListen_StatusMetricsSeedsStop is the issue's end-to-end test of
 // weaver crawl --listen: poll /status until progress, scrape /metrics
 // with Prometheus's parser, add a seed with POST /seeds and see it
-// crawled, stop with POST /stop and find termination_reason "signal".
+// crawled, stop with POST /stop and find termination_reason "api_stop".
 func TestListen_StatusMetricsSeedsStop(t *testing.T) {
 	sc := startSlowCrawl(t)
 
@@ -335,6 +339,11 @@ func TestListen_StatusMetricsSeedsStop(t *testing.T) {
 		}
 		return false
 	})
+	// Again: nothing queued, and the answer says why.
+	sc.api.json("POST", "/seeds", `{"urls": ["http://`+sc.fresh+`/"]}`, http.StatusOK, &added)
+	if want := "crawled 1 time, max_crawls_per_node 1"; added.Queued != 0 || len(added.Seeds) != 1 || added.Seeds[0].Reason != want {
+		t.Errorf("a crawled seed again: %+v, want queued 0 and the reason %q", added, want)
+	}
 	sc.stop(t)
 	ns := nodes(t, sc.db)
 	// fresh's page was parsed (its first link, slow-b, is a node) and

@@ -209,6 +209,49 @@ func needPython(tb testing.TB) string {
 	return ""
 }
 
+// networkxPythons returns the Pythons whose networkx the JSON and GraphML
+// exports are loaded with: the one on PATH (here pyenv's, networkx 3.x)
+// and Debian's, /usr/bin/python3 with python3-networkx (2.8 in Debian
+// 12), each once. A missing one, or one that does not import networkx,
+// skips (fails under CI=true) only its own subtest: run reports it.
+func networkxPythons(tb testing.TB) []string {
+	tb.Helper()
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		// pyenv's python3 is a shim script: two names are one Python
+		// when sys.executable is the same file.
+		key := p
+		if exe, err := exec.Command(p, "-c", "import sys; print(sys.executable)").Output(); err == nil {
+			if real, err := filepath.EvalSymlinks(strings.TrimSpace(string(exe))); err == nil {
+				key = real
+			}
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// withNetworkx runs f as a subtest per Python of networkxPythons, named
+// by it and its networkx version; a Python that is missing or has no
+// networkx skips its subtest (fails it under CI=true).
+func withNetworkx(t *testing.T, f func(t *testing.T, py string)) {
+	for _, py := range networkxPythons(t) {
+		t.Run(strings.ReplaceAll(strings.Trim(py, "/"), "/", "_"), func(t *testing.T) {
+			out, err := exec.Command(py, "-c", "import networkx; print(networkx.__version__)").Output()
+			if err != nil {
+				missing(t, "%s does not import networkx (apt-get install python3-networkx): %v", py, err)
+			}
+			t.Logf("%s: networkx %s", py, strings.TrimSpace(string(out)))
+			f(t, py)
+		})
+	}
+}
+
 // graphmlXSD returns the GraphML schema shipped in shared/data, beside
 // the repository.
 func graphmlXSD(tb testing.TB) string {

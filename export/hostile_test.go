@@ -241,7 +241,7 @@ func TestHostile_JSON(t *testing.T) {
 	if lines := bytes.Count(data, []byte("\n")); lines != 2*len(hostile)+5 {
 		t.Errorf("%d lines, want %d", lines, 2*len(hostile)+5)
 	}
-	got := loadNetworkX(t, "json", path)
+	got := loadNetworkX(t, needPython(t), "json", path)
 	if got.Nodes != uint64(len(hostile)) {
 		t.Errorf("networkx: %+v", got)
 	}

@@ -82,7 +82,10 @@ type jsonGraph struct {
 // "edges": [...]}, each node and edge on a line of its own, nodes keyed by
 // their store id ("id") with their "pagerank" and "harmonic" (unless
 // Options.NoRanks), edges by "source" and "target". Python loads it
-// with networkx.node_link_graph(data, edges="edges"). Invalid UTF-8 in a
+// with networkx.node_link_graph(data, edges="edges") from networkx 3.4
+// on, and node_link_graph(data, link="edges") before (Debian 12's 2.8):
+// the README gives the lines that try one then the other, which
+// TestJSON_NetworkX runs in both. Invalid UTF-8 in a
 // string becomes U+FFFD. It returns what was written, or the writer's, the
 // store's or the context's error.
 func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {

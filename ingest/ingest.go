@@ -6,10 +6,15 @@
 // gives the crawl's graph.
 //
 // What a record becomes:
-//   - a response with an HTML answer (2xx, Content-Type HTML or none): its
-//     host becomes a crawled node (title, description, HTTP status, sha256
-//     of the body as the crawl caps it, content type, server) with an edge
-//     of weight +1 to each selected host, as one crawled page adds;
+//   - a response with an HTML answer (2xx, Content-Type HTML or none): an
+//     edge of weight +1 from its host to each selected host, as one crawled
+//     page adds; and when it is the host's home page (path "/"), the
+//     host becomes a crawled node with the page's facts (title, description,
+//     HTTP status, sha256 of the body as the crawl caps it, content type,
+//     server), its crawl_count counting the home page's captures. A host
+//     with no capture of its home page takes the facts of its page with the
+//     shortest path (the first read among equals) and a crawl_count of 1,
+//     until a capture of its home page comes;
 //   - a 3xx response whose Location is on another (not excluded) host: an
 //     edge to that host;
 //   - a WAT metadata record of a response: the same, from its JSON;
@@ -41,6 +46,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,6 +123,10 @@ const (
 	MetaSettings = "import.settings"
 	// metaFilePrefix + file key holds a fileState, as JSON.
 	metaFilePrefix = "import.file/"
+	// metaStandInPrefix + a node's decimal id holds the path of the page
+	// whose facts the node carries while no capture of its home page has
+	// been imported (see importer.apply); the key goes when one is.
+	metaStandInPrefix = "import.standin/"
 )
 
 // fileState is how far an import got in one file.
@@ -252,7 +262,8 @@ type importer struct {
 type page struct {
 	host, scheme string
 	date         time.Time
-	crawled      bool // an HTML answer: the node's crawl fields are set
+	crawled      bool   // an HTML answer: the node's crawl fields may be set
+	path         string // the URL's path ("/" for the home page)
 	status       int
 	ctype        string
 	server       string
@@ -426,15 +437,7 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 		n.LastSeen = p.date
 	}
 	if p.crawled {
-		n.CrawlCount++
-		if p.date.After(n.LastCrawl) || n.LastCrawl.IsZero() {
-			n.LastCrawl = p.date
-		}
-		n.Status = graph.StatusCrawled
-		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
-		n.Bytes, n.ContentHash = p.bytes, p.hash
-		n.Title, n.Description, n.Error = p.title, p.desc, ""
-		if _, err := graph.NoteContentHash(tx, &n); err != nil {
+		if err := im.facts(tx, &n, p); err != nil {
 			return err
 		}
 	}
@@ -459,6 +462,63 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 		}
 	}
 	return nil
+}
+
+// facts records an HTML capture's facts in n. A host's facts (title,
+// description, HTTP status, hash, ...) are those of its home page: its
+// crawl_count counts the captures of its home page (path "/" or empty, no
+// query), whose last one read gives the facts. A capture of another page
+// adds its links only, but while the host has no capture of its home page
+// the page with the shortest path (the first read of equal length) stands
+// in for it, with a crawl_count of 1; a capture of the home page read
+// later replaces it.
+func (im *importer) facts(tx *kv.Tx, n *graph.Node, p *page) error {
+	key := metaStandInPrefix + strconv.FormatUint(n.ID, 10)
+	standIn := tx.MetaString(key)
+	home := p.path == "/"
+	switch {
+	case home && standIn != "":
+		n.CrawlCount = 1
+		if err := tx.Delete(kv.BucketMeta, []byte(key)); err != nil {
+			return err
+		}
+	case home:
+		n.CrawlCount++
+	case n.CrawlCount == 0, standIn != "" && len(p.path) < len(standIn):
+		n.CrawlCount = 1
+		if err := tx.SetMetaString(key, p.path); err != nil {
+			return err
+		}
+	default:
+		// Another page of a host whose facts come from a better page.
+		if p.date.After(n.LastCrawl) {
+			n.LastCrawl = p.date
+		}
+		return nil
+	}
+	if p.date.After(n.LastCrawl) || n.LastCrawl.IsZero() {
+		n.LastCrawl = p.date
+	}
+	n.Status = graph.StatusCrawled
+	n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
+	n.Bytes, n.ContentHash = p.bytes, p.hash
+	n.Title, n.Description, n.Error = p.title, p.desc, ""
+	_, err := graph.NoteContentHash(tx, n)
+	return err
+}
+
+// pagePath is the path by which facts chooses a host's page: "/" for
+// the home page, else the path with any query.
+func pagePath(u *url.URL) string {
+	switch {
+	case (u.Path == "" || u.Path == "/") && u.RawQuery == "":
+		return "/"
+	case u.Path == "" || u.Path == "/":
+		return "/?" + u.RawQuery
+	case u.RawQuery != "":
+		return u.Path + "?" + u.RawQuery
+	}
+	return u.Path
 }
 
 // record turns one record into a page of the batch, or a count.
@@ -538,7 +598,7 @@ func (im *importer) response(rec *warc.Record) error {
 	}
 	data := im.body.Bytes()
 	sum := sha256.Sum256(data)
-	p.crawled = true
+	p.crawled, p.path = true, pagePath(u)
 	p.ctype, p.server = h.Get("Content-Type"), h.Get("Server")
 	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
 	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)

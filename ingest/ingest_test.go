@@ -110,3 +110,61 @@ func TestRun_WAT(t *testing.T) {
 		t.Errorf("second run changed the graph: %v", es2)
 	}
 }
+
+// watPage is a WAT record of an HTML page at uri titled title.
+func watPage(uri, title string) string {
+	return `{"Envelope":{"WARC-Header-Metadata":{"WARC-Type":"response","WARC-Target-URI":"` + uri + `"},
+ "Payload-Metadata":{"HTTP-Response-Metadata":{"Response-Message":{"Status":"200"},"Headers":{"Content-Type":"text/html"},
+  "HTML-Metadata":{"Head":{"Title":"` + title + `"},"Links":[{"path":"A@/href","url":"https://out.test/"}]}}}}}`
+}
+
+// TestRun_HomePageFacts: a host's title and crawl_count come from the
+// captures of its home page, whatever other pages come after them; a host
+// none of whose home page was captured takes its shortest path's page, with
+// a crawl_count of 1, until an import brings its home page. Every page's
+// links count.
+func TestRun_HomePageFacts(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "a.wat.gz")
+	writeWAT(t, first,
+		watPage("http://x.test/about", "about x"), watPage("http://x.test/a", "a of x"), watPage("http://x.test/", "home of x"),
+		watPage("http://x.test/?page=2", "x 2"), watPage("http://x.test/contact", "contact x"), watPage("http://x.test", "home of x again"),
+		watPage("http://x.test/post/1", "post x"),
+		watPage("http://y.test/archive/2001/", "archive y"), watPage("http://y.test/b", "b of y"), watPage("http://y.test/bb", "bb of y"))
+	s := storetest.MustOpen(t)
+	if _, err := ingest.Run(context.Background(), s, []string{first}, ingest.Defaults()); err != nil {
+		t.Fatal(err)
+	}
+	es, ns := graphOf(t, s)
+	if es[[2]string{"x.test", "out.test"}] != 7 || es[[2]string{"y.test", "out.test"}] != 3 {
+		t.Errorf("every page's links count: %v", es)
+	}
+	check := func(host, title string, crawls int) {
+		t.Helper()
+		if n := ns[host]; n.Title != title || n.CrawlCount != crawls || n.Status != graph.StatusCrawled || n.HTTPStatus != 200 {
+			t.Errorf("%s: title %q, crawl_count %d, status %s; want %q, %d, crawled", host, n.Title, n.CrawlCount, n.Status, title, crawls)
+		}
+	}
+	check("x.test", "home of x again", 2)
+	check("y.test", "b of y", 1)
+
+	second := filepath.Join(dir, "b.wat.gz")
+	writeWAT(t, second, watPage("http://y.test/", "home of y"), watPage("http://y.test/c", "c of y"))
+	if _, err := ingest.Run(context.Background(), s, []string{second}, ingest.Defaults()); err != nil {
+		t.Fatal(err)
+	}
+	_, ns = graphOf(t, s)
+	check("y.test", "home of y", 1)
+	// The stand-in's mark is gone with it.
+	if err := s.View(func(tx *kv.Tx) error {
+		c := tx.Cursor(kv.BucketMeta)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if bytes.HasPrefix(k, []byte("import.standin/")) {
+				t.Errorf("meta %s is left", k)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -157,7 +157,7 @@ func (im *importer) wat(rec *warc.Record) error {
 	if p.desc == "" {
 		p.desc = p.title
 	}
-	p.crawled = true
+	p.crawled, p.path = true, pagePath(u)
 	p.ctype, p.server = ct, header(resp.Headers, "Server")
 	im.stats.Pages++
 	im.batch = append(im.batch, p)

@@ -165,6 +165,9 @@ type SeedsAnswer struct {
 	// Queued counts the seeds queued; a seed whose host is already queued
 	// at depth 0 or was crawled max_crawls_per_node times is not.
 	Queued int `json:"queued"`
+	// Seeds says, per seed in the order given, whether it was queued and
+	// if not, why.
+	Seeds []crawl.SeedResult `json:"seeds"`
 }
 
 func (h *crawlHandler) seeds(w http.ResponseWriter, r *http.Request) {
@@ -195,12 +198,18 @@ func (h *crawlHandler) seeds(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	n, err := h.c.AddSeeds(urls)
+	res, err := h.c.AddSeeds(urls)
 	if err != nil {
 		writeError(w, seedErrorCode(err), "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, SeedsAnswer{Queued: n})
+	ans := SeedsAnswer{Seeds: res}
+	for _, r := range res {
+		if r.Queued {
+			ans.Queued++
+		}
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // checkSeedHost refuses a seed whose host weaver cannot normalise, before

@@ -332,8 +332,8 @@ func TestCrawlHandler_Seeds(t *testing.T) {
 	// new.test is already queued at depth 0: not queued twice.
 	a = do(t, "POST", f.url+"/seeds", `{"urls": ["http://new.test/"]}`)
 	decode(t, a, &got)
-	if got.Queued != 0 {
-		t.Errorf("a seed already queued was queued again (%d)", got.Queued)
+	if got.Queued != 0 || len(got.Seeds) != 1 || got.Seeds[0].Queued || got.Seeds[0].Reason != "already queued at depth 0" || got.Seeds[0].Host != "new.test" {
+		t.Errorf("a seed already queued: %s; want queued 0 and the reason", a.body)
 	}
 	f.s.View(func(tx *kv.Tx) error {
 		if n := frontier.Len(tx); n != 3 {

@@ -9,8 +9,9 @@
 //	GET  /metrics   Prometheus text format, read from crawl.Status at scrape time
 //	GET  /graph     ?format=json|graphml|dot: the graph so far, from one read transaction
 //	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
-//	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl
-//	POST /stop      a graceful stop, the same as SIGTERM
+//	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl;
+//	                the answer says, per seed, whether it was queued and why not
+//	POST /stop      a graceful stop, the same as SIGTERM (termination reason api_stop)
 //	GET  /          the map page (package ui), which polls:
 //	GET  /map/data  ?since=CURSOR: the graph, or what changed since an earlier answer (map.go)
 //
@@ -22,7 +23,7 @@
 //	POST   /crawl       {"url": ..., "max_pages": ..., any crawl config key}: start a job
 //	GET    /crawl       list the jobs
 //	GET    /crawl/{id}  a job's status; once it ended, its nodes and edges too
-//	DELETE /crawl/{id}  stop a job
+//	DELETE /crawl/{id}  stop a job; 409 when it had already ended (nothing is deleted)
 //	GET    /crawl/{id}/graph  ?format=json|graphml|dot: the job's graph
 //	GET    /                  the jobs, each with a link to its map
 //	GET    /crawl/{id}/map    the job's map page, polling /crawl/{id}/map/data

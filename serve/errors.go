@@ -13,6 +13,9 @@ var (
 	// ErrClosing means the job manager is shutting down and takes no new
 	// jobs.
 	ErrClosing = errors.New("shutting down")
+	// ErrJobEnded means a stop was asked of a job that had already ended:
+	// nothing was done (DELETE stops a job; it deletes nothing).
+	ErrJobEnded = errors.New("job already ended")
 )
 
 // ErrNoSpace means a download (graph or snapshot) would leave the store's

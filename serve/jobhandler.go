@@ -184,6 +184,10 @@ func (h *jobHandler) stop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view, err := h.m.Stop(r.Context(), j.id)
+	if errors.Is(err, ErrJobEnded) {
+		writeError(w, http.StatusConflict, "%v", err)
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "stopping job %s: %v", j.id, err)
 		return

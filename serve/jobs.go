@@ -496,7 +496,7 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	switch {
 	case err != nil:
 		status, msg = JobFailed, err.Error()
-	case res.TerminationReason == crawl.ReasonSignal:
+	case res.TerminationReason == crawl.ReasonSignal, res.TerminationReason == crawl.ReasonAPIStop:
 		status = m.stoppedStatus(j)
 	}
 	var ran *crawl.Result
@@ -689,8 +689,9 @@ func (m *JobManager) List() []Job {
 }
 
 // Stop stops the job with id and waits, until ctx ends, for it to record
-// its stop. A job already final is left as it is. It returns an error
-// wrapping ErrNoJob, or ctx's error.
+// its stop. A job already final is left as it is: Stop returns it with an
+// error wrapping ErrJobEnded. It returns an error wrapping ErrNoJob, or
+// ctx's error.
 func (m *JobManager) Stop(ctx context.Context, id string) (Job, error) {
 	j, err := m.job(id)
 	if err != nil {
@@ -698,12 +699,17 @@ func (m *JobManager) Stop(ctx context.Context, id string) (Job, error) {
 	}
 	m.mu.Lock()
 	cancel, done := j.cancel, j.done
-	if !j.state.Status.final() && cancel != nil {
+	status := j.state.Status
+	if !status.final() && cancel != nil {
 		j.stopBy = "client"
 	} else {
 		cancel = nil
 	}
 	m.mu.Unlock()
+	if status.final() {
+		return m.view(j, false), fmt.Errorf("%w: %s is %s; its store %s stays (delete the file to remove it)",
+			ErrJobEnded, id, status, filepath.Join(m.opt.Dir, id+".bolt"))
+	}
 	if cancel != nil {
 		m.logf("INFO", "Stopping job %s", id)
 		cancel()

@@ -318,9 +318,11 @@ func TestJobs_Delete_Stops(t *testing.T) {
 	if got.Job.EndedAt == nil || got.Job.Metrics == nil || got.Job.Metrics.TerminationReason != crawl.ReasonSignal {
 		t.Errorf("stopped job: %+v", got.Job)
 	}
-	// A second DELETE leaves a final job as it is.
-	if a := do(t, "DELETE", url+"/crawl/"+id, ""); a.code != http.StatusOK {
-		t.Errorf("second DELETE: %d", a.code)
+	// A second DELETE leaves a final job as it is, and says so: 409
+	// and why, not the job as if it had been stopped or deleted.
+	if a := do(t, "DELETE", url+"/crawl/"+id, ""); a.code != http.StatusConflict ||
+		!strings.Contains(string(a.body), "job already ended: "+id+" is stopped; its store ") {
+		t.Errorf("second DELETE: %d %s, want 409 and the reason", a.code, a.body)
 	}
 	var full fullJob
 	a = do(t, "GET", url+"/crawl/"+id, "")

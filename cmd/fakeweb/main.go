@@ -82,15 +82,15 @@ func (f faultFlags) Set(s string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fakeweb", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "`address` to listen on")
+	listen := fs.String("listen", "127.0.0.1:8080", "`ADDR` to listen on")
 	hosts := fs.Int("hosts", 1000, "number of generated hosts")
 	seed := fs.Int64("seed", 0, "seed of the generated web")
 	latency := fs.Duration("latency", 0, "delay before every response")
-	uk := fs.String("uk", "", "replay the host graph in `file` (source<TAB>target<TAB>weight lines) instead of generating one")
+	uk := fs.String("uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
 	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
 	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
-	requestLog := fs.String("request-log", "", "on exit, write every request answered to `file` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
+	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
 	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	faults := faultFlags{}

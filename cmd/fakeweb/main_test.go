@@ -27,6 +27,10 @@ func TestRun_PrintSeed(t *testing.T) {
 	if !strings.HasPrefix(got, "http://www.") || !strings.HasSuffix(got, ".com/") {
 		t.Errorf("seed: got %q", got)
 	}
+	// One line: a shell prompt after it starts on its own line.
+	if out.String() != got+"\n" {
+		t.Errorf("stdout %q, want the seed and a newline", out.String())
+	}
 }
 
 func TestRun_Errors(t *testing.T) {

@@ -50,7 +50,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
 	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`"},
 	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
-	{"render", "render", "run pages' scripts in a browser: `never`, auto (pages that look like a JavaScript shell) or always (default never)"},
+	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
@@ -384,11 +384,13 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
 	if ln != nil {
-		// POST /stop cancels runCtx: the same graceful stop as SIGTERM.
-		defer startStatusServer(ln, c, store, cancel, auth, logf)()
+		// POST /stop cancels runCtx: the same graceful stop as SIGTERM,
+		// recorded as termination reason api_stop.
+		defer startStatusServer(ln, c, store, func() { cancelCause(crawl.ErrStopRequested) }, auth, logf)()
 	}
 	go func() {
 		select {
@@ -425,7 +427,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 // seed failing): exit 1 and one line that says so. A crawl stopped by a
 // signal, or with nothing left to do, exits 0 as seed 000 says.
 func reachedNothing(res crawl.Result) error {
-	if res.TerminationReason == crawl.ReasonSignal || res.PagesAnswered > 0 || res.RobotsFetched > 0 || res.PagesFailed == 0 {
+	if res.TerminationReason == crawl.ReasonSignal || res.TerminationReason == crawl.ReasonAPIStop || res.PagesAnswered > 0 || res.RobotsFetched > 0 || res.PagesFailed == 0 {
 		return nil
 	}
 	kinds := make([]string, 0, len(res.ErrorsByType))

@@ -55,7 +55,7 @@ type exportTarget struct {
 
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
-	db := fs.String("db", "weaver.bolt", "the weaver store to export (opened read-only)")
+	db := fs.String("db", "weaver.bolt", "the weaver store `FILE` to export (opened read-only)")
 	paths := map[export.Format]*string{
 		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (tables nodes and edges, see the README) to `FILE`"),
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
@@ -63,7 +63,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
 		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
 	}
-	minWeight := fs.Uint64("min-weight", 0, "leave out edges of weight below `N`")
+	minWeight := uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
 	force := fs.Bool("force", false, "replace existing files (never the store)")

@@ -169,6 +169,26 @@ func needUnit(s string) error {
 	return nil
 }
 
+// uintFlag defines a flag holding a whole number ≥ 0 whose bad value
+// (-1, 2.5, abc) is reported as what is wanted, not as a "parse error".
+// A default of 0 is not shown, as package flag shows none.
+func uintFlag(fs *flag.FlagSet, name string, value uint64, usage string) *uint64 {
+	p := new(uint64)
+	*p = value
+	if value != 0 {
+		usage += fmt.Sprintf(" (default %d)", value)
+	}
+	fs.Func(name, usage, func(s string) error {
+		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number, 0 or more, such as 2")
+		}
+		*p = n
+		return nil
+	})
+	return p
+}
+
 // reportWriter is where a command that writes the file out reports what it
 // did: stdout, unless out is stdout itself (weaver snapshot /dev/stdout |
 // ssh …), whose bytes the report must not corrupt: then stderr.

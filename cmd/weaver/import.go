@@ -79,14 +79,15 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		err = verr
 	}
 	took := time.Since(start)
-	fmt.Fprintf(e.Stdout, "imported %d files (%d already imported, %d damaged): %d records, %s, %d pages, %d redirects, %d non-HTML, %d HTTP errors, %d robots.txt, %d requests, %d revisits, %d metadata, %d other, %d out of scope; +%d nodes, +%d edges, +%d links in %s (%.0f records/s, %.1f MB/s)\n",
-		st.Files, st.FilesSkipped, st.FilesDamaged, st.Records, humanBytes(st.Bytes), st.Pages, st.Redirects, st.NonHTML, st.HTTPErrors,
-		st.Robots, st.Requests, st.Revisits, st.Metadata, st.Other, st.OutOfScope, st.NodesCreated, st.EdgesCreated, st.Links, took.Round(time.Millisecond),
-		float64(st.Records)/took.Seconds(), float64(st.Bytes)/1e6/took.Seconds())
-	fmt.Fprintf(e.Stdout, "store %s: %d nodes, %d edges (total weight %d)\n", *db, counts.Nodes, counts.Edges, counts.Weight)
+	fmt.Fprintf(e.Stdout, "imported %s (%d already imported, %d damaged): %s, %s, %s, %s, %d non-HTML, %s, %d robots.txt, %s, %s, %d metadata, %d other, %d out of scope; +%s, +%s, +%s in %s (%.0f records/s, %.1f MB/s)\n",
+		count(st.Files, "file", ""), st.FilesSkipped, st.FilesDamaged, count(st.Records, "record", ""), humanBytes(st.Bytes), count(st.Pages, "page", ""),
+		count(st.Redirects, "redirect", ""), st.NonHTML, count(st.HTTPErrors, "HTTP error", ""), st.Robots, count(st.Requests, "request", ""),
+		count(st.Revisits, "revisit", ""), st.Metadata, st.Other, st.OutOfScope, count(st.NodesCreated, "node", ""), count(st.EdgesCreated, "edge", ""),
+		count(st.Links, "link", ""), took.Round(time.Millisecond), float64(st.Records)/took.Seconds(), float64(st.Bytes)/1e6/took.Seconds())
+	fmt.Fprintf(e.Stdout, "store %s: %s, %s (total weight %d)\n", *db, count(counts.Nodes, "node", ""), count(counts.Edges, "edge", ""), counts.Weight)
 	if errors.Is(err, ingest.ErrDamaged) {
 		// One line per damaged file (the joined errors), then exit 1.
-		return fmt.Errorf("%d damaged files, imported up to the damage:\n%w", st.FilesDamaged, err)
+		return fmt.Errorf("%s, imported up to the damage:\n%w", count(st.FilesDamaged, "damaged file", ""), err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stopped by a signal; run the same command to continue")

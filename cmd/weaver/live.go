@@ -36,10 +36,11 @@ func isTerminal(w io.Writer) bool {
 }
 
 // renderLive is the live line's text: the progress line the log shows
-// without a terminal, and the time the crawl has run.
+// without a terminal, and the time the crawl has run, labelled and in the
+// progress line's ETA's h:mm:ss.
 func renderLive(st crawl.Status, elapsed time.Duration) string {
 	s := int64(elapsed / time.Second)
-	return fmt.Sprintf("%s | %02d:%02d:%02d", st.Progress(), s/3600, s/60%60, s%60)
+	return fmt.Sprintf("%s | elapsed %d:%02d:%02d", st.Progress(), s/3600, s/60%60, s%60)
 }
 
 // liveLine keeps one status line at the bottom of a terminal, redrawn in

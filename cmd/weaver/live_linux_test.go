@@ -72,7 +72,7 @@ func TestCrawl_LiveLineOnATerminal(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	out := screen.String()
-	for _, want := range []string{"[INFO] Starting crawl from http://a.test/", clearLine + "Queue: ", "| Errors: 0 | ", " pages/s | 00:00:0", "[INFO] Crawl ended ("} {
+	for _, want := range []string{"[INFO] Starting crawl from http://a.test/", clearLine + "Queue: ", "| Errors: 0 | ", " pages/s | elapsed 0:00:0", "[INFO] Crawl ended ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the terminal lacks %q:\n%q", want, out)
 		}

@@ -16,16 +16,16 @@ func TestRenderLive(t *testing.T) {
 	st := crawl.Status{PagesPerSecond: 123.44, FrontierSize: 456, Nodes: 789, Edges: 1011,
 		ErrorsByType: map[string]int64{"dns": 1, "timeout": 2}}
 	got := renderLive(st, time.Hour+2*time.Minute+3*time.Second+400*time.Millisecond)
-	want := "Queue: 456 | Nodes: 789 | Edges: 1011 | Pages: 0 | Errors: 3 | 123.4 pages/s | 01:02:03"
+	want := "Queue: 456 | Nodes: 789 | Edges: 1011 | Pages: 0 | Errors: 3 | 123.4 pages/s | elapsed 1:02:03"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if got := renderLive(crawl.Status{}, 0); got != "Queue: 0 | Nodes: 0 | Edges: 0 | Pages: 0 | Errors: 0 | 0.0 pages/s | 00:00:00" {
+	if got := renderLive(crawl.Status{}, 0); got != "Queue: 0 | Nodes: 0 | Edges: 0 | Pages: 0 | Errors: 0 | 0.0 pages/s | elapsed 0:00:00" {
 		t.Errorf("zero status: %q", got)
 	}
 	// With max_pages: N/M pages and the time left at the current rate.
 	st = crawl.Status{PagesPerSecond: 10, PagesDone: 400, MaxPages: 1000, ETASeconds: 60, FrontierSize: 9, Nodes: 8, Edges: 7}
-	if got, want := renderLive(st, 5*time.Second), "Queue: 9 | Nodes: 8 | Edges: 7 | Pages: 400/1000 | Errors: 0 | 10.0 pages/s | ETA 0:01:00 | 00:00:05"; got != want {
+	if got, want := renderLive(st, 5*time.Second), "Queue: 9 | Nodes: 8 | Edges: 7 | Pages: 400/1000 | Errors: 0 | 10.0 pages/s | ETA 0:01:00 | elapsed 0:00:05"; got != want {
 		t.Errorf("with max_pages:\ngot  %q\nwant %q", got, want)
 	}
 }

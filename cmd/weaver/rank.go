@@ -71,7 +71,7 @@ func runRank(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if list, err = remoteRanks(ctx, withToken(statusClient, auth.Token), path, *top, *domains); err != nil {
+		if list, err = remoteRanks(ctx, withToken(statusClient, auth.Token), tokenHow{auth.Token != "", "set WEAVER_TOKEN to the crawl's token"}, path, *top, *domains); err != nil {
 			return err
 		}
 	case err != nil:
@@ -101,8 +101,8 @@ func runRank(ctx context.Context, e *env, args []string) error {
 // it checks, through GET /status, that the address in the sidecar file
 // serves this store, then reads GET /graph's JSON, whose nodes carry
 // their ranks.
-func remoteRanks(ctx context.Context, client *http.Client, path string, top int, domains bool) (export.RankList, error) {
-	if _, err := remoteStatus(ctx, client, path, 10*time.Second); err != nil {
+func remoteRanks(ctx context.Context, client *http.Client, tok tokenHow, path string, top int, domains bool) (export.RankList, error) {
+	if _, err := remoteStatus(ctx, client, tok, path, 10*time.Second); err != nil {
 		return export.RankList{}, err
 	}
 	data, err := os.ReadFile(archive.ListenPath(path))

@@ -88,7 +88,7 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	if err := writeFileAtomic(archive.ListenPath(store.Path()), []byte(addr+"\n")); err != nil {
 		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", archive.ListenPath(store.Path()), err))
 	}
-	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET /status /metrics /graph /snapshot, POST /seeds /stop)%s", addr, authNote(auth)))
+	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET / the map, /status /metrics /graph /snapshot, POST /seeds /stop)%s", addr, authNote(auth)))
 	return func() {
 		os.Remove(archive.ListenPath(store.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -293,7 +293,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
-	logger.log("INFO", fmt.Sprintf("Serving the job API on http://%s (jobs in %s%s)", addr, *dir, authNote(auth)))
+	logger.log("INFO", fmt.Sprintf("Serving the job API on http://%s (GET / the jobs and their maps; jobs in %s%s)", addr, *dir, authNote(auth)))
 
 	var runErr error
 	select {

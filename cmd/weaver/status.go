@@ -64,7 +64,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if rep, err = remoteStatus(ctx, withToken(statusClient, auth.Token), path, *timeout); err != nil {
+		if rep, err = remoteStatus(ctx, withToken(statusClient, auth.Token), tokenHow{auth.Token != "", "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN"}, path, *timeout); err != nil {
 			return err
 		}
 	case err != nil:
@@ -93,9 +93,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 // the crawl bound on this machine, never one to reach through a proxy.
 var statusClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
 
+// tokenHow is what a command knows of the API token, for its advice when
+// the crawl's API answers 401.
+type tokenHow struct {
+	given bool   // the client sends a token
+	how   string // how the command is given one: "give --token-file FILE or set WEAVER_TOKEN"
+}
+
 // remoteStatus asks the crawl that holds the store at path for its status,
 // at the address it left in the sidecar file.
-func remoteStatus(ctx context.Context, client *http.Client, path string, timeout time.Duration) (serve.Status, error) {
+func remoteStatus(ctx context.Context, client *http.Client, tok tokenHow, path string, timeout time.Duration) (serve.Status, error) {
 	data, err := os.ReadFile(archive.ListenPath(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return serve.Status{}, usagef("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", path)
@@ -120,7 +127,14 @@ func remoteStatus(ctx context.Context, client *http.Client, path string, timeout
 	if err != nil {
 		return serve.Status{}, fmt.Errorf("GET %s: %w", url, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized && !tok.given:
+		// The server's own advice (an Authorization header) is for HTTP
+		// clients; this command sends the header itself, given the token.
+		return serve.Status{}, fmt.Errorf("the crawl holding %s wants its API token (%s answered 401): %s", path, url, tok.how)
+	case resp.StatusCode == http.StatusUnauthorized:
+		return serve.Status{}, fmt.Errorf("the crawl holding %s refused the token given (%s answered 401): it is not the crawl's token", path, url)
+	case resp.StatusCode != http.StatusOK:
 		return serve.Status{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
 	}
 	var rep serve.Status
