@@ -71,7 +71,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	switch {
 	case errors.Is(err, kv.ErrInUse):
 		return inUseError(err, *db, snapshotFirst(*db, "check", "weaver check --db copy.bolt"))
-	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
+	case errors.Is(err, kv.ErrCorrupt):
+		return fmt.Errorf("%w; %s", err, repairHint(*db))
+	case errors.Is(err, kv.ErrTruncated):
 		return usageError{err: fmt.Errorf("%w (%s)", err, repairHint(*db))}
 	case err != nil:
 		return storeError(err)

@@ -414,7 +414,8 @@ func storedSettings(path string) crawl.Settings {
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	s, err := kv.Open(path, kv.Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
+	// Unverified: the open that follows walks the file's pages, once.
+	s, err := kv.Open(path, kv.Options{ReadOnly: true, Timeout: 100 * time.Millisecond, Unverified: true})
 	if err != nil {
 		return nil
 	}

@@ -52,9 +52,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // storeError classifies an Open error: the ones that say the file is not
-// what the user thinks are usage errors.
+// what the user thinks are usage errors. A damaged store (kv.ErrCorrupt)
+// is a failure, exit 1, and run names weaver check --repair for it.
 func storeError(err error) error {
-	for _, bad := range []error{kv.ErrInUse, kv.ErrNotStore, kv.ErrEmptyFile, kv.ErrTruncated, kv.ErrNewerSchema, kv.ErrCorrupt} {
+	for _, bad := range []error{kv.ErrInUse, kv.ErrNotStore, kv.ErrEmptyFile, kv.ErrTruncated, kv.ErrNewerSchema} {
 		if errors.Is(err, bad) {
 			return usageError{err: err}
 		}
