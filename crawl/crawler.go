@@ -104,20 +104,48 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		}
 		c.renderer = opt.Renderer
 	}
-	if len(cfg.Scope) > 0 {
-		parts := make([]string, len(cfg.Scope))
-		for i, p := range cfg.Scope {
-			parts[i] = "(?:" + p + ")"
-		}
-		if c.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
-			return nil, &ConfigError{Source: "config", Key: "scope", Msg: err.Error()}
-		}
+	if c.scope, err = compileScope(cfg.Scope); err != nil {
+		return nil, err
 	}
 	if c.grace <= 0 {
 		c.grace = 5 * time.Second
 	}
 	c.workers = make([]workerSlot, cfg.ConcurrentWorkers)
 	return c, nil
+}
+
+// compileScope is the one expression of the scope's patterns; nil when
+// there is none (every host is in scope).
+func compileScope(patterns []string) (*regexp.Regexp, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	parts := make([]string, len(patterns))
+	for i, p := range patterns {
+		parts[i] = "(?:" + p + ")"
+	}
+	re, err := regexp.Compile(strings.Join(parts, "|"))
+	if err != nil {
+		return nil, &ConfigError{Source: "config", Key: "scope", Msg: err.Error()}
+	}
+	return re, nil
+}
+
+// CheckSeeds makes the checks Prepare makes of seeds, and of the
+// configuration they depend on (exclude_hosts, scope), without a store:
+// a crawl refuses a bad start before it creates or opens one. It returns
+// a ConfigError or an error wrapping ErrSeed.
+func CheckSeeds(cfg Config, seeds []string) error {
+	x, err := newExcluder(cfg.ExcludeHosts)
+	if err != nil {
+		return &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
+	}
+	scope, err := compileScope(cfg.Scope)
+	if err != nil {
+		return err
+	}
+	_, err = checkSeeds(x, scope, cfg.Scope, seeds)
+	return err
 }
 
 func (c *Crawler) logf(level, format string, a ...any) {

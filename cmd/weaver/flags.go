@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -64,6 +65,12 @@ func storeError(err error) error {
 		return usageError{err: err}
 	}
 	return err
+}
+
+// dbPath is the store a command works on: flag (--db, or the store named
+// as an argument), else $WEAVER_DB_PATH, else the default weaver.bolt.
+func dbPath(e *env, flag string) string {
+	return firstNonEmpty(flag, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
 }
 
 // durationFlag defines a flag holding a duration in Go's syntax (10s,
