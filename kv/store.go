@@ -105,6 +105,11 @@ const (
 // (after Options.Timeout), ErrEmptyFile, ErrNotStore, ErrTruncated,
 // ErrNewerSchema or ErrCorrupt when the file is not a usable store, and
 // os.ErrNotExist when a ReadOnly open finds no file.
+//
+// Before bbolt reads a page, Open walks the file's page structure
+// (verify.go; Options.Unverified skips it): a store with a damaged page
+// in use, or a damaged meta page, is refused with a *CorruptError, read
+// only or not, so that nothing is written into it.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Second
