@@ -231,11 +231,17 @@ func sniff(path string, size int64) (meta metaPage, err error) {
 		return meta, fmt.Errorf("%s %w", path, ErrNotStore)
 	case !ok:
 		return meta, corruptf(path, "no valid meta page")
+	case !ok1 && size < 2*int64(best.pageSize):
+		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, int64(best.hwm)*int64(best.pageSize))
 	case !ok0 || !ok1:
 		// bbolt would open it with the other one, as of the transaction
 		// before the last, and weaver check reports it: a damaged page
 		// like any other, for check --repair.
-		return meta, corruptf(path, "meta page %d is damaged (the other one is valid)", map[bool]int{false: 0, true: 1}[ok0])
+		damaged := 0
+		if ok0 {
+			damaged = 1
+		}
+		return meta, corruptf(path, "meta page %d is damaged (the other one is valid)", damaged)
 	}
 	if need := int64(best.hwm) * int64(best.pageSize); size < need {
 		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, need)
