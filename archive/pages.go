@@ -68,9 +68,7 @@ func readMetas(f *os.File, size int64) ([]boltMeta, error) {
 		return nil, fmt.Errorf("%s %w (only %d bytes)", f.Name(), kv.ErrNotStore, size)
 	}
 	m0, ok0 := parseBoltMeta(hdr[:], 0)
-	if !ok0 && binary.LittleEndian.Uint32(hdr[16:]) != boltMagic {
-		return nil, fmt.Errorf("%s %w", f.Name(), kv.ErrNotStore)
-	}
+	notBolt := !ok0 && binary.LittleEndian.Uint32(hdr[16:]) != boltMagic // unless the second meta page is valid
 	// The second meta page sits one page in; its size is in the first, or
 	// one of the sizes bbolt uses when the first is damaged.
 	sizes := []int{4096, 8192, 16384, 32768, 65536}
@@ -89,6 +87,9 @@ func readMetas(f *os.File, size int64) ([]boltMeta, error) {
 			metas = append(metas, m1)
 			break
 		}
+	}
+	if len(metas) == 0 && notBolt {
+		return nil, fmt.Errorf("%s %w", f.Name(), kv.ErrNotStore)
 	}
 	if len(metas) == 0 {
 		return nil, fmt.Errorf("%s %w: no valid meta page", f.Name(), kv.ErrCorrupt)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,12 @@ type Options struct {
 	Linger time.Duration
 	// Now gives the creation time recorded in a new store; nil means time.Now.
 	Now func() time.Time
+	// Unverified skips the walk of the file's pages that Open makes
+	// before bbolt reads any (verify.go). Only for a quick look whose
+	// failure the caller ignores, followed by an Open that verifies: a
+	// damaged page then fails the read with a CorruptError, but a read
+	// that misses it is answered from a damaged file.
+	Unverified bool
 }
 
 // Store is an open weaver store: one bbolt file.
@@ -98,6 +105,11 @@ const (
 // (after Options.Timeout), ErrEmptyFile, ErrNotStore, ErrTruncated,
 // ErrNewerSchema or ErrCorrupt when the file is not a usable store, and
 // os.ErrNotExist when a ReadOnly open finds no file.
+//
+// Before bbolt reads a page, Open walks the file's page structure
+// (verify.go; Options.Unverified skips it): a store with a damaged page
+// in use, or a damaged meta page, is refused with a *CorruptError, read
+// only or not, so that nothing is written into it.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Second
@@ -131,7 +143,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("%s %w", path, ErrEmptyFile)
 	}
-	pageSize, err := sniff(path, fi.Size())
+	meta, err := sniff(path, fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +155,22 @@ func Open(path string, opts Options) (*Store, error) {
 		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
 			return nil, fmt.Errorf("%s %w (%v)", path, ErrNotStore, err)
 		case errors.Is(err, berrors.ErrChecksum):
-			return nil, fmt.Errorf("%s %w (%v)", path, ErrCorrupt, err)
+			return nil, corruptf(path, "%v", err)
+		case errors.As(err, new(*CorruptError)):
+			return nil, err
 		}
 		return nil, fmt.Errorf("%s: open: %w", path, err)
 	}
+	// bbolt holds the file's lock now: no other process writes while its
+	// pages are walked.
+	if !opts.Unverified {
+		if err := verify(path, meta); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	s := &Store{db: db, path: path, opts: opts}
-	if err := s.validate(fi.Size(), pageSize); err != nil {
+	if err := s.validate(fi.Size()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -169,44 +191,62 @@ func Open(path string, opts Options) (*Store, error) {
 // opens it: bbolt itself faults reading pages past the end of a file. It
 // reads both meta pages, keeps the valid one with the newest transaction,
 // and requires the file to hold every page up to its high-water mark.
-func sniff(path string, size int64) (pageSize int, err error) {
+func sniff(path string, size int64) (meta metaPage, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return meta, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	var hdr [metaEnd]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return 0, fmt.Errorf("%s %w (only %d bytes)", path, ErrNotStore, size)
+		return meta, fmt.Errorf("%s %w (only %d bytes)", path, ErrNotStore, size)
 	}
-	if binary.LittleEndian.Uint32(hdr[bboltMagicAt:]) != bboltMagic {
-		if bytes.HasPrefix(hdr[:], []byte("SQLite format 3\x00")) {
-			return 0, fmt.Errorf("%s %w: it is a SQLite database (did you mean an export?)", path, ErrNotStore)
-		}
-		return 0, fmt.Errorf("%s %w", path, ErrNotStore)
-	}
+	// A first page without bbolt's magic is another kind of file, unless
+	// the second meta page is valid: bbolt keeps two so that one damaged
+	// meta page costs only the last transaction, and opens with the other.
+	notBolt := binary.LittleEndian.Uint32(hdr[bboltMagicAt:]) != bboltMagic
 	best, ok := parseMeta(hdr[:])
 	candidates := []int{4096, 8192, 16384, 32768, 65536}
 	if ok {
 		candidates = append([]int{best.pageSize}, candidates...)
 	}
+	ok0, ok1 := ok, false
 	for _, ps := range candidates {
 		var m1 [metaEnd]byte
 		if _, err := f.ReadAt(m1[:], int64(ps)); err != nil {
 			continue
 		}
-		if m, valid := parseMeta(m1[:]); valid && m.pageSize == ps && (!ok || m.txid > best.txid) {
-			best, ok = m, true
+		if m, valid := parseMeta(m1[:]); valid && m.pageSize == ps && (!ok0 || ps == best.pageSize) {
+			if !ok || m.txid > best.txid {
+				best = m
+			}
+			ok, ok1 = true, true
 			break
 		}
 	}
-	if !ok {
-		return 0, fmt.Errorf("%s %w: no valid meta page", path, ErrCorrupt)
+	switch {
+	case !ok && notBolt && bytes.HasPrefix(hdr[:], []byte("SQLite format 3\x00")):
+		return meta, fmt.Errorf("%s %w: it is a SQLite database (did you mean an export?)", path, ErrNotStore)
+	case !ok && notBolt:
+		return meta, fmt.Errorf("%s %w", path, ErrNotStore)
+	case !ok:
+		return meta, corruptf(path, "no valid meta page")
+	case !ok1 && size < 2*int64(best.pageSize):
+		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, int64(best.hwm)*int64(best.pageSize))
+	case !ok0 || !ok1:
+		// bbolt would open it with the other one, as of the transaction
+		// before the last, and weaver check reports it: a damaged page
+		// like any other, for check --repair.
+		damaged := 0
+		if ok0 {
+			damaged = 1
+		}
+		return meta, corruptf(path, "meta page %d is damaged (the other one is valid)", damaged)
 	}
 	if need := int64(best.hwm) * int64(best.pageSize); size < need {
-		return 0, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, need)
+		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, need)
 	}
-	return best.pageSize, nil
+	return best, nil
 }
 
 // bbolt's meta page layout: a 16-byte page header, then magic, version,
@@ -221,6 +261,8 @@ const (
 
 type metaPage struct {
 	pageSize int
+	root     uint64 // the root bucket's page
+	freelist uint64 // the page of the list of free pages
 	hwm      uint64
 	txid     uint64
 }
@@ -236,6 +278,8 @@ func parseMeta(b []byte) (metaPage, bool) {
 	}
 	m := metaPage{
 		pageSize: int(binary.LittleEndian.Uint32(b[bboltPageSizeAt:])),
+		root:     binary.LittleEndian.Uint64(b[32:]),
+		freelist: binary.LittleEndian.Uint64(b[48:]),
 		hwm:      binary.LittleEndian.Uint64(b[56:]),
 		txid:     binary.LittleEndian.Uint64(b[64:]),
 	}
@@ -248,12 +292,9 @@ func parseMeta(b []byte) (metaPage, bool) {
 // validate checks, before any data page is touched, that the file holds
 // every page its meta page claims (a truncated file would otherwise fault
 // on access), then that it is a weaver store of a schema this build reads.
-func (s *Store) validate(size int64, pageSize int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s %w: %v", s.path, ErrCorrupt, r)
-		}
-	}()
+func (s *Store) validate(size int64) (err error) {
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error {
 		if need := btx.Size(); size < need {
 			return fmt.Errorf("%s %w: %d bytes, its pages need %d", s.path, ErrTruncated, size, need)
@@ -264,14 +305,14 @@ func (s *Store) validate(size int64, pageSize int) (err error) {
 		}
 		v, err := strconv.Atoi(string(meta.Get([]byte(metaSchema))))
 		if err != nil {
-			return fmt.Errorf("%s %w: bad schema version", s.path, ErrCorrupt)
+			return corruptf(s.path, "bad schema version")
 		}
 		if v > SchemaVersion {
 			return fmt.Errorf("%s %w: file has %d, this weaver reads up to %d", s.path, ErrNewerSchema, v, SchemaVersion)
 		}
 		for _, name := range allBuckets {
 			if btx.Bucket(name) == nil && !isLater(name) {
-				return fmt.Errorf("%s %w: bucket %q missing", s.path, ErrCorrupt, name)
+				return corruptf(s.path, "bucket %q missing", name)
 			}
 		}
 		return nil
@@ -280,7 +321,9 @@ func (s *Store) validate(size int64, pageSize int) (err error) {
 
 // addLaterBuckets creates the buckets an older file lacks, in one
 // transaction, and only when one is missing (a read of the root otherwise).
-func (s *Store) addLaterBuckets() error {
+func (s *Store) addLaterBuckets() (err error) {
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
 	missing := false
 	_ = s.db.View(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
@@ -291,7 +334,7 @@ func (s *Store) addLaterBuckets() error {
 	if !missing {
 		return nil
 	}
-	err := s.db.Update(func(btx *bbolt.Tx) error {
+	err = s.db.Update(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
 			if _, err := btx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -310,9 +353,10 @@ func (s *Store) addLaterBuckets() error {
 func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("%s %w: %v", path, ErrCorrupt, r)
+			db, err = nil, corruptf(path, "%v", r)
 		}
 	}()
+	defer debug.SetPanicOnFault(onFault())
 	return bbolt.Open(path, 0o600, boltOptions(opts))
 }
 
@@ -396,19 +440,28 @@ func (s *Store) Created() time.Time {
 
 // View runs fn in a read-only transaction: a consistent snapshot that
 // concurrent commits do not change. It returns fn's error.
-func (s *Store) View(fn func(*Tx) error) error {
+//
+// A damaged page met on the way, which bbolt answers with a panic or a
+// fault, ends the transaction with a CorruptError instead (see guard).
+func (s *Store) View(fn func(*Tx) error) (err error) {
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
 }
 
 // Update runs fn in its own read-write transaction and commits it with an
 // fsync before returning. It returns fn's error (nothing is written then),
 // a commit error, or ErrClosed.
-func (s *Store) Update(fn func(*Tx) error) error {
+func (s *Store) Update(fn func(*Tx) error) (err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
+	// bbolt rolls the transaction back when a panic leaves it, so a
+	// damaged page costs this transaction only.
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
 	return s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, fn) })
 }
 
@@ -530,11 +583,20 @@ func (s *Store) writer() {
 	}
 }
 
+// update is db.Update for the writer goroutine, inside guard: a damaged
+// page fails the transaction (rolled back by bbolt) instead of the
+// process, which no caller of Commit could recover.
+func (s *Store) update(fn func(*bbolt.Tx) error) (err error) {
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
+	return s.db.Update(fn)
+}
+
 func (s *Store) runGroup(batch []request) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
-		err := s.db.Update(func(btx *bbolt.Tx) error {
+		err := s.update(func(btx *bbolt.Tx) error {
 			tx := &Tx{btx: btx}
 			for i, r := range batch {
 				if err := r.fn(tx); err != nil {
@@ -564,7 +626,7 @@ func (s *Store) runGroup(batch []request) {
 		// the failure came from an earlier member's writes) is its own.
 		bad := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
-		alone := s.db.Update(func(btx *bbolt.Tx) error {
+		alone := s.update(func(btx *bbolt.Tx) error {
 			if err := runTx(btx, bad.fn); err != nil {
 				return err
 			}
@@ -602,7 +664,9 @@ func (s *Store) Close() error {
 
 // Check runs bbolt's consistency check over the whole file in a read
 // transaction and returns every problem it finds, wrapped in ErrCorrupt.
-func (s *Store) Check() error {
+func (s *Store) Check() (err error) {
+	defer s.guard(&err)
+	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error {
 		var errs []error
 		for err := range btx.Check() { // drained to the end: Check's goroutine must finish

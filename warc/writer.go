@@ -546,3 +546,37 @@ func (w *Writer) Close() error {
 func (w *Writer) Stats() Stats {
 	return Stats{Files: w.files.Load(), Bytes: w.bytes.Load(), Records: w.records.Load()}
 }
+
+// CheckDir reports, without creating anything, whether Open could make
+// and write dir: dir is a directory, or does not exist and its nearest
+// existing parent is a directory this process can create files in. A
+// crawl refuses a bad --warc before it creates its store.
+func CheckDir(dir string) error {
+	if dir == "" {
+		return errors.New("warc: no directory")
+	}
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("warc: %s is not a directory", p)
+		case err == nil:
+			// A file made and removed at once: the only portable test of
+			// permission to create one.
+			f, err := os.CreateTemp(p, ".weaver-check-*")
+			if err != nil {
+				return fmt.Errorf("warc: cannot create files in %s: %w", p, errors.Unwrap(err))
+			}
+			f.Close()
+			return os.Remove(f.Name())
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("warc: %w", err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("warc: %s: no existing parent directory", dir)
+		}
+		p = parent
+	}
+}

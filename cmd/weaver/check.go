@@ -31,7 +31,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
   weaver check --db copy.bolt && weaver crawl --db copy.bolt
   weaver check --repair            # writes weaver.bolt.repaired; weaver.bolt is left as it is
   weaver check --repair --db damaged.bolt -o fixed.bolt && weaver crawl --db fixed.bolt`)
-	db := fs.String("db", "weaver.bolt", "the store `FILE` to check")
+	db := fs.String("db", "", "the store `FILE` to check (default $WEAVER_DB_PATH, else weaver.bolt)")
 	repair := fs.Bool("repair", false, "write a repaired copy of the store: every readable record, damaged ones listed and left out, indexes and counters rebuilt")
 	var out string
 	fs.StringVar(&out, "o", "", "with --repair, the repaired store `FILE` (default: the store's name + .repaired)")
@@ -47,6 +47,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	case len(pos) > 0:
 		return usageHelpf("unexpected arguments %q", pos)
 	}
+	*db = dbPath(e, *db)
 	if *repair {
 		if out == "" {
 			out = *db + ".repaired"
@@ -71,7 +72,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	switch {
 	case errors.Is(err, kv.ErrInUse):
 		return inUseError(err, *db, snapshotFirst(*db, "check", "weaver check --db copy.bolt"))
-	case errors.Is(err, kv.ErrTruncated), errors.Is(err, kv.ErrCorrupt):
+	case errors.Is(err, kv.ErrCorrupt):
+		return fmt.Errorf("%w; %s", err, repairHint(*db))
+	case errors.Is(err, kv.ErrTruncated):
 		return usageError{err: fmt.Errorf("%w (%s)", err, repairHint(*db))}
 	case err != nil:
 		return storeError(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/render"
 	"github.com/weaver-crawler/weaver/serve"
+	"github.com/weaver-crawler/weaver/warc"
 )
 
 func init() {
@@ -232,6 +233,17 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			return usageHelpf("nothing to crawl: give a seed URL, or --db an existing store to resume (%s does not exist)", cfg.DBPath)
 		}
 	}
+	// Everything that can refuse the start is checked before the store,
+	// the WARC directory or metrics.log is created: a refused start leaves
+	// nothing behind for the next bare 'weaver crawl' to resume.
+	if _, err := crawl.CheckSeeds(cfg, crawl.SeedList(seeds)); err != nil {
+		return usageError{err: err}
+	}
+	if cfg.WarcDir != "" {
+		if err := warc.CheckDir(cfg.WarcDir); err != nil {
+			return usagef("warc_dir: %v", err)
+		}
+	}
 
 	// --listen is bound before the store is opened, so a bad or busy
 	// address, or one exposed without a token, fails before anything is
@@ -260,6 +272,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	var store *kv.Store
 	var node *cluster.Node
+	started := false // the crawl ran: its store is kept, whatever it returns
 	if cfg.Cluster != "" {
 		// The NATS server is reached, and the crawl's configuration
 		// checked, before the store is created.
@@ -270,6 +283,8 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		logf("INFO", fmt.Sprintf("Cluster: shard %s of crawl %s on %s", cfg.Shard, node.Name(), cluster.Redact(cfg.Cluster)))
 	} else {
+		_, statErr := os.Lstat(cfg.DBPath)
+		fresh := errors.Is(statErr, os.ErrNotExist)
 		if store, err = kv.Open(cfg.DBPath, kv.Options{}); errors.Is(err, kv.ErrInUse) {
 			return inUseError(err, cfg.DBPath, func(base string) string {
 				return fmt.Sprintf("watch it with 'weaver status --db %s', add seeds with curl -d '{\"url\": \"…\"}' %s/seeds, or crawl into another --db", cfg.DBPath, base)
@@ -278,6 +293,17 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			return storeError(err)
 		}
 		defer store.Close()
+		if fresh {
+			// A store this run created is removed when the start is
+			// refused after all (a seed Prepare rejects, a WARC directory
+			// that fails to open): the checks above should have said so.
+			defer func() {
+				if !started {
+					store.Close()
+					os.Remove(cfg.DBPath)
+				}
+			}()
+		}
 		if err := checkNotShard(store); err != nil {
 			return err
 		}
@@ -409,6 +435,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if live != nil {
 		live.Start(c.Status)
 	}
+	started = true
 	res, err := c.Run(runCtx)
 	if live != nil {
 		live.Stop()
@@ -454,7 +481,8 @@ func storedSettings(path string) crawl.Settings {
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	s, err := kv.Open(path, kv.Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
+	// Unverified: the open that follows walks the file's pages, once.
+	s, err := kv.Open(path, kv.Options{ReadOnly: true, Timeout: 100 * time.Millisecond, Unverified: true})
 	if err != nil {
 		return nil
 	}

@@ -55,7 +55,7 @@ type exportTarget struct {
 
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
-	db := fs.String("db", "weaver.bolt", "the weaver store `FILE` to export (opened read-only)")
+	db := fs.String("db", "", "the weaver store `FILE` to export, opened read-only (default $WEAVER_DB_PATH, else weaver.bolt)")
 	paths := map[export.Format]*string{
 		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (tables nodes and edges, see the README) to `FILE`"),
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
@@ -73,6 +73,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
+	*db = dbPath(e, *db)
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (a format flag takes at most one FILE)", fs.Arg(0))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -119,9 +120,10 @@ func flagError(fs *flag.FlagSet, err error) error {
 }
 
 // storeError classifies an Open error: the ones that say the file is not
-// what the user thinks are usage errors.
+// what the user thinks are usage errors. A damaged store (kv.ErrCorrupt)
+// is a failure, exit 1, and run names weaver check --repair for it.
 func storeError(err error) error {
-	for _, bad := range []error{kv.ErrInUse, kv.ErrNotStore, kv.ErrEmptyFile, kv.ErrTruncated, kv.ErrNewerSchema, kv.ErrCorrupt} {
+	for _, bad := range []error{kv.ErrInUse, kv.ErrNotStore, kv.ErrEmptyFile, kv.ErrTruncated, kv.ErrNewerSchema} {
 		if errors.Is(err, bad) {
 			return usageError{err: err}
 		}
@@ -130,6 +132,12 @@ func storeError(err error) error {
 		return usageError{err: err}
 	}
 	return err
+}
+
+// dbPath is the store a command works on: flag (--db, or the store named
+// as an argument), else $WEAVER_DB_PATH, else the default weaver.bolt.
+func dbPath(e *env, flag string) string {
+	return firstNonEmpty(flag, e.Getenv("WEAVER_DB_PATH"), crawl.Defaults().DBPath)
 }
 
 // durationFlag defines a flag holding a duration in Go's syntax (10s,

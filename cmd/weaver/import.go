@@ -22,7 +22,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
   weaver import --max-outbound-links 0 CC-MAIN-*.warc.wat.gz
   weaver import --db web.bolt warcs/                 # again after a kill: continues where it stopped`)
 	opts := ingest.Defaults()
-	db := fs.String("db", "weaver.bolt", "the store `FILE` to build or extend")
+	db := fs.String("db", "", "the store `FILE` to build or extend (default $WEAVER_DB_PATH, else weaver.bolt)")
 	fs.IntVar(&opts.MaxOutboundLinks, "max-outbound-links", opts.MaxOutboundLinks, "distinct other hosts `N` kept per page; 0 = no limit")
 	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", opts.MaxBodyBytes, "read at most `N` bytes of a page, as a crawl does")
 	fs.Func("exclude-host", "`REGEXP` of hosts to leave out, added to the crawl's default exclusions; repeatable", func(v string) error {
@@ -44,6 +44,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.ProgressEvery = *progress
+	*db = dbPath(e, *db)
 	if len(paths) == 0 {
 		fs.Usage()
 		return usagef("give the WARC or WAT files (or directories) to import")

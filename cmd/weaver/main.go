@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/weaver-crawler/weaver/internal/outfile"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // Version is weaver's version, stamped into exports and the User-Agent.
@@ -73,9 +74,12 @@ func usageHelp(err error) error { return usageError{err: err, help: true} }
 // 2 usage or bad input.
 func exitCode(err error) int {
 	var u usageError
+	var damaged *kv.CorruptError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &damaged):
+		return 1 // a damaged store is not a bad command line
 	case errors.As(err, &u):
 		return 2
 	}
@@ -170,7 +174,12 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "weaver %s: %s\n", name, message(err))
+		msg := message(err)
+		// A damaged store, met by any command: the way out is named.
+		if d := (*kv.CorruptError)(nil); errors.As(err, &d) && !strings.Contains(msg, "check --repair") {
+			msg += "; " + repairHint(d.Path)
+		}
+		fmt.Fprintf(e.Stderr, "weaver %s: %s\n", name, msg)
 		if u := (usageError{}); errors.As(err, &u) && u.help {
 			fmt.Fprintf(e.Stderr, "Run 'weaver %s -h' for its flags and examples.\n", name)
 		}

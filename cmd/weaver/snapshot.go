@@ -30,7 +30,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
   weaver snapshot --db live.bolt /mnt/usb/live.bolt
   weaver snapshot --db live.bolt --force nightly.bolt
   weaver crawl --db backup.bolt                    # resume the copy, on any machine`)
-	db := fs.String("db", "weaver.bolt", "the store `FILE` to copy")
+	db := fs.String("db", "", "the store `FILE` to copy (default $WEAVER_DB_PATH, else weaver.bolt)")
 	force := fs.Bool("force", false, "replace OUT if it exists")
 	verify := fs.Bool("verify", true, "check the copy (as weaver check does) before it replaces OUT")
 	tokenFile := fs.String("token-file", "", "a running crawl's API token, in `FILE` (or set WEAVER_TOKEN)")
@@ -38,6 +38,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	*db = dbPath(e, *db)
 	if len(pos) != 1 {
 		return usageHelpf("give one output file, e.g. weaver snapshot --db %s copy.bolt", *db)
 	}
