@@ -176,12 +176,22 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			}
 			var plain net.Dialer
 			plain.Timeout = d.net.Timeout
-			return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
+			if _, err := netip.ParseAddr(to); err == nil || r.ToHost != "" {
+				return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
+			}
+			// Only the port changes: the name is still weaver's to resolve.
+			return d.dialName(ctx, &plain, network, host, toPort)
 		}
 	}
 	if _, err := netip.ParseAddr(host); err == nil {
 		return d.net.DialContext(ctx, network, addr)
 	}
+	return d.dialName(ctx, &d.net, network, host, port)
+}
+
+// dialName resolves host through the DNS cache and dials its addresses
+// with nd, in the answer's order, each once.
+func (d *dialer) dialName(ctx context.Context, nd *net.Dialer, network, host, port string) (net.Conn, error) {
 	ips, err := d.dns.lookup(ctx, host)
 	if err != nil {
 		return nil, err
@@ -193,7 +203,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		if (network == "tcp4" && !ip.Unmap().Is4()) || (network == "tcp6" && ip.Unmap().Is4()) {
 			continue
 		}
-		conn, err := d.net.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		conn, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
 		if err == nil {
 			return conn, nil
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -322,6 +324,9 @@ func (w *Web) httpServer(h http.Handler) *http.Server {
 		WriteTimeout:   60 * time.Second,
 		IdleTimeout:    90 * time.Second,
 		MaxHeaderBytes: 64 << 10,
+		// Handshakes refused and reset connections are what the faults
+		// are for, not news.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 }
 
