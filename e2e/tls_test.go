@@ -77,35 +77,6 @@ func checkTLSLog(t *testing.T, w *fakeweb.Web) (h2, redirects int) {
 	return h2, redirects
 }
 
-// TestTLS_GroundTruth: a web served over HTTPS (HTTP/2, certificates from
-// a CA given with --ca-file, links over http redirected to https) gives
-// the graph of the model: an http→https redirect on the same host is no
-// edge. The request log shows the protocol weaver negotiated.
-func TestTLS_GroundTruth(t *testing.T) {
-	t.Parallel()
-	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 7})
-	m := webMode{"https", true}
-	srv, trust := m.start(t, w)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "w.bolt")
-	r := weaver(t, dir, crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1", m.seed(w))...)...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
-	mt := metrics(t, db+".metrics")
-	if mt.TerminationReason != "queue_empty" || mt.PagesFailed != 0 || len(mt.ErrorsByType) != 0 {
-		t.Errorf("metrics: %+v", mt)
-	}
-	h2, redirects := checkTLSLog(t, w)
-	t.Logf("request log: %d requests over TLS, all HTTP/2.0 (e.g. %+v); %d plain-HTTP requests, all 301 to https", h2, w.Requests()[0], redirects)
-	for h, n := range nodes(t, db) {
-		if n.Status == graph.StatusCrawled && n.HTTPStatus != 200 {
-			t.Errorf("%s: HTTP status %d", h, n.HTTPStatus)
-		}
-	}
-}
-
 // TestTLS_CertificateFaults: every certificate fault is named, by cause,
 // on its node (last_error), in metrics.log's errors_by_type and in weaver
 // status; a certificate refused is not retried; a stalled handshake is a
