@@ -69,6 +69,13 @@ type Config struct {
 	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
 	WarcDir     string `json:"warc_dir"`
 	WarcMaxSize int64  `json:"warc_max_size"`
+	// CAFile is a PEM file of one or more CA certificates trusted in
+	// addition to the system's roots (a corporate TLS proxy, an
+	// intranet), by fetches, robots.txt and the browser alike.
+	CAFile string `json:"ca_file"`
+	// DNSServer, when set, is the DNS server (IP or IP:PORT, port 53 by
+	// default) names are resolved with instead of the system's resolver.
+	DNSServer string `json:"dns_server"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -159,6 +166,7 @@ func (c *Config) fieldsOf() []field {
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
+		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
 	}
 }
 
@@ -453,6 +461,16 @@ func (c *Config) Validate() error {
 	for _, ct := range c.ConnectTo {
 		if _, err := ParseConnectTo(ct); err != nil {
 			return c.invalid("connect_to", "%s", err.Error())
+		}
+	}
+	if c.CAFile != "" {
+		if _, err := LoadCAFile(c.CAFile); err != nil {
+			return c.invalid("ca_file", "%s", err.Error())
+		}
+	}
+	if c.DNSServer != "" {
+		if _, err := CheckDNSServer(c.DNSServer); err != nil {
+			return c.invalid("dns_server", "%s", err.Error())
 		}
 	}
 	return c.validateCluster()

@@ -3,8 +3,6 @@ package crawl
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +29,6 @@ const (
 	KindRefused   ErrorKind = "refused" // private address
 	KindConnect   ErrorKind = "connect" // connection refused or unreachable
 	KindReset     ErrorKind = "reset"   // connection reset or body cut short
-	KindTLS       ErrorKind = "tls"
 	KindRedirects ErrorKind = "redirects"
 	KindHTTP      ErrorKind = "http" // 4xx/5xx answer
 	KindOther     ErrorKind = "other"
@@ -42,7 +39,7 @@ func (k ErrorKind) status() graph.Status {
 	switch k {
 	case KindDNS:
 		return graph.StatusDNSError
-	case KindTimeout:
+	case KindTimeout, KindTLSTimeout:
 		return graph.StatusTimeout
 	case KindRefused:
 		return graph.StatusRefused
@@ -52,17 +49,14 @@ func (k ErrorKind) status() graph.Status {
 	return graph.StatusFetchError
 }
 
-// retryable reports whether another attempt may succeed: timeouts, resets
-// and server errors may pass; DNS failures, refusals and 4xx will not.
-func (k ErrorKind) retryable() bool { return k == KindTimeout || k == KindReset }
+// retryable reports whether another attempt may succeed: timeouts
+// (a TLS handshake's too), resets and server errors may pass; DNS
+// failures, refusals, certificates refused and 4xx will not.
+func (k ErrorKind) retryable() bool { return k == KindTimeout || k == KindTLSTimeout || k == KindReset }
 
 // classify names the kind of a transport error.
 func classify(err error) ErrorKind {
 	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var unknownAuth x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var recordErr tls.RecordHeaderError
 	var netErr net.Error
 	var addrErr *net.AddrError
 	switch {
@@ -77,11 +71,10 @@ func classify(err error) ErrorKind {
 		return KindDNS // the name gave no address to dial
 	case errors.Is(err, errTooManyRedirects):
 		return KindRedirects
+	case classifyTLS(err) != "":
+		return classifyTLS(err)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return KindTimeout
-	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recordErr),
-		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "HTTP response to HTTPS client"):
-		return KindTLS
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return KindConnect
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),

@@ -38,7 +38,7 @@ var SettingKeys = []string{
 	"exclude_hosts", "ignore_robots", "allow_private_networks", "connect_to",
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
-	"pages_per_host", "scope", "render",
+	"pages_per_host", "scope", "render", "ca_file", "dns_server",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).

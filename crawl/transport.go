@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -109,13 +110,14 @@ type dialer struct {
 	rules        []ConnectTo
 	allowPrivate bool
 	net          net.Dialer
+	dns          *resolver // the process's cache of names, shared by every transport of the same DNS server
 
 	mu      sync.Mutex      // guards proxies
 	proxies map[string]bool // host:port of proxies the transport was told to use
 }
 
-func newDialer(rules []ConnectTo, allowPrivate bool, timeout time.Duration) *dialer {
-	d := &dialer{rules: rules, allowPrivate: allowPrivate, proxies: map[string]bool{}}
+func newDialer(rules []ConnectTo, allowPrivate bool, timeout time.Duration, dns *resolver) *dialer {
+	d := &dialer{rules: rules, allowPrivate: allowPrivate, dns: dns, proxies: map[string]bool{}}
 	d.net = net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		d.net.Control = func(network, address string, _ syscall.RawConn) error {
@@ -174,10 +176,48 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			}
 			var plain net.Dialer
 			plain.Timeout = d.net.Timeout
-			return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
+			if _, err := netip.ParseAddr(to); err == nil || r.ToHost != "" {
+				return plain.DialContext(ctx, network, net.JoinHostPort(to, toPort))
+			}
+			// Only the port changes: the name is still weaver's to resolve.
+			return d.dialName(ctx, &plain, network, host, toPort)
 		}
 	}
-	return d.net.DialContext(ctx, network, addr)
+	if _, err := netip.ParseAddr(host); err == nil {
+		return d.net.DialContext(ctx, network, addr)
+	}
+	return d.dialName(ctx, &d.net, network, host, port)
+}
+
+// dialName resolves host through the DNS cache and dials its addresses
+// with nd, in the answer's order, each once.
+func (d *dialer) dialName(ctx context.Context, nd *net.Dialer, network, host, port string) (net.Conn, error) {
+	ips, err := d.dns.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	// The addresses in the answer's order, each tried once; the first
+	// error is the one reported (the likeliest address's).
+	var first error
+	for _, ip := range ips {
+		if (network == "tcp4" && !ip.Unmap().Is4()) || (network == "tcp6" && ip.Unmap().Is4()) {
+			continue
+		}
+		conn, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if first == nil {
+		first = &net.DNSError{Err: "no address for " + network, Name: host, IsNotFound: true}
+	}
+	return nil, first
 }
 
 // maxRedirects is the most redirects one fetch follows.
@@ -197,17 +237,35 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		}
 		rules = append(rules, r)
 	}
-	d := newDialer(rules, cfg.AllowPrivateNetworks, cfg.timeout())
+	server := ""
+	if cfg.DNSServer != "" {
+		var err error
+		if server, err = CheckDNSServer(cfg.DNSServer); err != nil {
+			return nil, err
+		}
+	}
+	d := newDialer(rules, cfg.AllowPrivateNetworks, cfg.timeout(), resolverFor(server))
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.CAFile != "" {
+		pool, err := LoadCAFile(cfg.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConf.RootCAs = pool
+	}
 	tr := &http.Transport{
-		DialContext: d.DialContext,
+		DialContext:     d.DialContext,
+		TLSClientConfig: tlsConf,
 		// A crawl reuses a connection only from robots.txt to the page
 		// of the same host, a politeness delay later: one idle
 		// connection per open host at most (each costs ~50 KiB of
 		// buffers), none kept for hosts never asked again.
-		MaxIdleConns:           cfg.openHosts(),
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
-		TLSHandshakeTimeout:    cfg.timeout(),
+		MaxIdleConns:        cfg.openHosts(),
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+		// Shorter than the request's own deadline, so that a handshake
+		// that stalls is told apart (KindTLSTimeout) from a slow answer.
+		TLSHandshakeTimeout:    cfg.timeout() * 9 / 10,
 		ResponseHeaderTimeout:  cfg.timeout(),
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,

@@ -50,20 +50,35 @@ func TestCrawl_Loop3(t *testing.T) {
 }
 
 // TestCrawl_1000Hosts_GroundTruth crawls a 1,000-host web to the end and
-// compares every edge with the graph computed from the web's definition.
+// compares every edge with the graph computed from the web's definition;
+// then a 200-host web served over HTTPS (links over http redirected to
+// https: no edge; HTTP/2 in the request log) the same way.
 func TestCrawl_1000Hosts_GroundTruth(t *testing.T) {
-	w := fakeweb.New(fakeweb.Config{Hosts: 1000, Seed: 7})
-	srv := startWeb(t, w)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "w.bolt")
-	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", w.Seed())...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
-	m := metrics(t, db+".metrics")
-	if m.TerminationReason != "queue_empty" || m.PagesFailed != 0 {
-		t.Errorf("metrics: %+v", m)
+	for _, m := range webModes {
+		t.Run(m.name, func(t *testing.T) {
+			hosts := 1000
+			if m.tls {
+				t.Parallel()
+				hosts = 200
+			}
+			w := fakeweb.New(fakeweb.Config{Hosts: hosts, Seed: 7})
+			srv, trust := m.start(t, w)
+			dir := t.TempDir()
+			db := filepath.Join(dir, "w.bolt")
+			r := weaver(t, dir, crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1", m.seed(w))...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+			mt := metrics(t, db+".metrics")
+			if mt.TerminationReason != "queue_empty" || mt.PagesFailed != 0 {
+				t.Errorf("metrics: %+v", mt)
+			}
+			if m.tls {
+				h2, redirects := checkTLSLog(t, w)
+				t.Logf("request log: %d requests over TLS, all HTTP/2.0 (e.g. %+v); %d plain-HTTP requests, all 301 to https", h2, w.Requests()[0], redirects)
+			}
+		})
 	}
 }
 
@@ -112,30 +127,39 @@ func TestCrawl_RobotsAndCrawlDelay(t *testing.T) {
 }
 
 // TestCrawl_PolitenessDelay: with the default-style delay, two requests to
-// one host (robots.txt, then /) are never closer than the delay.
+// one host (robots.txt, then /) are never closer than the delay; over
+// HTTPS, the http→https redirects too.
 func TestCrawl_PolitenessDelay(t *testing.T) {
-	w := fakeweb.New(fakeweb.Config{Hosts: 30, Seed: 5, CrawlDelayEvery: -1})
-	srv := startWeb(t, w)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "w.bolt")
-	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", w.Seed())
-	args[8] = "300ms" // --delay
-	if r := weaver(t, dir, args...); r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	last := map[string]time.Time{}
-	checked := 0
-	for _, rq := range w.Requests() {
-		if prev, ok := last[rq.Host]; ok {
-			checked++
-			if gap := rq.At.Sub(prev); gap < 290*time.Millisecond {
-				t.Errorf("%s: requests %v apart, delay is 300ms", rq.Host, gap)
+	for _, m := range webModes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := fakeweb.New(fakeweb.Config{Hosts: 30, Seed: 5, CrawlDelayEvery: -1})
+			srv, trust := m.start(t, w)
+			dir := t.TempDir()
+			db := filepath.Join(dir, "w.bolt")
+			args := crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1", m.seed(w))...)
+			args[8] = "300ms" // --delay
+			if r := weaver(t, dir, args...); r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-		}
-		last[rq.Host] = rq.At
-	}
-	if checked < 20 {
-		t.Fatalf("only %d request pairs checked", checked)
+			last := map[string]time.Time{}
+			checked := 0
+			for _, rq := range w.Requests() {
+				if prev, ok := last[rq.Host]; ok {
+					checked++
+					if gap := rq.At.Sub(prev); gap < 290*time.Millisecond {
+						t.Errorf("%s: requests %v apart, delay is 300ms", rq.Host, gap)
+					}
+				}
+				last[rq.Host] = rq.At
+			}
+			if checked < 20 {
+				t.Fatalf("only %d request pairs checked", checked)
+			}
+			if m.tls {
+				checkTLSLog(t, w)
+			}
+		})
 	}
 }
 
@@ -237,75 +261,89 @@ func TestCrawl_Limits(t *testing.T) {
 // and with SIGKILL at random moments, resumes it each time, and compares
 // the final graph with the ground truth an uninterrupted crawl gives.
 func TestCrawl_Resume_SameGraph(t *testing.T) {
+	// Over HTTPS, SIGKILL only and a smaller web, beside the others.
+	t.Run("https/SIGKILL", func(t *testing.T) {
+		t.Parallel()
+		m := webMode{"https", true}
+		w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 21, Latency: 5 * time.Millisecond, RobotsDisallowEvery: -1})
+		srv, trust := m.start(t, w)
+		resumeSameGraph(t, w, srv, trust, m.seed(w), syscall.SIGKILL)
+		checkTLSLog(t, w)
+	})
 	w := fakeweb.New(fakeweb.Config{Hosts: 600, Seed: 21, Latency: 5 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
-	want := w.ExpectedEdges(10, excluded)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			db := filepath.Join(dir, "w.bolt")
-			rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-			args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots")
-			stops := 0
-			// The seed is given until a run has queued it: a kill that
-			// lands before the store exists, or before the seed is in it
-			// (a loaded machine), has written nothing, which is a legal
-			// outcome; the user then runs the same command again.
-			seeded := false
-			for round := 0; ; round++ {
-				a := args
-				if !seeded {
-					a = append(a, w.Seed())
+		t.Run(sig.String(), func(t *testing.T) { resumeSameGraph(t, w, srv, nil, w.Seed(), sig) })
+	}
+}
+
+// resumeSameGraph stops a crawl of w with sig at random instants and
+// resumes it until it ends, checking the store after every stop and the
+// final graph against the model. trust are flags for a TLS web.
+func resumeSameGraph(t *testing.T, w *fakeweb.Web, srv *fakeweb.Server, trust []string, seed string, sig syscall.Signal) {
+	want := w.ExpectedEdges(10, excluded)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	args := crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots")...)
+	stops := 0
+	// The seed is given until a run has queued it: a kill that
+	// lands before the store exists, or before the seed is in it
+	// (a loaded machine), has written nothing, which is a legal
+	// outcome; the user then runs the same command again.
+	seeded := false
+	for round := 0; ; round++ {
+		a := args
+		if !seeded {
+			a = append(a, seed)
+		}
+		var d time.Duration // from round 6 on, each run is left to end
+		if round < 6 {
+			d = time.Duration(100+rng.Intn(500)) * time.Millisecond
+		}
+		signalled, err := interrupt(t, dir, a, d, sig)
+		if !signalled && err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if signalled {
+			if sig == syscall.SIGTERM && err != nil {
+				t.Fatalf("round %d: SIGTERM exit: %v", round, err)
+			}
+			stops++
+			if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+				if sig == syscall.SIGTERM {
+					t.Fatalf("round %d: SIGTERM left no store", round)
 				}
-				var d time.Duration // from round 6 on, each run is left to end
-				if round < 6 {
-					d = time.Duration(100+rng.Intn(500)) * time.Millisecond
-				}
-				signalled, err := interrupt(t, dir, a, d, sig)
-				if !signalled && err != nil {
-					t.Fatalf("round %d: %v", round, err)
-				}
-				if signalled {
-					if sig == syscall.SIGTERM && err != nil {
-						t.Fatalf("round %d: SIGTERM exit: %v", round, err)
-					}
-					stops++
-					if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
-						if sig == syscall.SIGTERM {
-							t.Fatalf("round %d: SIGTERM left no store", round)
-						}
-						t.Logf("round %d: killed before the store existed", round)
-						continue
-					}
-					edges(t, db) // opens, checks bbolt and weaver invariants
-					seeded = len(nodes(t, db)) > 0
-					if sig == syscall.SIGTERM {
-						// A signal that lands as the last page commits finds
-						// the crawl already ended: queue_empty is right then.
-						m := metrics(t, db+".metrics")
-						if m.TerminationReason == "queue_empty" {
-							break
-						}
-						if m.TerminationReason != "signal" {
-							t.Errorf("round %d: termination_reason %q, want signal", round, m.TerminationReason)
-						}
-					}
-					continue
-				}
-				if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
+				t.Logf("round %d: killed before the store existed", round)
+				continue
+			}
+			edges(t, db) // opens, checks bbolt and weaver invariants
+			seeded = len(nodes(t, db)) > 0
+			if sig == syscall.SIGTERM {
+				// A signal that lands as the last page commits finds
+				// the crawl already ended: queue_empty is right then.
+				m := metrics(t, db+".metrics")
+				if m.TerminationReason == "queue_empty" {
 					break
 				}
-			}
-			if stops < 2 {
-				t.Logf("only %d stops landed before the crawl finished", stops)
-			}
-			storetest.SameGraph(t, edges(t, db), want)
-			for h, n := range nodes(t, db) {
-				if n.CrawlCount > 1 {
-					t.Errorf("%s crawled %d times, max 1", h, n.CrawlCount)
+				if m.TerminationReason != "signal" {
+					t.Errorf("round %d: termination_reason %q, want signal", round, m.TerminationReason)
 				}
 			}
-		})
+			continue
+		}
+		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
+			break
+		}
+	}
+	if stops < 2 {
+		t.Logf("only %d stops landed before the crawl finished", stops)
+	}
+	storetest.SameGraph(t, edges(t, db), want)
+	for h, n := range nodes(t, db) {
+		if n.CrawlCount > 1 {
+			t.Errorf("%s crawled %d times, max 1", h, n.CrawlCount)
+		}
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 var (
 	errorKinds = []crawl.ErrorKind{
 		crawl.KindDNS, crawl.KindTimeout, crawl.KindRefused, crawl.KindConnect, crawl.KindReset,
-		crawl.KindTLS, crawl.KindRedirects, crawl.KindHTTP, crawl.KindOther,
+		crawl.KindTLS, crawl.KindTLSExpired, crawl.KindTLSWrongName, crawl.KindTLSSelfSigned,
+		crawl.KindTLSUnknownCA, crawl.KindTLSCertificate, crawl.KindTLSTimeout,
+		crawl.KindRedirects, crawl.KindHTTP, crawl.KindOther,
 	}
 	workerStates = []string{crawl.WorkerIdle, crawl.WorkerRobots, crawl.WorkerFetching, crawl.WorkerStopped}
 )

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
@@ -22,9 +23,13 @@ const TopHosts = 10
 // Summary is what a store holds, read in one transaction: the part of a
 // status report that needs no running crawl.
 type Summary struct {
-	Nodes           uint64            `json:"nodes"`
-	CrawledNodes    uint64            `json:"crawled_nodes"` // nodes fetched at least once (crawl_count > 0)
-	NodesByStatus   map[string]uint64 `json:"nodes_by_status"`
+	Nodes         uint64            `json:"nodes"`
+	CrawledNodes  uint64            `json:"crawled_nodes"` // nodes fetched at least once (crawl_count > 0)
+	NodesByStatus map[string]uint64 `json:"nodes_by_status"`
+	// NodesByError counts the nodes whose last fetch failed by the kind
+	// of failure their last_error names (crawl.ErrorKind: dns, timeout,
+	// tls_expired, tls_unknown_ca, ...).
+	NodesByError    map[string]uint64 `json:"nodes_by_error"`
 	Edges           uint64            `json:"edges"`
 	TotalWeight     uint64            `json:"total_weight"`
 	FrontierSize    uint64            `json:"frontier_size"`
@@ -151,6 +156,7 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	sum := Summary{
 		Nodes: c.Nodes, Edges: c.Edges, TotalWeight: c.Weight,
 		NodesByStatus: map[string]uint64{},
+		NodesByError:  map[string]uint64{},
 		FrontierSize:  frontier.Len(tx),
 		Leases:        frontier.Leases(tx),
 		RobotsCached:  tx.Len(kv.BucketRobots),
@@ -190,6 +196,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	var last time.Time
 	err = graph.ForEachNode(tx, func(n *graph.Node) error {
 		sum.NodesByStatus[string(n.Status)]++
+		if kind, _, ok := strings.Cut(n.Error, ": "); ok && kind != "" && !strings.ContainsAny(kind, " /") {
+			sum.NodesByError[kind]++
+		}
 		if n.CrawlCount > 0 {
 			sum.CrawledNodes++
 		}

@@ -56,6 +56,8 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
 	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
+	{"ca-file", "ca_file", "trust the CA certificates in the PEM `FILE` besides the system's roots (a TLS proxy, an intranet CA)"},
+	{"dns-server", "dns_server", "resolve names with the DNS server at `ADDR` (IP or IP:PORT) instead of the system's resolver"},
 	{"cluster", "cluster", "crawl as one shard of a cluster through the NATS JetStream server at `URL` (nats://host:4222)"},
 	{"shard", "shard", "with --cluster: this process is shard `K/N` (K from 0)"},
 	{"crawl-name", "crawl_name", "with --cluster: the cluster crawl's `NAME` (default: a digest of the seed URLs)"},
@@ -458,10 +460,19 @@ func reachedNothing(res crawl.Result) error {
 		return nil
 	}
 	kinds := make([]string, 0, len(res.ErrorsByType))
+	var advice []string
 	for k, n := range res.ErrorsByType {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		if a := crawl.Advice(crawl.ErrorKind(k)); a != "" {
+			advice = append(advice, a)
+		}
 	}
 	sort.Strings(kinds)
+	sort.Strings(advice)
+	if len(advice) > 0 {
+		return fmt.Errorf("nothing could be fetched: %s failed (%s); %s",
+			plural(res.PagesFailed, "page"), strings.Join(kinds, ", "), strings.Join(advice, "; "))
+	}
 	return fmt.Errorf("nothing could be fetched: %s failed (%s); check the network, the proxy variables or --connect-to",
 		plural(res.PagesFailed, "page"), strings.Join(kinds, ", "))
 }

@@ -203,6 +203,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 			fmt.Fprintf(tw, "  %s\t%d\n", k, st.NodesByStatus[k])
 		}
 	}
+	if len(st.NodesByError) > 0 {
+		fmt.Fprintf(tw, "  failed by cause\t%s\n", countList(st.NodesByError))
+	}
 	fmt.Fprintln(tw, "\nFrontier by depth")
 	if len(st.FrontierByDepth) == 0 {
 		fmt.Fprintln(tw, "  (empty)")
@@ -290,7 +293,7 @@ func printSettings(w io.Writer, set crawl.Settings) {
 }
 
 // countList writes counts as "a 3, b 1", largest first; "none" if empty.
-func countList[N int | int64](m map[string]N) string {
+func countList[N int | int64 | uint64](m map[string]N) string {
 	keys := make([]string, 0, len(m))
 	for k, n := range m {
 		if n != 0 {

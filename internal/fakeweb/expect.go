@@ -36,7 +36,7 @@ func (w *Web) ExpectedEdges(maxOutbound int, excluded func(host string) bool) ma
 		host := queue[0]
 		queue = queue[1:]
 		i, ok := w.index[host]
-		if !ok || !w.allowsHome(i) || w.sites[i].fault&opaque != 0 {
+		if !ok || !w.allowsHome(i) || w.sites[i].fault&opaque != 0 || w.cfg.CertFaults[host] != CertOK {
 			continue
 		}
 		for _, dst := range SelectHosts(host, w.base(i), w.links(i), maxOutbound, excluded) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -39,7 +41,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.mu.Lock()
 	n := w.record(host, robots)
 	rep := w.route(r, host, path, n)
-	w.reqs = append(w.reqs, Request{Host: host, Path: target, At: at, Status: rep.status})
+	w.reqs = append(w.reqs, Request{Host: host, Path: target, At: at, Status: rep.status, Proto: r.Proto, TLS: r.TLS != nil})
 	w.mu.Unlock()
 
 	if !wait(r.Context(), w.cfg.Latency) {
@@ -302,19 +304,7 @@ func (w *Web) Start(addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fakeweb: start: %w", err)
 	}
-	s := &Server{
-		ln: ln,
-		srv: &http.Server{
-			Handler:           w,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			// Streaming faults lift this deadline for their own response.
-			WriteTimeout:   60 * time.Second,
-			IdleTimeout:    90 * time.Second,
-			MaxHeaderBytes: 64 << 10,
-		},
-		done: make(chan struct{}),
-	}
+	s := &Server{ln: ln, srv: w.httpServer(w), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -324,9 +314,28 @@ func (w *Web) Start(addr string) (*Server, error) {
 	return s, nil
 }
 
+// httpServer is the server of Start and StartTLS, answering with h.
+func (w *Web) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Streaming faults lift this deadline for their own response.
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    90 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		// Handshakes refused and reset connections are what the faults
+		// are for, not news.
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+}
+
 // Server is a running fake web.
 type Server struct {
 	srv      *http.Server
+	plain    *http.Server  // StartTLS's redirects of plain HTTP (nil for Start)
+	ca       []byte        // StartTLS's CA certificate, PEM (nil for Start)
+	stop     chan struct{} // StartTLS: closed by Close, ends stalled handshakes
 	ln       net.Listener
 	done     chan struct{} // closed when Serve returns
 	serveErr error         // what Serve failed with, other than ErrServerClosed; set before done closes
@@ -361,11 +370,13 @@ func (s *Server) DialContext(ctx context.Context, network, _ string) (net.Conn, 
 	return conn, nil
 }
 
-// Client returns an HTTP client that reaches every host through the server.
-// It follows at most 10 redirects, like http.DefaultClient.
+// Client returns an HTTP client that reaches every host through the server
+// (trusting its CA, for StartTLS's). It follows at most 10 redirects, like http.DefaultClient.
 func (s *Server) Client() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext:         s.DialContext,
+		TLSClientConfig:     s.tlsClientConfig(),
+		ForceAttemptHTTP2:   true,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
 	}}
@@ -376,7 +387,16 @@ func (s *Server) Client() *http.Client {
 // the same.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+		}
 		err := s.srv.Close()
+		if s.plain != nil {
+			err = errors.Join(err, s.plain.Close())
+			if e := s.ln.Close(); e != nil && !errors.Is(e, net.ErrClosed) {
+				err = errors.Join(err, e)
+			}
+		}
 		<-s.done
 		if s.serveErr != nil {
 			err = errors.Join(err, s.serveErr)

@@ -43,6 +43,11 @@ type Config struct {
 	// Shells makes hosts JavaScript shells (see Shell), keyed by host name of
 	// the web; other keys are ignored. It wins over ShellEvery.
 	Shells map[string]Shell
+	// CertFaults gives names (any name a client asks for, host of the web
+	// or not) a broken certificate or a stalled handshake when the web is
+	// served by StartTLS. ExpectedEdges counts a host of the web that has
+	// one as failed.
+	CertFaults map[string]CertFault
 	// ShellEvery makes every Nth host (hosts N/3, N/3+N, ...) a ShellLinks
 	// shell; 0 means none.
 	ShellEvery int
@@ -54,6 +59,8 @@ type Request struct {
 	Path   string    // path and, if any, "?" and the raw query
 	At     time.Time // when it arrived
 	Status int       // status code sent (200 for streamed and reset bodies)
+	Proto  string    // the request's protocol: "HTTP/1.1", "HTTP/2.0"
+	TLS    bool      // it came over TLS (StartTLS)
 }
 
 // robotsKind is the robots.txt a host serves when it has no robots fault.
