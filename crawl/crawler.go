@@ -71,6 +71,10 @@ type Crawler struct {
 
 	failedMu sync.Mutex      // guards failed
 	failed   map[uint64]bool // nodes whose host failed for good in this run
+
+	net    *netwatch      // tells an outage of the crawler's network from failing hosts
+	parseQ chan<- *task   // Run's parse stage, for pages held by net and let go
+	sends  sync.WaitGroup // goroutines sending let-go pages to parseQ
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -88,6 +92,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		c.now = time.Now
 	}
 	c.gate = newGate(cfg.delay(), c.now)
+	c.net = newNetwatch(c.now)
 	client, err := newClient(&cfg, opt.Proxy)
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
@@ -178,6 +183,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	// the page's commit. The queue between them holds one page per worker,
 	// so bodies in memory are bounded by twice the workers plus parsers.
 	parse := make(chan *task, workers)
+	c.parseQ = parse
 	var wg sync.WaitGroup
 	for i := 1; i <= workers; i++ {
 		wg.Add(1)
@@ -192,9 +198,21 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 				// (which owns it from then on: done is read here).
 				done := t.done
 				back <- stepped{t, done}
-				if done {
-					parse <- t
+				if !done {
+					continue
 				}
+				if t.netFault && !t.p.returned {
+					// Charged once the web is seen answering, or given
+					// back uncharged if the crawl pauses (netwatch).
+					held, pardon := c.net.hold(t)
+					if held {
+						continue
+					}
+					if pardon {
+						c.unclaim(t)
+					}
+				}
+				parse <- t
 			}
 		}(i)
 	}
@@ -257,6 +275,12 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}()
 	close(steps)
 	wg.Wait()
+	// Pages still held were never judged: they go back to the queue.
+	for _, t := range c.net.drain() {
+		c.unclaim(t)
+		parse <- t
+	}
+	c.sends.Wait()
 	close(parse)
 	pwg.Wait()
 	// Hosts whose next page was due after the dispatcher stopped go back
@@ -285,6 +309,8 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.stats.result(start, c.now(), reason)
+	pauses, paused, pardoned := c.net.figures()
+	res.Pauses, res.PausedSeconds, res.PagesPardoned = pauses, paused.Seconds(), pardoned
 	_ = c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
@@ -305,6 +331,29 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	return res, runErr
+}
+
+// toParse hands pages let go by net to the parse stage, from a goroutine
+// of their own: the caller may be the dispatcher, which must not wait on
+// the stages it feeds.
+func (c *Crawler) toParse(ts []*task) {
+	if len(ts) == 0 {
+		return
+	}
+	c.sends.Add(1)
+	go func() {
+		defer c.sends.Done()
+		for _, t := range ts {
+			c.parseQ <- t
+		}
+	}()
+}
+
+// unclaim gives a page back uncharged: its lease returns to the queue at
+// its place, and what it took of max_pages is given back too.
+func (c *Crawler) unclaim(t *task) {
+	t.p.returned = true
+	c.stats.claimed.Add(-int64(1 + t.pageNo))
 }
 
 func (c *Crawler) logPage(p *page) {
