@@ -88,11 +88,13 @@ func (w *netwatch) run() int {
 	return min(max(k, minRun), maxRun)
 }
 
-// answered records an HTTP answer (any status) from host, complete at
-// at: the network worked then. It returns the pages held that failed
-// before at, now charged to their hosts, and whether a pause or suspicion
-// that began before at ended. (A worker may tell of its answer after
-// others told of failures that came later: those wait for another.)
+// answered records an HTTP answer (any status) from host to a request
+// sent at at: the network worked from then on. It returns the pages held
+// that failed before at, now charged to their hosts, and whether a pause
+// or suspicion that began before at ended. The request's start, not its
+// end, is the evidence: an answer read from a connection opened before an
+// outage (or told of late by a busy worker) proves nothing of failures
+// that came after the request was sent.
 func (w *netwatch) answered(scheme, host string, at time.Time) (charge []*task, resumed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

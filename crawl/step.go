@@ -270,7 +270,7 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	switch {
 	case err == nil:
 		if u, perr := url.Parse(t.url); perr == nil {
-			charge, _ := c.net.answered(u.Scheme, u.Host, start.Add(took))
+			charge, _ := c.net.answered(u.Scheme, u.Host, start)
 			c.toParse(charge)
 		}
 	case !errors.Is(err, ErrArchive):
