@@ -38,20 +38,25 @@ type Options struct {
 	// Archive, when set, records every HTTP exchange before the page's
 	// commit (--warc).
 	Archive Archive
+	// RetryFailed makes Prepare put the hosts that failed of these causes
+	// back in the queue at their depth (--retry-failed); 0: none. It
+	// belongs to one run: it is not a setting the store remembers.
+	RetryFailed FailCause
 }
 
 // Crawler runs a crawl on one store.
 type Crawler struct {
-	cfg     Config
-	store   *kv.Store
-	client  *http.Client
-	exclude *excluder
-	scope   *regexp.Regexp // hosts that may be fetched; nil: all
-	gate    *gate
-	log     func(level, msg string)
-	now     func() time.Time
-	grace   time.Duration
-	peer    Peer
+	cfg         Config
+	store       *kv.Store
+	client      *http.Client
+	exclude     *excluder
+	scope       *regexp.Regexp // hosts that may be fetched; nil: all
+	gate        *gate
+	log         func(level, msg string)
+	now         func() time.Time
+	grace       time.Duration
+	peer        Peer
+	retryFailed FailCause // Options.RetryFailed
 
 	stats     stats
 	fetchHist histogram
@@ -87,7 +92,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -115,6 +115,22 @@ func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
 	if err != nil {
 		return recovered, queued, err
 	}
+	if c.retryFailed != 0 {
+		// Before the re-queue pass: the failed hosts queued, the frontier
+		// is not empty and the pass (every node at depth 0) does not run.
+		r, err := c.requeueFailed(c.retryFailed, checked)
+		if err != nil {
+			return recovered, queued, err
+		}
+		switch n := r.Total(); n {
+		case 0:
+			c.logf("INFO", "Retry failed (%s): no failed host to requeue", c.retryFailed)
+		case 1:
+			c.logf("INFO", "Retry failed (%s): requeued 1 failed host at its depth (%s)", c.retryFailed, r)
+		default:
+			c.logf("INFO", "Retry failed (%s): requeued %d failed hosts at their depth (%s)", c.retryFailed, n, r)
+		}
+	}
 	requeued, err := c.requeuePass(checked, known)
 	return recovered, queued + requeued, err
 }
