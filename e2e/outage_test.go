@@ -2,7 +2,10 @@ package e2e_test
 
 import (
 	"bufio"
+	"bytes"
 	"net"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,9 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // flakyWeb is a fake web that can be taken away and brought back on the
@@ -203,7 +210,7 @@ func TestOutage_WebAwayAndBack(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "w.bolt")
 			args := []string{"crawl", "--db", db, "--metrics", db + ".metrics", "--delay", "0", "--quiet", "--retry-delay", "10ms",
-				"--workers", "8", "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots"}
+				"--workers", "8", "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots", "--listen", "127.0.0.1:0"}
 			var env []string
 			if via == "proxy" {
 				env = []string{"HTTP_PROXY=http://" + fw.addr}
@@ -215,6 +222,7 @@ func TestOutage_WebAwayAndBack(t *testing.T) {
 			fw.down()
 			awayAt := time.Now()
 			paused := lw.waitLine(t, "Network unreachable", 30*time.Second)
+			pausedAPI(t, db)
 			time.Sleep(3 * time.Second)
 			fw.up()
 			backAt := time.Now()
@@ -239,6 +247,35 @@ func TestOutage_WebAwayAndBack(t *testing.T) {
 					m.TerminationReason, m.Pauses, m.PausedSeconds, m.PagesFailed)
 			}
 		})
+	}
+}
+
+// pausedAPI checks that the status API of the crawl on db, paused, says so:
+// /status's paused and paused_since, /metrics' weaver_paused and
+// weaver_pauses_total.
+func pausedAPI(t *testing.T, db string) {
+	t.Helper()
+	data, err := os.ReadFile(db + ".listen")
+	if err != nil {
+		t.Fatalf("the crawl's address: %v", err)
+	}
+	a := api{t: t, base: "http://" + strings.TrimSpace(string(data))}
+	var st serve.Status
+	a.json("GET", "/status", "", http.StatusOK, &st)
+	if st.Crawl == nil || !strings.HasPrefix(st.Crawl.Paused, "network unreachable since ") || st.Crawl.PausedSince.IsZero() || st.Crawl.Pauses != 1 {
+		t.Errorf("/status during the pause: %+v, want paused", st.Crawl)
+	}
+	_, body := a.do("GET", "/metrics", "")
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v\n%s", err, body)
+	}
+	if got := metric(t, fams, "weaver_paused"); got != 1 {
+		t.Errorf("weaver_paused %v during the pause, want 1", got)
+	}
+	if got := metric(t, fams, "weaver_pauses_total"); got != 1 {
+		t.Errorf("weaver_pauses_total %v during the pause, want 1", got)
 	}
 }
 
