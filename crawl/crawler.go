@@ -38,20 +38,25 @@ type Options struct {
 	// Archive, when set, records every HTTP exchange before the page's
 	// commit (--warc).
 	Archive Archive
+	// RetryFailed makes Prepare put the hosts that failed of these causes
+	// back in the queue at their depth (--retry-failed); 0: none. It
+	// belongs to one run: it is not a setting the store remembers.
+	RetryFailed FailCause
 }
 
 // Crawler runs a crawl on one store.
 type Crawler struct {
-	cfg     Config
-	store   *kv.Store
-	client  *http.Client
-	exclude *excluder
-	scope   *regexp.Regexp // hosts that may be fetched; nil: all
-	gate    *gate
-	log     func(level, msg string)
-	now     func() time.Time
-	grace   time.Duration
-	peer    Peer
+	cfg         Config
+	store       *kv.Store
+	client      *http.Client
+	exclude     *excluder
+	scope       *regexp.Regexp // hosts that may be fetched; nil: all
+	gate        *gate
+	log         func(level, msg string)
+	now         func() time.Time
+	grace       time.Duration
+	peer        Peer
+	retryFailed FailCause // Options.RetryFailed
 
 	stats     stats
 	fetchHist histogram
@@ -71,6 +76,10 @@ type Crawler struct {
 
 	failedMu sync.Mutex      // guards failed
 	failed   map[uint64]bool // nodes whose host failed for good in this run
+
+	net    *netwatch      // tells an outage of the crawler's network from failing hosts
+	parseQ chan<- *task   // Run's parse stage, for pages held by net and let go
+	sends  sync.WaitGroup // goroutines sending let-go pages to parseQ
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -83,11 +92,12 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	c.gate = newGate(cfg.delay(), c.now)
+	c.net = newNetwatch(c.now)
 	client, err := newClient(&cfg, opt.Proxy)
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
@@ -179,6 +189,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	// the page's commit. The queue between them holds one page per worker,
 	// so bodies in memory are bounded by twice the workers plus parsers.
 	parse := make(chan *task, workers)
+	c.parseQ = parse
 	var wg sync.WaitGroup
 	for i := 1; i <= workers; i++ {
 		wg.Add(1)
@@ -193,9 +204,21 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 				// (which owns it from then on: done is read here).
 				done := t.done
 				back <- stepped{t, done}
-				if done {
-					parse <- t
+				if !done {
+					continue
 				}
+				if t.netFault && !t.p.returned {
+					// Charged once the web is seen answering, or given
+					// back uncharged if the crawl pauses (netwatch).
+					held, pardon := c.net.hold(t)
+					if held {
+						continue
+					}
+					if pardon {
+						c.unclaim(t)
+					}
+				}
+				parse <- t
 			}
 		}(i)
 	}
@@ -258,6 +281,12 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}()
 	close(steps)
 	wg.Wait()
+	// Pages still held were never judged: they go back to the queue.
+	for _, t := range c.net.drain() {
+		c.unclaim(t)
+		parse <- t
+	}
+	c.sends.Wait()
 	close(parse)
 	pwg.Wait()
 	// Hosts whose next page was due after the dispatcher stopped go back
@@ -286,6 +315,8 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.stats.result(start, c.now(), reason)
+	pauses, paused, pardoned := c.net.figures()
+	res.Pauses, res.PausedSeconds, res.PagesPardoned = pauses, paused.Seconds(), pardoned
 	_ = c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
@@ -306,6 +337,29 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	return res, runErr
+}
+
+// toParse hands pages let go by net to the parse stage, from a goroutine
+// of their own: the caller may be the dispatcher, which must not wait on
+// the stages it feeds.
+func (c *Crawler) toParse(ts []*task) {
+	if len(ts) == 0 {
+		return
+	}
+	c.sends.Add(1)
+	go func() {
+		defer c.sends.Done()
+		for _, t := range ts {
+			c.parseQ <- t
+		}
+	}()
+}
+
+// unclaim gives a page back uncharged: its lease returns to the queue at
+// its place, and what it took of max_pages is given back too.
+func (c *Crawler) unclaim(t *task) {
+	t.p.returned = true
+	c.stats.claimed.Add(-int64(1 + t.pageNo))
 }
 
 func (c *Crawler) logPage(p *page) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/robots"
@@ -186,6 +187,13 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 	}
 	var next *task // the step offered to the workers
 	defer func() { c.open.Store(0); c.parkedN.Store(0) }()
+	// The network watch (netwatch): while it is not up no step is handed
+	// out and no lease claimed; a probe is due on probeC or out on probing.
+	probeTimer := time.NewTimer(time.Hour)
+	probeTimer.Stop()
+	var probeC <-chan time.Time
+	var probing chan error
+	pauseSaved := false // the pause is in the store, the open hosts back in the queue
 
 	// pick chooses the next step: a parked task whose time has come (its
 	// gate rechecked: a redirect may have taken its host meanwhile), else
@@ -258,8 +266,37 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		}
 		return reason, err
 	}
+	// pause gives every host open back to the queue whole, at its place,
+	// uncharged, and records the pause in the same transaction, so that a
+	// process killed now resumes into a probe.
+	pause := func() error {
+		open := []*task(waiting)
+		if next != nil {
+			c.gate.release(next.host)
+			open = append(open, next)
+		}
+		for _, t := range open {
+			c.stats.claimed.Add(-int64(1 + t.pageNo))
+		}
+		c.stats.claimed.Add(-int64(len(buf)))
+		if err := c.pauseBack(buf, open); err != nil {
+			return err
+		}
+		buf, waiting, next, pauseSaved, claimedAll = nil, nil, nil, true, false
+		return nil
+	}
 	for {
-		if claiming == nil && !claimedAll && len(buf) < capacity/2 {
+		st := c.net.current()
+		if st == netDown && (!pauseSaved || len(buf) > 0 || waiting.Len() > 0 || next != nil) {
+			if err := pause(); err != nil {
+				return stop(ReasonError, err)
+			}
+		}
+		if st != netUp && probing == nil && probeC == nil {
+			probeTimer.Reset(c.net.wait())
+			probeC = probeTimer.C
+		}
+		if st == netUp && claiming == nil && !claimedAll && len(buf) < capacity/2 {
 			want := capacity - len(buf)
 			if c.cfg.MaxPages > 0 {
 				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
@@ -273,7 +310,13 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 				ackedWhileClaiming = false
 			}
 		}
-		if claiming == nil && len(buf) == 0 && running == 0 && waiting.Len() == 0 && next == nil &&
+		if st == netUp && claiming == nil && len(buf) == 0 && running == 0 && waiting.Len() == 0 && next == nil && c.net.heldN() > 0 {
+			// Pages failed and nothing else could show the web answering:
+			// a probe decides whether the failures are the hosts'.
+			c.net.suspect()
+			continue
+		}
+		if st == netUp && claiming == nil && len(buf) == 0 && running == 0 && waiting.Len() == 0 && next == nil &&
 			committing == 0 && (claimedAll || !needClaim) {
 			if claimedAll {
 				return stop(ReasonMaxPages, nil)
@@ -283,7 +326,7 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			}
 		}
 		now := c.now()
-		if next == nil && committing < c.maxInflight() {
+		if st == netUp && next == nil && committing < c.maxInflight() {
 			// The host is held from now, before the worker can have its
 			// answer: a reservation after the request's done would hold
 			// the host for good.
@@ -300,7 +343,7 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		var out chan<- *task
 		if next != nil {
 			out = steps
-		} else if waiting.Len() > 0 {
+		} else if waiting.Len() > 0 && st == netUp {
 			timer.Reset(max(waiting[0].readyAt.Sub(now), time.Millisecond))
 		}
 		select {
@@ -347,6 +390,42 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		case <-timer.C:
 		case <-c.wake:
 			needClaim = true
+		case <-c.net.changed:
+			needClaim = true
+		case <-probeC:
+			probeC = nil
+			u, ok := c.net.target()
+			if !ok {
+				// No host has answered: nothing tells an outage from
+				// failing hosts, which are charged as they always were.
+				c.toParse(c.net.unprobed())
+				continue
+			}
+			ch := make(chan error, 1)
+			probing = ch
+			go func() { ch <- c.probe(ctx, u) }()
+		case err := <-probing:
+			probing = nil
+			since := c.net.pausedSince()
+			charge, pardon, down := c.net.probed(err == nil)
+			for _, t := range pardon {
+				c.unclaim(t)
+			}
+			c.toParse(append(charge, pardon...))
+			switch {
+			case down:
+				if err := pause(); err != nil {
+					return stop(ReasonError, err)
+				}
+				c.logf("WARN", "Network unreachable since %s: %d pages failed with no answer between them, and the %v; paused: no host is charged, hosts that answered before are probed until one answers",
+					c.net.pausedSince().UTC().Format(time.RFC3339), len(pardon), err)
+			case err == nil && !since.IsZero():
+				if err := c.store.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketMeta, []byte(metaPaused)) }); err != nil {
+					return stop(ReasonError, fmt.Errorf("%w: ending the pause: %w", ErrStoreFailed, err))
+				}
+				pauseSaved = false
+				c.logf("INFO", "Network back after a pause of %v: resuming the crawl", c.now().Sub(since).Round(time.Second))
+			}
 		case <-done:
 			// The whole cluster is quiescent, so this shard's store holds
 			// no entry or lease: the loop ends once its own claim agrees.
@@ -362,6 +441,43 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			return stop(ReasonSignal, nil)
 		}
 	}
+}
+
+// metaPaused, while the crawl is paused for its network, holds when the
+// pause began: a crawl started on the store then begins by probing.
+const metaPaused = "crawl.paused"
+
+// pauseBack returns the leases claimed and the hosts open to the queue, as
+// giveBack does, and records the pause, in one transaction.
+func (c *Crawler) pauseBack(buf []frontier.Lease, open []*task) error {
+	err := c.store.Update(func(tx *kv.Tx) error {
+		if err := c.giveBackTx(tx, buf, open); err != nil {
+			return err
+		}
+		return tx.SetMetaString(metaPaused, c.net.pausedSince().UTC().Format(time.RFC3339Nano))
+	})
+	if err != nil {
+		return fmt.Errorf("%w: pausing: %w", ErrStoreFailed, err)
+	}
+	return nil
+}
+
+// probe asks u (a robots.txt that answered before) once: any HTTP answer
+// says the network works. It returns what failed.
+func (c *Crawler) probe(ctx context.Context, u string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("probe of %s: %w", u, err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("probe of %s: %w", u, err)
+	}
+	resp.Body.Close()
+	return nil
 }
 
 // parkCommit writes a parked task's robots.txt (fetched by its last step)
@@ -398,31 +514,34 @@ func (c *Crawler) giveBack(buf []frontier.Lease, open []*task) error {
 	if len(buf) == 0 && len(open) == 0 {
 		return nil
 	}
-	err := c.store.Update(func(tx *kv.Tx) error {
-		for _, l := range buf {
-			if _, err := frontier.Return(tx, l.NodeID); err != nil {
-				return err
-			}
-		}
-		for _, t := range open {
-			if rec := t.p.robots; rec != nil {
-				if err := tx.Put(kv.BucketRobots, []byte(t.p.lease.Host), rec); err != nil {
-					return err
-				}
-			}
-			if t.readyAt.After(c.now()) {
-				if _, err := frontier.Park(tx, t.p.lease.NodeID, t.readyAt); err != nil {
-					return err
-				}
-			}
-			if _, err := frontier.Return(tx, t.p.lease.NodeID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := c.store.Update(func(tx *kv.Tx) error { return c.giveBackTx(tx, buf, open) })
 	if err != nil {
 		return fmt.Errorf("%w: returning leases: %w", ErrStoreFailed, err)
+	}
+	return nil
+}
+
+// giveBackTx is giveBack in the caller's transaction.
+func (c *Crawler) giveBackTx(tx *kv.Tx, buf []frontier.Lease, open []*task) error {
+	for _, l := range buf {
+		if _, err := frontier.Return(tx, l.NodeID); err != nil {
+			return err
+		}
+	}
+	for _, t := range open {
+		if rec := t.p.robots; rec != nil {
+			if err := tx.Put(kv.BucketRobots, []byte(t.p.lease.Host), rec); err != nil {
+				return err
+			}
+		}
+		if t.readyAt.After(c.now()) {
+			if _, err := frontier.Park(tx, t.p.lease.NodeID, t.readyAt); err != nil {
+				return err
+			}
+		}
+		if _, err := frontier.Return(tx, t.p.lease.NodeID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

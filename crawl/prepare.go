@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -105,6 +106,22 @@ func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
 			c.gate.hold(c.now().Add(c.cfg.delay()))
 			c.logf("INFO", "The last crawl on this store did not end cleanly: no host is asked again for %v", c.cfg.delay())
 		}
+		// A crawl paused for its network (and stopped, or killed) resumes
+		// paused: it probes hosts that answered before any fetch.
+		targets := answeredURLs(tx)
+		c.net.known(targets)
+		if v := tx.MetaString(metaPaused); v != "" {
+			since, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				since = c.now() // damaged: the pause starts now, harmlessly
+			}
+			c.net.restore(since, nil)
+			if !c.net.pausedSince().IsZero() {
+				c.logf("WARN", "The last crawl on this store paused: network unreachable since %s; probing hosts that answered before, fetching nothing until one answers", since.UTC().Format(time.RFC3339))
+			} else if err := tx.Delete(kv.BucketMeta, []byte(metaPaused)); err != nil {
+				return err
+			}
+		}
 		// Set before any request of this run goes out, cleared when Run
 		// ends: found set, it tells of a crash.
 		return tx.SetMetaString(metaRunning, c.now().UTC().Format(time.RFC3339))
@@ -115,6 +132,22 @@ func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
 	queued, known, err := c.queueSeeds(rules, seeds)
 	if err != nil {
 		return recovered, queued, err
+	}
+	if c.retryFailed != 0 {
+		// Before the re-queue pass: the failed hosts queued, the frontier
+		// is not empty and the pass (every node at depth 0) does not run.
+		r, err := c.requeueFailed(c.retryFailed, rules, seeds)
+		if err != nil {
+			return recovered, queued, err
+		}
+		switch n := r.Total(); n {
+		case 0:
+			c.logf("INFO", "Retry failed (%s): no failed host to requeue", c.retryFailed)
+		case 1:
+			c.logf("INFO", "Retry failed (%s): requeued 1 failed host at its depth (%s)", c.retryFailed, r)
+		default:
+			c.logf("INFO", "Retry failed (%s): requeued %d failed hosts at their depth (%s)", c.retryFailed, n, r)
+		}
 	}
 	requeued, err := c.requeuePass(rules, seeds, known)
 	return recovered, queued + requeued, err
@@ -348,4 +381,23 @@ func homeURL(scheme, host string) string {
 		scheme = "http"
 	}
 	return scheme + "://" + host + "/"
+}
+
+// answeredURLs returns the robots.txt URLs of up to goodRing hosts the
+// store holds as crawled, the probe targets of a restored pause. It reads
+// at most 100,000 nodes.
+func answeredURLs(tx *kv.Tx) []string {
+	var out []string
+	seen := 0
+	_ = graph.ForEachNode(tx, func(n *graph.Node) error {
+		seen++
+		if n.Status == graph.StatusCrawled {
+			out = append(out, (&url.URL{Scheme: cmp.Or(n.Scheme, "http"), Host: n.Host, Path: "/robots.txt"}).String())
+		}
+		if len(out) == goodRing || seen == 100_000 {
+			return graph.ErrStop
+		}
+		return nil
+	})
+	return out
 }

@@ -91,7 +91,14 @@ type Result struct {
 	TotalEdges     uint64           `json:"total_edges"`
 	TotalWeight    uint64           `json:"total_weight"`
 	FrontierSize   uint64           `json:"frontier_size"`
-	Error          string           `json:"error,omitempty"`
+	// Pauses counts the times the crawl paused because its own network
+	// was away (an outage: see docs/outage.md), PausedSeconds the time it
+	// spent paused, and PagesPardoned the pages whose failure was the
+	// outage's: given back to the frontier, not charged to their hosts.
+	Pauses        int64   `json:"pauses"`
+	PausedSeconds float64 `json:"paused_seconds"`
+	PagesPardoned int64   `json:"pages_pardoned"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // Termination reasons.

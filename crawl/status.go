@@ -151,6 +151,14 @@ type Status struct {
 	Edges             uint64           `json:"edges"`
 	TotalWeight       uint64           `json:"total_weight"`
 	TerminationReason string           `json:"termination_reason,omitempty"`
+	// Paused says why no page is fetched now ("network unreachable since
+	// 2006-01-02T15:04:05Z"), empty while the crawl fetches; PausedSince
+	// is that time. Pauses, PausedSeconds and PagesPardoned are metrics.log's.
+	Paused        string    `json:"paused,omitempty"`
+	PausedSince   time.Time `json:"paused_since,omitzero"`
+	Pauses        int64     `json:"pauses"`
+	PausedSeconds float64   `json:"paused_seconds"`
+	PagesPardoned int64     `json:"pages_pardoned"`
 	// Cluster is set when the crawl is one shard of a cluster.
 	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
@@ -211,6 +219,13 @@ func (c *Crawler) Status() Status {
 		ErrorsByType:     c.stats.errorCounts(),
 		Fetch:            c.fetchHist.snapshot(),
 	}
+	if since := c.net.pausedSince(); !since.IsZero() {
+		st.PausedSince = since.UTC()
+		st.Paused = "network unreachable since " + st.PausedSince.Format(time.RFC3339)
+	}
+	var paused time.Duration
+	st.Pauses, paused, st.PagesPardoned = c.net.figures()
+	st.PausedSeconds = paused.Seconds()
 	if r := c.reason.Load(); r != nil {
 		st.TerminationReason = *r
 	}
@@ -265,6 +280,9 @@ func (st Status) Progress() string {
 			eta = clock(0)
 		}
 		s += " | ETA " + eta
+	}
+	if st.Paused != "" {
+		s += " | paused: " + st.Paused
 	}
 	return s
 }

@@ -58,8 +58,13 @@ type task struct {
 	delay    time.Duration // robots.txt's Crawl-delay for the host, 0 if none
 	body     []byte        // robots.txt's body, read by the step that asked it
 
-	done  bool // the current page is finished: it goes to parse (then the next page, or the commit)
-	index int  // in the dispatcher's heap; -1 when not in it
+	done bool // the current page is finished: it goes to parse (then the next page, or the commit)
+	// netFault: the step that finished the page failed in a way that may
+	// be the crawler's own network (see netwatch): the page is held until
+	// the web is seen answering, or given back if the crawl pauses.
+	netFault bool
+	failedAt time.Time // when that step failed
+	index    int       // in the dispatcher's heap; -1 when not in it
 }
 
 func newTask(l frontier.Lease, worker int) *task {
@@ -101,6 +106,7 @@ func (c *Crawler) nextPage(t *task) bool {
 		}
 		t.pageNo++
 		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.outRedirect, t.rendered = stagePage, next, p.lease.Host, 0, 0, false, false, nil
+		t.netFault = false
 		t.readyAt = c.gate.nextAt(t.host)
 		return true
 	}
@@ -211,6 +217,7 @@ func (c *Crawler) obey(t *task, rules *robots.Rules) {
 // page's: the host could not be reached).
 func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
 	t.done = true
+	t.netFault, t.failedAt = netFault(kind, err), c.now()
 	if t.pageNo > 0 {
 		// A page after the home page failed: the host's crawl goes on.
 		t.p.pagesBad++
@@ -259,6 +266,17 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	if ctx.Err() != nil {
 		p.returned, t.done = true, true
 		return
+	}
+	switch {
+	case err == nil:
+		if u, perr := url.Parse(t.url); perr == nil {
+			charge, _ := c.net.answered(u.Scheme, u.Host, start)
+			c.toParse(charge)
+		}
+	case !errors.Is(err, ErrArchive):
+		if kind := classify(err); netFault(kind, err) {
+			c.net.failed(t.host)
+		}
 	}
 	switch {
 	case errors.Is(err, ErrArchive):

@@ -611,3 +611,44 @@ func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
 	t.Logf("at %v: the shards ended", time.Since(t0))
 	storetest.SameGraph(t, edges(t, mergeShards(t, dir, dbs)), edges(t, one))
 }
+
+// TestCluster_WebAway_ShardsPause takes the web away from two shards
+// mid-crawl and brings it back: a shard uses the same crawl code as one
+// process, so it pauses instead of failing hosts (the NATS server stays
+// up), resumes by itself, and the merged stores hold one process's graph
+// with no host failed.
+func TestCluster_WebAway_ShardsPause(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 61, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	fw := newFlakyWeb(t, w)
+	one := referenceCrawl(t, "", fw.srv, w)
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var shards []*liveWeaver
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		args := append(clusterCrawlArgs(fw.srv, db, ns.URL(), fmt.Sprintf("%d/2", k), 4), "--ignore-robots", w.Seed())
+		shards = append(shards, startWeaver(t, dir, nil, args...))
+	}
+	for _, s := range shards {
+		s.waitLine(t, "Cluster: shard", 30*time.Second)
+	}
+	time.Sleep(time.Second)
+	fw.down()
+	for _, s := range shards {
+		s.waitLine(t, "Network unreachable", 30*time.Second)
+	}
+	time.Sleep(2 * time.Second)
+	fw.up()
+	for k, s := range shards {
+		s.waitLine(t, "Network back", 30*time.Second)
+		if err := s.wait(t, 2*time.Minute); err != nil {
+			t.Fatalf("shard %d: %v\n%s", k, err, s.log())
+		}
+	}
+	merged := mergeShards(t, dir, dbs)
+	storetest.SameGraph(t, edges(t, merged), edges(t, one))
+	noHostFailed(t, merged)
+}

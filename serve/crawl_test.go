@@ -184,6 +184,10 @@ func TestCrawlHandler_Metrics(t *testing.T) {
 		{"weaver_workers", []string{"state", "stopped"}, 3},
 		{"weaver_workers", []string{"state", "fetching"}, 0},
 		{"weaver_crawl_running", nil, 0},
+		{"weaver_paused", nil, 0},
+		{"weaver_pauses_total", nil, 0},
+		{"weaver_paused_seconds_total", nil, 0},
+		{"weaver_pages_pardoned_total", nil, 0},
 	} {
 		if got := value(t, fams, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v: got %v, want %v", c.name, c.labels, got, c.want)

@@ -32,6 +32,8 @@ type crawlCollector struct {
 	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
 	pagesSkipped, hostsOpen, hostsWaiting, pagesRendered, renderFailures        *prometheus.Desc
 	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
+	// The outage pause (docs/outage.md).
+	paused, pauses, pausedSeconds, pagesPardoned *prometheus.Desc
 	// A cluster shard's figures (only when the crawl is one).
 	outbox, published, consumed, shards, connected *prometheus.Desc
 }
@@ -65,6 +67,10 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		fetch:            d("weaver_fetch_seconds", "Time a page's requests took (redirects and retries included, waits between them not)."),
 		running:          d("weaver_crawl_running", "1 while the crawl runs."),
 		rate:             d("weaver_pages_per_second", "Pages fetched per second over the last 10 seconds."),
+		paused:           d("weaver_paused", "1 while the crawl is paused because its own network is unreachable (docs/outage.md)."),
+		pauses:           d("weaver_pauses_total", "Pauses for an unreachable network in this run (metrics.log's pauses)."),
+		pausedSeconds:    d("weaver_paused_seconds_total", "Time spent paused in this run, the current pause included (paused_seconds)."),
+		pagesPardoned:    d("weaver_pages_pardoned_total", "Pages whose network failure was the outage's, given back to the queue uncharged (pages_pardoned)."),
 		outbox:           d("weaver_cluster_outbox", "Links for other shards committed here and not yet acknowledged by the stream."),
 		published:        d("weaver_cluster_published_total", "Links this shard handed to the stream (each once, retries aside)."),
 		consumed:         d("weaver_cluster_consumed_total", "Links from other shards applied to this shard's frontier."),
@@ -78,6 +84,7 @@ func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.pagesFetched, c.pagesFailed, c.errors, c.robotsFetched, c.robotsDisallowed, c.retries,
 		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded, c.pagesSkipped, c.hostsOpen, c.hostsWaiting, c.pagesRendered, c.renderFailures,
 		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
+		c.paused, c.pauses, c.pausedSeconds, c.pagesPardoned,
 		c.outbox, c.published, c.consumed, c.shards, c.connected,
 	} {
 		ch <- d
@@ -139,6 +146,14 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.running, running)
 	gauge(c.rate, st.PagesPerSecond)
+	paused := 0.0
+	if st.Paused != "" {
+		paused = 1
+	}
+	gauge(c.paused, paused)
+	counter(c.pauses, float64(st.Pauses))
+	counter(c.pausedSeconds, st.PausedSeconds)
+	counter(c.pagesPardoned, float64(st.PagesPardoned))
 
 	buckets := make(map[float64]uint64, len(crawl.FetchBuckets))
 	for i, b := range crawl.FetchBuckets {

@@ -105,6 +105,8 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		connectTo = append(connectTo, v)
 		return nil
 	})
+	var retryFailed retryFlag
+	fs.Var(&retryFailed, "retry-failed", "put the hosts that failed back in the queue at their depth, fetched as new; `=CAUSES` only those of dns, connect, tls, http, other (comma-separated); for this run only")
 	browserFlag := fs.String("browser", "", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)")
 	var scopes []string
 	fs.Func("scope", "`REGEXP` on the normalised host: only hosts matching one are fetched (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
@@ -191,6 +193,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	seeds := fs.Args()
 	for _, s := range seeds {
+		if _, err := crawl.ParseFailCauses(s); err == nil && retryFailed.set && !strings.Contains(s, ":") {
+			return usagef("%q is not a seed URL: write --retry-failed=%s", s, s)
+		}
 		if err := crawl.CheckSeed(s); err != nil {
 			return usageError{err: err}
 		}
@@ -341,7 +346,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if pc.HTTPProxy != "" || pc.HTTPSProxy != "" {
 		proxy = pc.ProxyFunc()
 	}
-	opts := crawl.Options{Proxy: proxy, Log: crawlLog}
+	opts := crawl.Options{Proxy: proxy, Log: crawlLog, RetryFailed: retryFailed.causes}
 	var c *crawl.Crawler
 	if cfg.WarcDir != "" {
 		w, err := openWarc(&cfg, logf)
@@ -450,6 +455,30 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	return reachedNothing(res)
 }
+
+// retryFlag is --retry-failed: alone, every cause; =dns,connect those.
+type retryFlag struct {
+	causes crawl.FailCause
+	set    bool
+}
+
+func (f *retryFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return f.causes.String()
+}
+
+func (f *retryFlag) Set(v string) error {
+	c, err := crawl.ParseFailCauses(v)
+	if err != nil {
+		return err
+	}
+	f.causes, f.set = c, true
+	return nil
+}
+
+func (f *retryFlag) IsBoolFlag() bool { return true }
 
 // reachedNothing is the error of a crawl that ended by itself having
 // tried pages and received not one answer (offline, a wrong proxy, every
