@@ -97,9 +97,12 @@ func (c *Crawler) gaveUp(node uint64) bool {
 }
 
 // forGood reports whether a failure will not pass by asking again in this
-// run: the name does not exist, the address is private, or the host
-// redirects without end.
+// run: the name does not exist, the address is private, the host
+// redirects without end, or its certificate is refused.
 func forGood(kind ErrorKind, err error) bool {
+	if kind.IsCertificate() { // a refused certificate is the host's verdict
+		return true
+	}
 	var dnsErr *net.DNSError
 	switch kind {
 	case KindRefused, KindRedirects:
