@@ -69,42 +69,58 @@ var (
 // i first seen at t0+i minutes and fetched one hour later when it was.
 func writeGraph(tb testing.TB, s *kv.Store, nodes []fixtureNode, edges []fixtureEdge) {
 	tb.Helper()
-	err := s.Update(func(tx *kv.Tx) error {
-		ids := make([]uint64, len(nodes))
-		for i, f := range nodes {
-			seen := t0.Add(time.Duration(i) * time.Minute)
-			n, _, err := graph.Ensure(tx, f.host, "https", seen)
-			if err != nil {
-				return err
+	// In batches: bbolt splits a node only at commit, so one transaction
+	// of 90,000 edges inserts into ever longer leaves (quadratic memmove,
+	// minutes under -race).
+	const batch = 2000
+	ids := make([]uint64, len(nodes))
+	for lo := 0; lo < len(nodes); lo += batch {
+		err := s.Update(func(tx *kv.Tx) error {
+			for i := lo; i < min(lo+batch, len(nodes)); i++ {
+				f := nodes[i]
+				seen := t0.Add(time.Duration(i) * time.Minute)
+				n, _, err := graph.Ensure(tx, f.host, "https", seen)
+				if err != nil {
+					return err
+				}
+				ids[i] = n.ID
+				n.Status, n.HTTPStatus, n.CrawlCount = f.status, f.http, f.crawls
+				n.Title, n.Description = f.title, f.desc
+				n.Depth = i % 3
+				if f.status == graph.StatusTimeout {
+					n.FailCount = 3
+					n.Error = "context deadline exceeded"
+				}
+				if f.crawls > 0 {
+					n.ContentType, n.Server = "text/html; charset=utf-8", "nginx"
+					n.Bytes, n.FetchMS = int64(1000+i), int64(100+i)
+					n.ContentHash = fmt.Sprintf("%064x", i+1)
+					n.LastCrawl = seen.Add(time.Hour)
+					n.LastSeen = n.LastCrawl
+				}
+				if err := graph.Put(tx, &n); err != nil {
+					return err
+				}
 			}
-			ids[i] = n.ID
-			n.Status, n.HTTPStatus, n.CrawlCount = f.status, f.http, f.crawls
-			n.Title, n.Description = f.title, f.desc
-			n.Depth = i % 3
-			if f.status == graph.StatusTimeout {
-				n.FailCount = 3
-				n.Error = "context deadline exceeded"
-			}
-			if f.crawls > 0 {
-				n.ContentType, n.Server = "text/html; charset=utf-8", "nginx"
-				n.Bytes, n.FetchMS = int64(1000+i), int64(100+i)
-				n.ContentHash = fmt.Sprintf("%064x", i+1)
-				n.LastCrawl = seen.Add(time.Hour)
-				n.LastSeen = n.LastCrawl
-			}
-			if err := graph.Put(tx, &n); err != nil {
-				return err
-			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatalf("write fixture: %v", err)
 		}
-		for i, e := range edges {
-			if err := graph.AddEdge(tx, ids[e.from], ids[e.to], e.weight, t0.Add(time.Duration(30+i)*time.Minute)); err != nil {
-				return err
+	}
+	for lo := 0; lo < len(edges); lo += batch {
+		err := s.Update(func(tx *kv.Tx) error {
+			for i := lo; i < min(lo+batch, len(edges)); i++ {
+				e := edges[i]
+				if err := graph.AddEdge(tx, ids[e.from], ids[e.to], e.weight, t0.Add(time.Duration(30+i)*time.Minute)); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatalf("write fixture: %v", err)
 		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatalf("write fixture: %v", err)
 	}
 }
 
