@@ -35,9 +35,8 @@ type resolver struct {
 	server string // host:port of the DNS server; "" means the system's resolver
 	now    func() time.Time
 
-	mu      sync.Mutex           // guards entries and lookups
+	mu      sync.Mutex           // guards entries
 	entries map[string]*dnsEntry // lower-case name → its answer, or the lookup under way
-	lookups int                  // lookups sent (a name asked by several at once counts once)
 }
 
 // dnsEntry is one name's answer; done is closed once addrs, err and
@@ -89,7 +88,6 @@ func (r *resolver) lookup(ctx context.Context, host string) ([]netip.Addr, error
 		}
 		e = &dnsEntry{done: make(chan struct{})}
 		r.entries[host] = e
-		r.lookups++
 	}
 	r.mu.Unlock()
 	if owner {
@@ -125,13 +123,6 @@ func (r *resolver) sweep() {
 		default:
 		}
 	}
-}
-
-// count returns how many lookups r has sent.
-func (r *resolver) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lookups
 }
 
 // resolve asks the DNS server, or the system's resolver, for host's

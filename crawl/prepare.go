@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,26 +44,6 @@ const metaRequeueNext = "prepare.requeue_next"
 // metaRunning is set while a crawl runs on the store (Prepare to the end
 // of Run): found set by Prepare, the last crawl did not end cleanly.
 const metaRunning = "crawl.running"
-
-// checkSeeds parses seeds and checks that each is neither excluded nor
-// out of scope (nil: every host is in it).
-func checkSeeds(x *excluder, scope *regexp.Regexp, patterns, seeds []string) ([]seed, error) {
-	checked := make([]seed, 0, len(seeds))
-	for _, s := range seeds {
-		host, scheme, fetch, err := seedEntry(s)
-		if err != nil {
-			return nil, err
-		}
-		if x.excluded(host) {
-			return nil, fmt.Errorf("%w: seed %q: host %s is excluded by exclude_hosts", ErrSeed, s, host)
-		}
-		if scope != nil && !scope.MatchString(host) {
-			return nil, fmt.Errorf("%w: seed %q: host %s is outside scope (--scope %s)", ErrSeed, s, host, strings.Join(patterns, " --scope "))
-		}
-		checked = append(checked, seed{host, scheme, fetch})
-	}
-	return checked, nil
-}
 
 // Prepare readies the store for Run: leases left by a stopped process go
 // back to the frontier; new seeds are queued at depth 0; and when the
