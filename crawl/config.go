@@ -68,6 +68,10 @@ type Config struct {
 	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
 	WarcDir     string `json:"warc_dir"`
 	WarcMaxSize int64  `json:"warc_max_size"`
+	// Browser is the chromium or Chrome that renders pages (--browser;
+	// the environment's WEAVER_BROWSER is this key's variable): a path, or
+	// a name looked up on PATH. Empty: chromium or google-chrome on PATH.
+	Browser string `json:"browser"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -158,6 +162,7 @@ func (c *Config) fieldsOf() []field {
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
+		{"browser", &c.Browser},
 	}
 }
 

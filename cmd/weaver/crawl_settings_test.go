@@ -26,6 +26,7 @@ func TestCrawl_SettingsPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	conf := filepath.Join(dir, "crawl.json")
+	warcs := filepath.Join(dir, "warcs")
 	if err := os.WriteFile(conf, []byte(`{"max_depth": 4, "max_outbound_links": 3}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +55,11 @@ func TestCrawl_SettingsPrecedence(t *testing.T) {
 		{nil, []string{"--max-depth", "0", "--exclude-host", `^x\.`}, "[INFO] Setting max_depth: 4 → 0 (no limit), by flag --max-depth\n" +
 			`[INFO] Setting exclude_hosts: added ^x\., by flag --exclude-host`},
 		{nil, []string{"--exclude-host", `^x\.`}, ""}, // already in the stored list
+		{nil, []string{"--warc", warcs}, "[INFO] Setting warc_dir: (none) → " + warcs + ", by flag --warc"},
+		{nil, nil, ""}, // archives on, into the same directory
+		{nil, []string{"--warc-max-size", "500000"}, "[INFO] Setting warc_max_size: 0 → 500000, by flag --warc-max-size"},
+		{nil, []string{"--no-warc"}, "[INFO] Setting warc_dir: " + warcs + " → (none), by flag --no-warc"},
+		{nil, nil, ""}, // and stays off
 	}
 	for i, s := range steps {
 		if got := crawl(s.env, s.args...); got != s.want {
