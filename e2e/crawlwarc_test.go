@@ -199,6 +199,12 @@ func TestImport_Scope(t *testing.T) {
 func warcRecords(t *testing.T, dir string) map[string]int {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	return warcFileRecords(t, files)
+}
+
+// warcFileRecords is warcRecords of the files given.
+func warcFileRecords(t *testing.T, files []string) map[string]int {
+	t.Helper()
 	out := map[string]int{}
 	for _, f := range files {
 		r, err := warc.NewReader(f, 0)
