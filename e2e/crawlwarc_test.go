@@ -265,10 +265,20 @@ func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
 		}
 	}
 
-	args := append(crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", "warcs"), w.Seed())
-	if signalled, err := interrupt(t, dir, args, 500*time.Millisecond, syscall.SIGKILL); !signalled {
-		t.Fatalf("the crawl ended (%v) before the kill: the test needs it killed mid-crawl", err)
-	}
+	// Killed once its WARC file holds some pages (not by a timer: on a
+	// loaded machine a timer may kill it before it queued its seed).
+	p := start(t, dir, append(crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", "warcs"), w.Seed())...)
+	p.poll(t, "some pages in the WARC file", func() bool {
+		open, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz.open"))
+		for _, f := range open {
+			if fi, err := os.Stat(f); err == nil && fi.Size() > 20000 {
+				return true
+			}
+		}
+		return false
+	})
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
 	if set := statusSettings(t, dir, db); set["warc_dir"] != warcs {
 		t.Fatalf("stored warc_dir %v, want the absolute %s", set["warc_dir"], warcs)
 	}
