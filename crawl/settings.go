@@ -146,6 +146,9 @@ func Show(key string, c *Config) string {
 			return `""`
 		}
 	}
+	if v == "0" && key == "warc_max_size" {
+		return "0 (1 GB)"
+	}
 	if v == "0" && slices.Contains(noLimitKeys, key) {
 		return "0 (no limit)"
 	}

@@ -48,7 +48,7 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
-	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`"},
+	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`; the store remembers it as an absolute path, and a resume keeps writing there"},
 	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
 	{"render", "render", "run pages' scripts in a browser: `never`, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"browser", "browser", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)"},
