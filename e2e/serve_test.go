@@ -614,6 +614,19 @@ func TestServe_WarcDir(t *testing.T) {
 		if set := statusSettings(t, dir, db); set["warc_dir"] != warcs {
 			t.Errorf("job %s's stored warc_dir %v, want %s", id, set["warc_dir"], warcs)
 		}
+		// weaver status counts the job's files, not the other job's.
+		r := weaver(t, dir, "status", "--db", db, "--json")
+		var rep struct {
+			Store struct {
+				Warc *serve.WarcFiles `json:"warc"`
+			} `json:"store"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Store.Warc == nil {
+			t.Fatalf("status --json: %v\n%s%s", err, r.stdout, r.stderr)
+		}
+		if rep.Store.Warc.Files != len(files) || rep.Store.Warc.Dir != warcs {
+			t.Errorf("job %s: status counts %d WARC files in %s, want its %d in %s", id, rep.Store.Warc.Files, rep.Store.Warc.Dir, len(files), warcs)
+		}
 	}
 	if open, _ := filepath.Glob(filepath.Join(warcs, "*.open")); len(open) != 0 {
 		t.Errorf("files left open after the jobs completed: %v", open)

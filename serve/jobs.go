@@ -575,6 +575,9 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 			if err := tx.SetMetaString(MetaWarcDir, cfg.WarcDir); err != nil {
 				return err
 			}
+			if err := tx.SetMetaString(MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+				return err
+			}
 		}
 		return putState(tx, &st)
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/render"
@@ -333,7 +334,12 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}()
 		opts.Archive = w
 		if abs, err := filepath.Abs(cfg.WarcDir); err == nil {
-			if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(serve.MetaWarcDir, abs) }); err != nil {
+			if err := store.Update(func(tx *kv.Tx) error {
+				if err := tx.SetMetaString(serve.MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+					return err
+				}
+				return tx.SetMetaString(serve.MetaWarcDir, abs)
+			}); err != nil {
 				return err
 			}
 		}

@@ -27,10 +27,7 @@ type Archive struct{ w *warc.Writer }
 // is cut back to its last whole record; the returned list says what was
 // done, for the caller to log.
 func Open(cfg *crawl.Config, software string) (*Archive, []warc.Recovered, error) {
-	name := cfg.CrawlName
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(cfg.DBPath), filepath.Ext(cfg.DBPath))
-	}
+	name := Prefix(cfg)
 	settings := map[string]string{}
 	for _, k := range crawl.SettingKeys {
 		if slices.Contains(crawl.MachineKeys, k) {
@@ -50,6 +47,15 @@ func Open(cfg *crawl.Config, software string) (*Archive, []warc.Recovered, error
 		return nil, recovered, err
 	}
 	return &Archive{w: w}, recovered, nil
+}
+
+// Prefix is the first part of the names of cfg's WARC files: crawl_name,
+// else the store's file name without its extension.
+func Prefix(cfg *crawl.Config) string {
+	if cfg.CrawlName != "" {
+		return cfg.CrawlName
+	}
+	return strings.TrimSuffix(filepath.Base(cfg.DBPath), filepath.Ext(cfg.DBPath))
 }
 
 // Record writes one exchange; a page whose payload is the one prev
