@@ -76,6 +76,10 @@ type Config struct {
 	// DNSServer, when set, is the DNS server (IP or IP:PORT, port 53 by
 	// default) names are resolved with instead of the system's resolver.
 	DNSServer string `json:"dns_server"`
+	// Browser is the chromium or Chrome that renders pages (--browser;
+	// the environment's WEAVER_BROWSER is this key's variable): a path, or
+	// a name looked up on PATH. Empty: chromium or google-chrome on PATH.
+	Browser string `json:"browser"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -167,6 +171,7 @@ func (c *Config) fieldsOf() []field {
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
 		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
+		{"browser", &c.Browser},
 	}
 }
 

@@ -31,14 +31,19 @@ const MetaSettings = "crawl.settings"
 //     is recorded by the cluster (meta cluster.crawl and cluster.shard, the
 //     crawl's KV bucket), and the server URL may carry a password.
 //
-// Every other key is here; a test checks that each key is either here or
-// in notStored, so that a new key is decided on.
+// Every other key is here, among them all that decide what a crawl
+// produces: the WARC directory and file size (a resume keeps archiving
+// where the crawl started to; weaver crawl stores warc_dir as an absolute
+// path, so that a resume from another working directory finds it), the
+// render mode and browser, scope and pages_per_host. A test checks that
+// each key is either here or in notStored, so that a new key is decided
+// on.
 var SettingKeys = []string{
 	"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links",
 	"exclude_hosts", "ignore_robots", "allow_private_networks", "connect_to",
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
-	"pages_per_host", "scope", "render", "ca_file", "dns_server",
+	"pages_per_host", "scope", "render", "browser", "warc_dir", "warc_max_size", "ca_file", "dns_server",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).
@@ -46,8 +51,13 @@ var notStored = []string{
 	"seed_url", "seed_urls", "seeds_file", "db_path", "metrics_path", "max_pages", "progress_interval_ms",
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
-	"warc_dir", "warc_max_size", // one run's output, like metrics_path
 }
+
+// MachineKeys are the settings that name files of the machine a crawl
+// runs on (where its WARC files go, which browser renders): stored for a
+// resume on that machine, but not compared by weaver merge, and not
+// written into the WARC files' warcinfo records.
+var MachineKeys = []string{"warc_dir", "browser", "ca_file"}
 
 // GraphKeys are the settings that shape the graph a crawl records: which
 // hosts are queued and which links kept. Every shard of a cluster crawl
@@ -126,9 +136,18 @@ func Show(key string, c *Config) string {
 		}
 		return strings.Join(*p, " ")
 	case *string:
+		if v == "" && key == "warc_dir" {
+			return "(none)" // no WARC written
+		}
+		if v == "" && key == "browser" {
+			return "(default)" // chromium or google-chrome on PATH
+		}
 		if v == "" {
 			return `""`
 		}
+	}
+	if v == "0" && key == "warc_max_size" {
+		return "0 (1 GB)"
 	}
 	if v == "0" && slices.Contains(noLimitKeys, key) {
 		return "0 (no limit)"

@@ -25,6 +25,44 @@ func TestSettings_EveryKeyDecided(t *testing.T) {
 	}
 }
 
+// TestSettings_WhatACrawlProduces: every key that decides what a crawl
+// produces is stored, so that a bare resume produces the same: the WARC
+// files (a resume that forgot warc_dir fetched pages and archived none),
+// the rendering, the scope, the pages per host.
+func TestSettings_WhatACrawlProduces(t *testing.T) {
+	for _, key := range []string{"warc_dir", "warc_max_size", "render", "browser", "scope", "pages_per_host", "exclude_hosts", "max_body_bytes", "user_agent"} {
+		if !slices.Contains(crawl.SettingKeys, key) {
+			t.Errorf("%s decides what a crawl produces, and is not stored", key)
+		}
+	}
+	for _, key := range crawl.MachineKeys {
+		if !slices.Contains(crawl.SettingKeys, key) {
+			t.Errorf("machine key %s is not stored", key)
+		}
+		if slices.Contains(crawl.GraphKeys, key) {
+			t.Errorf("machine key %s is a graph key: shards on other machines would differ in it", key)
+		}
+	}
+	a := crawl.Defaults()
+	a.WarcDir, a.WarcMaxSize, a.Render, a.Browser = "/data/warcs", 5000000, crawl.RenderAuto, "/opt/chrome/chrome"
+	b := crawl.Defaults()
+	if err := b.Apply(a.Settings(), "store"); err != nil {
+		t.Fatal(err)
+	}
+	if b.WarcDir != a.WarcDir || b.WarcMaxSize != a.WarcMaxSize || b.Render != a.Render || b.Browser != a.Browser {
+		t.Errorf("after Apply: warc_dir %q warc_max_size %d render %q browser %q", b.WarcDir, b.WarcMaxSize, b.Render, b.Browser)
+	}
+	// No WARC, and the browser found on PATH, read as such.
+	d := crawl.Defaults()
+	none := d.Settings()
+	if got := none.Text("warc_dir"); got != "(none)" {
+		t.Errorf("Text(warc_dir) of no WARC = %q, want (none)", got)
+	}
+	if got := none.Text("browser"); got != "(default)" {
+		t.Errorf("Text(browser) of none given = %q, want (default)", got)
+	}
+}
+
 func TestSettings_ApplyRoundTrip(t *testing.T) {
 	a := crawl.Defaults()
 	a.MaxDepth, a.MaxOutboundLinks, a.ConnectTo = 0, 3, []string{"::127.0.0.1:8080"}

@@ -308,6 +308,7 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 					t.Errorf("%s: crawl.running %q", db, v)
 				}
 			case key == "warc.dir": // where --warc wrote the crawl's files
+			case key == "warc.prefix": // the first part of their names: the crawl's or the store's name, no path
 			case key == "crawl.settings": // the crawl's settings, JSON
 				if !json.Valid(v) {
 					t.Errorf("%s: crawl.settings is not JSON: %q", db, v)

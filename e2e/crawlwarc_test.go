@@ -1,12 +1,14 @@
 package e2e_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -188,5 +190,187 @@ func TestImport_Scope(t *testing.T) {
 		if !re.MatchString(k[0]) {
 			t.Errorf("edge %s → %s from a host outside the scope", k[0], k[1])
 		}
+	}
+}
+
+// warcRecords reads every finished WARC file in dir with weaver's reader
+// and returns how many records of each WARC-Type they hold ({} for no
+// file); it fails the test on any record that cannot be read.
+func warcRecords(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	return warcFileRecords(t, files)
+}
+
+// warcFileRecords is warcRecords of the files given.
+func warcFileRecords(t *testing.T, files []string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, f := range files {
+		r, err := warc.NewReader(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", filepath.Base(f), err)
+			}
+			out[rec.Header("WARC-Type")]++
+		}
+		r.Close()
+	}
+	return out
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestCrawlWARC_ResumeKeepsArchiving is issue 26's resumed --warc crawl:
+// `weaver crawl --warc warcs` (a relative directory), SIGKILL mid-crawl,
+// then a bare `weaver crawl` keeps writing records into the same
+// directory, and every page crawled has its record (weaver check agrees);
+// a resume from another working directory finds it too (it is stored
+// absolute). With the directory gone, a resume is refused naming it, and
+// the store is left as it was; with --no-warc, the log says so in one
+// line and no record is written, by that run nor by the next.
+func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 67, Latency: 20 * time.Millisecond, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "weaver.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	recordFor := func(t *testing.T) {
+		t.Helper()
+		got := warcResponses(t, warcs)
+		missing := 0
+		for h, n := range nodes(t, db) {
+			if n.CrawlCount > 0 && got["http://"+h+"/"] == 0 {
+				missing++
+				if missing <= 5 {
+					t.Errorf("%s is crawled in the store but has no response record", h)
+				}
+			}
+		}
+		if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+			t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+
+	// Killed once its WARC file holds some pages (not by a timer: on a
+	// loaded machine a timer may kill it before it queued its seed).
+	p := start(t, dir, append(crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", "warcs"), w.Seed())...)
+	p.poll(t, "some pages in the WARC file", func() bool {
+		open, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz.open"))
+		for _, f := range open {
+			if fi, err := os.Stat(f); err == nil && fi.Size() > 20000 {
+				return true
+			}
+		}
+		return false
+	})
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
+	if set := statusSettings(t, dir, db); set["warc_dir"] != warcs {
+		t.Fatalf("stored warc_dir %v, want the absolute %s", set["warc_dir"], warcs)
+	}
+	before := warcRecords(t, warcs)
+
+	// A bare resume, in the same working directory.
+	r := weaver(t, dir, "crawl")
+	if r.code != 0 || !strings.Contains(r.stdout, "Resuming crawl in weaver.bolt") {
+		t.Fatalf("bare resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if l := settingLines(r.stdout); len(l) != 0 {
+		t.Errorf("a bare resume printed setting changes: %q", l)
+	}
+	if !regexp.MustCompile(`(?m)^\[INFO\] WARC: \d+ files?, \d+ records?, \d+ bytes in ` + regexp.QuoteMeta(warcs) + `$`).MatchString(r.stdout) {
+		t.Errorf("the resume does not say it wrote WARC into %s:\n%s", warcs, r.stdout)
+	}
+	m := metrics(t, filepath.Join(dir, "metrics.log"))
+	if m.TerminationReason != "queue_empty" || m.PagesFetched == 0 {
+		t.Fatalf("bare resume: %s, %d pages fetched; want a crawl to the end that fetched pages", m.TerminationReason, m.PagesFetched)
+	}
+	resumed := warcRecords(t, warcs)
+	if resumed["response"] <= before["response"] {
+		t.Errorf("the resume fetched %d pages and wrote no response record (%v before, %v after)", m.PagesFetched, before, resumed)
+	}
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	recordFor(t)
+
+	// The directory gone: refused, naming it; the store is not touched.
+	moved := warcs + ".moved"
+	if err := os.Rename(warcs, moved); err != nil {
+		t.Fatal(err)
+	}
+	storeBefore, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = weaver(t, dir, "crawl", "--max-crawls-per-node", "2")
+	if r.code != 2 || !strings.Contains(r.stderr, warcs) || !strings.Contains(r.stderr, "does not exist") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("resume with the WARC directory gone: exit %d, want 2 and one line naming %s\n%s%s", r.code, warcs, r.stdout, r.stderr)
+	}
+	if after, _ := os.ReadFile(db); !bytes.Equal(after, storeBefore) {
+		t.Error("the refused resume changed the store")
+	}
+	if _, err := os.Stat(warcs); err == nil {
+		t.Error("the refused resume created the WARC directory")
+	}
+	if err := os.Rename(moved, warcs); err != nil {
+		t.Fatal(err)
+	}
+
+	// A resume from another working directory writes into the stored one.
+	other := t.TempDir()
+	r = weaver(t, other, "crawl", "--db", db, "--max-crawls-per-node", "2", "--max-pages", "20", "--quiet", w.Seed())
+	if r.code != 0 {
+		t.Fatalf("resume from %s: exit %d\n%s%s", other, r.code, r.stdout, r.stderr)
+	}
+	again := warcRecords(t, warcs)
+	if sum(again) <= sum(resumed) {
+		t.Errorf("the resume from another directory wrote no record into %s: %v, then %v", warcs, resumed, again)
+	}
+	if entries, _ := os.ReadDir(other); len(entries) != 1 || entries[0].Name() != "metrics.log" {
+		t.Errorf("the resume from another directory wrote there: %v", entries)
+	}
+	recordFor(t)
+
+	// --no-warc: one line, no record, and the next resume archives no more.
+	r = weaver(t, dir, "crawl", "--no-warc", "--max-crawls-per-node", "3", "--max-pages", "20", "--quiet", w.Seed())
+	want := []string{
+		"[INFO] Setting max_crawls_per_node: 2 → 3, by flag --max-crawls-per-node",
+		"[INFO] Setting warc_dir: " + warcs + " → (none), by flag --no-warc",
+	}
+	if l := settingLines(r.stdout); r.code != 0 || strings.Join(l, "\n") != strings.Join(want, "\n") {
+		t.Errorf("--no-warc: exit %d, setting lines\n%q\nwant\n%q\n%s", r.code, l, want, r.stderr)
+	}
+	if m := metrics(t, filepath.Join(dir, "metrics.log")); m.PagesFetched == 0 {
+		t.Fatal("the --no-warc resume fetched no page: the test proved nothing")
+	}
+	if strings.Contains(r.stdout, "WARC:") {
+		t.Errorf("--no-warc wrote WARC:\n%s", r.stdout)
+	}
+	r = weaver(t, dir, "crawl", "--max-crawls-per-node", "4", "--max-pages", "20", "--quiet", w.Seed())
+	if m := metrics(t, filepath.Join(dir, "metrics.log")); r.code != 0 || m.PagesFetched == 0 {
+		t.Fatalf("resume after --no-warc: exit %d, %d pages fetched\n%s", r.code, m.PagesFetched, r.stderr)
+	}
+	if got := warcRecords(t, warcs); sum(got) != sum(again) {
+		t.Errorf("records after --no-warc: %v, want the %v before it", got, again)
+	}
+	if set := statusSettings(t, dir, db); set["warc_dir"] != "" {
+		t.Errorf("stored warc_dir %v after --no-warc, want none", set["warc_dir"])
+	}
+	// The records written before stay checked.
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Errorf("check after --no-warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

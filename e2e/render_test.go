@@ -205,3 +205,64 @@ func descendants(pid int) []int {
 	walk(pid)
 	return out
 }
+
+// TestRender_ResumeKeepsBrowser: the render mode and the browser are
+// stored (the browser given relative, stored absolute): a bare resume
+// renders with the same browser, and one whose stored browser is gone is
+// refused, naming it, before the store is touched.
+func TestRender_ResumeKeepsBrowser(t *testing.T) {
+	browser := chromiumPath(t)
+	w := fakeweb.New(fakeweb.Config{Hosts: 24, Seed: 83, ShellEvery: 4, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "weaver.bolt")
+	link := filepath.Join(dir, "bin", "chromium-link")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(browser, link); err != nil {
+		t.Fatal(err)
+	}
+	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--max-pages", "3",
+		"--render", "auto", "--browser", filepath.Join("bin", "chromium-link"), w.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if m := metrics(t, db+".metrics"); m.TerminationReason != "max_pages" {
+		t.Fatalf("first crawl ended %q, want max_pages (the test needs a crawl left to resume)", m.TerminationReason)
+	}
+	if set := statusSettings(t, dir, db); set["render"] != "auto" || set["browser"] != link {
+		t.Fatalf("stored render %v, browser %v; want auto and %s", set["render"], set["browser"], link)
+	}
+
+	if err := os.Rename(link, link+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(db)
+	r = weaver(t, dir, "crawl")
+	if r.code != 2 || !strings.Contains(r.stderr, link) || !strings.Contains(r.stderr, "stored in weaver.bolt") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("resume with the stored browser gone: exit %d, stderr %q; want 2 and one line naming %s", r.code, r.stderr, link)
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(before) {
+		t.Error("the refused resume changed the store")
+	}
+	if err := os.Rename(link+".moved", link); err != nil {
+		t.Fatal(err)
+	}
+
+	r = weaver(t, dir, "crawl")
+	if r.code != 0 || len(settingLines(r.stdout)) != 0 {
+		t.Fatalf("bare resume: exit %d, setting lines %q\n%s", r.code, settingLines(r.stdout), r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	shells := 0
+	for h, n := range nodes(t, db) {
+		if n.CrawlCount > 0 && w.Shell(h) != fakeweb.NoShell {
+			shells++
+			if !n.Rendered() {
+				t.Errorf("%s is a shell, crawled and not rendered", h)
+			}
+		}
+	}
+	if shells == 0 {
+		t.Error("no shell crawled: the test proves nothing")
+	}
+}

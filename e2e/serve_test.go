@@ -505,3 +505,148 @@ func TestServe_Errors(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestServe_WarcDir: a job's warc_dir must lead inside weaver serve's
+// --dir, and then works. An absolute path, a "..", a symbolic link that
+// leads out are refused with a 400 that says why, and write nothing;
+// "warc/" writes the job's WARC files in DIR/warc, named after the job,
+// every crawled page with its record, as weaver check verifies; a second
+// job started into the same directory while the first writes leaves the
+// first's open file alone. Keys a job cannot honour are refused, and not
+// listed as known.
+func TestServe_WarcDir(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 71, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "jobs")
+	outside := filepath.Join(dir, "outside")
+	for _, d := range []string{data, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(data, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(data, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, dir, "serve", "--listen", "127.0.0.1:0", "--dir", data, "--connect-to", srv.ConnectTo())
+	a := jobAPI(t, p)
+	job := func(extra string) string {
+		return fmt.Sprintf(`{"url": %q, "max_crawls_per_node": 1, "max_depth": 0, "politeness_delay_ms": 0, "retry_delay_ms": 10%s}`, w.Seed(), extra)
+	}
+	abs := filepath.Join(dir, "anywhere")
+	for _, c := range []struct{ extra, want string }{
+		{`, "warc_dir": "` + abs + `"`, "absolute path"},
+		{`, "warc_dir": "/anywhere"`, "absolute path"},
+		{`, "warc_dir": "../x"`, `".." leads out`},
+		{`, "warc_dir": "warc/../../x"`, `".." leads out`},
+		{`, "warc_dir": "out"`, "symbolic link in it leads out"},
+		{`, "warc_dir": "out/warc"`, "symbolic link in it leads out"},
+		{`, "warc_dir": "dangling/warc"`, "symbolic link in it leads nowhere"},
+		{`, "render": "auto"`, `"render" cannot be set through the API: weaver serve runs no browser`},
+		{`, "browser": "/bin/sh"`, `"browser" cannot be set`},
+		{`, "json_logs": true`, `"json_logs" cannot be set`},
+	} {
+		code, body := a.do("POST", "/crawl", job(c.extra))
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(body, &e)
+		if code != http.StatusBadRequest || !strings.Contains(e.Error, c.want) {
+			t.Errorf("POST /crawl with %s: %d %s, want 400 saying %q", c.extra, code, body, c.want)
+		}
+	}
+	// The list of known keys is the keys that work.
+	_, body := a.do("POST", "/crawl", `{"url": "http://a.test/", "max_dept": 1}`)
+	known := regexp.MustCompile(`known: ([^)]*)\)`).FindStringSubmatch(string(body))
+	if known == nil {
+		t.Fatalf("unknown key: %s", body)
+	}
+	for _, k := range strings.Split(known[1], ", ") {
+		if k == "render" || k == "browser" || k == "json_logs" || k == "db_path" || k == "metrics_path" || k == "token_file" {
+			t.Errorf("%s is listed as known: %s", k, body)
+		}
+	}
+	if !strings.Contains(known[1], "warc_dir") || !strings.Contains(known[1], "warc_max_size") {
+		t.Errorf("warc_dir and warc_max_size are not listed as known: %s", body)
+	}
+	for _, d := range []string{outside, abs} {
+		if entries, _ := os.ReadDir(d); len(entries) != 0 {
+			t.Errorf("a refused job wrote into %s: %v", d, entries)
+		}
+	}
+	if _, err := os.Stat(abs); err == nil {
+		t.Errorf("a refused job created %s", abs)
+	}
+	if jobs, _ := filepath.Glob(filepath.Join(data, "*.bolt")); len(jobs) != 0 {
+		t.Errorf("refused jobs left stores: %v", jobs)
+	}
+
+	var first, second serve.CreatedAnswer
+	a.json("POST", "/crawl", job(`, "warc_dir": "warc/", "concurrent_workers": 2`), http.StatusCreated, &first)
+	p.poll(t, "the first job's first pages", func() bool {
+		var j serve.JobAnswer
+		a.json("GET", "/crawl/"+first.JobID+"?graph=false", "", http.StatusOK, &j)
+		return j.Job.Status == serve.JobCompleted || (j.Job.Progress != nil && j.Job.Progress.PagesFetched >= 5)
+	})
+	a.json("POST", "/crawl", job(`, "warc_dir": "warc"`), http.StatusCreated, &second)
+	warcs := filepath.Join(data, "warc")
+	for _, id := range []string{first.JobID, second.JobID} {
+		var full fullJob
+		p.poll(t, "job "+id+" to complete", func() bool {
+			a.json("GET", "/crawl/"+id, "", http.StatusOK, &full)
+			if full.Job.Status == serve.JobFailed || full.Job.Status == serve.JobStopped {
+				t.Fatalf("job %s: %+v", full.Job.Status, full.Job.Job)
+			}
+			return full.Job.Status == serve.JobCompleted
+		})
+		files, _ := filepath.Glob(filepath.Join(warcs, id+"-*.warc.gz"))
+		if len(files) == 0 {
+			t.Fatalf("job %s wrote no WARC file in %s", id, warcs)
+		}
+		got := warcFileRecords(t, files)
+		crawled := 0
+		for _, n := range full.Job.Nodes {
+			if n.CrawlCount > 0 {
+				crawled++
+			}
+		}
+		if crawled == 0 || got["response"] < crawled {
+			t.Errorf("job %s: %d response records for %d crawled hosts", id, got["response"], crawled)
+		}
+		db := filepath.Join(data, id+".bolt")
+		if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+			t.Errorf("check %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
+		}
+		if set := statusSettings(t, dir, db); set["warc_dir"] != warcs {
+			t.Errorf("job %s's stored warc_dir %v, want %s", id, set["warc_dir"], warcs)
+		}
+		// weaver status counts the job's files, not the other job's.
+		r := weaver(t, dir, "status", "--db", db, "--json")
+		var rep struct {
+			Store struct {
+				Warc *serve.WarcFiles `json:"warc"`
+			} `json:"store"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Store.Warc == nil {
+			t.Fatalf("status --json: %v\n%s%s", err, r.stdout, r.stderr)
+		}
+		if rep.Store.Warc.Files != len(files) || rep.Store.Warc.Dir != warcs {
+			t.Errorf("job %s: status counts %d WARC files in %s, want its %d in %s", id, rep.Store.Warc.Files, rep.Store.Warc.Dir, len(files), warcs)
+		}
+	}
+	if open, _ := filepath.Glob(filepath.Join(warcs, "*.open")); len(open) != 0 {
+		t.Errorf("files left open after the jobs completed: %v", open)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit %d\n%s", code, p.out.String())
+	}
+	// The second job's writer recovered no file: not the first's, open
+	// while it started.
+	if l := regexp.MustCompile(`(?m)^\[WARN\] .*WARC: .*$`).FindAllString(p.out.String(), -1); len(l) != 0 {
+		t.Errorf("a job's writer recovered a file in the shared directory: %q", l)
+	}
+}

@@ -18,9 +18,13 @@
 // JobManager runs crawl jobs, each in its own store DIR/<id>.bolt whose
 // meta bucket records the job (the client's request and the job's state),
 // so a restarted `weaver serve` finds every job again and resumes the
-// unfinished ones. NewJobHandler serves seed 004's job API on it:
+// unfinished ones. A job's warc_dir is a directory inside DIR (relative;
+// no "..", no symbolic link out), where it writes its WARC files named
+// after the job; the keys a job cannot honour, or the operator decides,
+// are refused with their reason (forbiddenKeys). NewJobHandler serves
+// seed 004's job API on it:
 //
-//	POST   /crawl       {"url": ..., "max_pages": ..., any crawl config key}: start a job
+//	POST   /crawl       {"url": ..., "max_pages": ..., a crawl config key a job honours}: start a job
 //	GET    /crawl       list the jobs
 //	GET    /crawl/{id}  a job's status; once it ended, its nodes and edges too
 //	DELETE /crawl/{id}  stop a job; 409 when it had already ended (nothing is deleted)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/warc"
 )
 
 // JobStatus is where a job is in its life.
@@ -42,14 +44,29 @@ const (
 	metaJobStatus = "job_status" // jobState as JSON, rewritten at each start and end
 )
 
-// forbiddenKeys are the crawl config keys a client may not set: where the
-// files go and what the operator decides about the network
-// (`weaver serve --connect-to`, `--allow-private-networks`).
-var forbiddenKeys = map[string]bool{
-	"db_path": true, "metrics_path": true, "listen": true, "token_file": true, "metrics_public": true,
-	"connect_to": true, "allow_private_networks": true,
-	"cluster": true, "shard": true, "cluster_replicas": true, "crawl_name": true,
-	"seeds_file": true, // a file of the server's: a job gives its seeds in the request
+// forbiddenKeys are the crawl config keys a client may not set, each with
+// the reason its 400 gives: where the job's files go, what the operator
+// decides (the network, the log, the API), and what a job cannot do.
+// Every other key works in a job; a path among them (warc_dir) must lead
+// inside the server's --dir (see jobPath).
+var forbiddenKeys = map[string]string{
+	"db_path":                "a job's store is <id>.bolt in the server's --dir",
+	"metrics_path":           "a job's metrics are <id>.metrics.json in the server's --dir",
+	"listen":                 "the API is weaver serve's",
+	"token_file":             "the API's token is weaver serve's --token-file",
+	"metrics_public":         "the API's token is weaver serve's --token-file",
+	"connect_to":             "the operator decides it (weaver serve --connect-to)",
+	"allow_private_networks": "the operator decides it (weaver serve --allow-private-networks)",
+	"json_logs":              "the operator decides the log's format (weaver serve --json-logs)",
+	"render":                 "weaver serve runs no browser: jobs crawl without rendering",
+	"browser":                "weaver serve runs no browser: jobs crawl without rendering",
+	"cluster":                "a job is not a shard of a cluster crawl",
+	"shard":                  "a job is not a shard of a cluster crawl",
+	"cluster_replicas":       "a job is not a shard of a cluster crawl",
+	"crawl_name":             "a job is not a shard of a cluster crawl",
+	"seeds_file":             "a file of the server's: a job gives its seeds in the request",
+	"ca_file":                "the operator decides which roots to trust",
+	"dns_server":             "the operator decides the network",
 }
 
 // JobOptions configure a JobManager.
@@ -64,6 +81,9 @@ type JobOptions struct {
 	// MaxRunning is how many jobs crawl at once; the others wait, queued.
 	// Zero means 4.
 	MaxRunning int
+	// Software names weaver in the warcinfo record of a job's WARC files
+	// ("weaver/1.2.3"; empty: "weaver").
+	Software string
 	// Proxy, Now and Grace are passed to every crawler (crawl.Options).
 	Proxy func(*url.URL) (*url.URL, error)
 	Now   func() time.Time
@@ -137,6 +157,7 @@ type job struct {
 // unfinished ones of a previous process.
 type JobManager struct {
 	opt   JobOptions
+	root  string        // opt.Dir, absolute: a job's paths are inside it
 	slots chan struct{} // one token per running job
 	wg    sync.WaitGroup
 
@@ -158,7 +179,11 @@ func NewJobManager(opt JobOptions) (*JobManager, error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("serve: jobs: %w", err)
 	}
-	m := &JobManager{opt: opt, slots: make(chan struct{}, opt.MaxRunning), jobs: map[string]*job{}}
+	root, err := filepath.Abs(opt.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("serve: jobs: %w", err)
+	}
+	m := &JobManager{opt: opt, root: root, slots: make(chan struct{}, opt.MaxRunning), jobs: map[string]*job{}}
 	paths, err := filepath.Glob(filepath.Join(opt.Dir, "*.bolt"))
 	if err != nil {
 		return nil, fmt.Errorf("serve: jobs: %w", err)
@@ -236,6 +261,13 @@ func (m *JobManager) config(keys json.RawMessage, id string) (crawl.Config, erro
 	if err := cfg.LoadJSON(keys, "request"); err != nil {
 		return crawl.Config{}, err
 	}
+	if cfg.WarcDir != "" {
+		dir, err := m.jobPath(cfg.WarcDir)
+		if err != nil {
+			return crawl.Config{}, fmt.Errorf("warc_dir %q: %w", cfg.WarcDir, err)
+		}
+		cfg.WarcDir = dir
+	}
 	cfg.DBPath = filepath.Join(m.opt.Dir, id+".bolt")
 	cfg.MetricsPath = filepath.Join(m.opt.Dir, id+".metrics.json")
 	cfg.Listen = ""
@@ -246,6 +278,47 @@ func (m *JobManager) config(keys json.RawMessage, id string) (crawl.Config, erro
 		return crawl.Config{}, errors.New(`no seed: "url" is required`)
 	}
 	return cfg, nil
+}
+
+// jobPath returns the absolute path of rel, a directory a client names,
+// inside the server's --dir; or an error saying why it is not inside: an
+// absolute path, a "..", a symbolic link that leads out (or nowhere), or
+// not a directory. What does not exist yet is created by the job, below
+// the part that does.
+func (m *JobManager) jobPath(rel string) (string, error) {
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || filepath.VolumeName(rel) != "" {
+		return "", errors.New(`an absolute path: give a directory relative to the server's job directory, such as "warc/"`)
+	}
+	for _, part := range strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if part == ".." {
+			return "", errors.New(`".." leads out of the server's job directory: give a directory inside it, such as "warc/"`)
+		}
+	}
+	root, err := filepath.EvalSymlinks(m.root)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(m.root, rel)
+	// The deepest part that exists, with its symbolic links resolved,
+	// must be inside the root: what is below it is created as named.
+	existing := path
+	for existing != m.root {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", errors.New("a symbolic link in it leads nowhere")
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", errors.New("a symbolic link in it leads out of the server's job directory")
+	}
+	if fi, err := os.Stat(existing); err == nil && !fi.IsDir() {
+		return "", errors.New("not a directory")
+	}
+	return path, nil
 }
 
 // parseRequest turns POST /crawl's body into the crawl config keys to
@@ -286,8 +359,8 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 			}
 			seedKey, key = key, "seed_url"
 		}
-		if forbiddenKeys[key] {
-			return nil, bad("key %q cannot be set through the API", key)
+		if why, ok := forbiddenKeys[key]; ok {
+			return nil, bad("key %q cannot be set through the API: %s", key, why)
 		}
 		if !slices.Contains(crawl.Keys(), key) {
 			return nil, bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
@@ -318,7 +391,7 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 func apiKeys() []string {
 	keys := []string{"url"}
 	for _, k := range crawl.Keys() {
-		if !forbiddenKeys[k] {
+		if _, ok := forbiddenKeys[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
@@ -454,7 +527,30 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 		return
 	}
 	log := func(level, msg string) { m.logf(level, "[%s] %s", j.id, msg) }
-	c, err := crawl.New(cfg, s, crawl.Options{Proxy: m.opt.Proxy, Log: log, Now: m.opt.Now, Grace: m.opt.Grace})
+	opts := crawl.Options{Proxy: m.opt.Proxy, Log: log, Now: m.opt.Now, Grace: m.opt.Grace}
+	var archive *crawlwarc.Archive
+	if cfg.WarcDir != "" {
+		var recovered []warc.Recovered
+		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software)
+		for _, r := range recovered {
+			log("WARN", "WARC: "+r.String())
+		}
+		if err != nil {
+			s.Close()
+			j.use.Unlock()
+			m.end(j, nil, JobFailed, "warc_dir: "+err.Error())
+			return
+		}
+		defer func() {
+			// Closed before the job records its end (endOpen), so that
+			// its files are whole when the job is seen final.
+			if archive != nil {
+				archive.Close()
+			}
+		}()
+		opts.Archive = archive
+	}
+	c, err := crawl.New(cfg, s, opts)
 	if err != nil {
 		s.Close()
 		j.use.Unlock()
@@ -477,6 +573,14 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	err = s.Update(func(tx *kv.Tx) error {
 		if err := crawl.PutSettings(tx, cfg.Settings()); err != nil {
 			return err
+		}
+		if cfg.WarcDir != "" {
+			if err := tx.SetMetaString(MetaWarcDir, cfg.WarcDir); err != nil {
+				return err
+			}
+			if err := tx.SetMetaString(MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+				return err
+			}
 		}
 		return putState(tx, &st)
 	})
@@ -502,6 +606,17 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var ran *crawl.Result
 	if res.TerminationReason != "" {
 		ran = &res
+	}
+	if archive != nil {
+		st := archive.Stats()
+		if err := archive.Close(); err != nil {
+			log("ERROR", "WARC: "+err.Error())
+			if status != JobFailed {
+				status, msg = JobFailed, "warc_dir: "+err.Error()
+			}
+		}
+		archive = nil
+		log("INFO", fmt.Sprintf("WARC: %s, %s, %d bytes in %s", plural(st.Files, "file"), plural(st.Records, "record"), st.Bytes, cfg.WarcDir))
 	}
 	m.endOpen(j, s, ran, status, msg)
 }

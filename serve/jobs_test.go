@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +176,39 @@ func TestJobs_CreateRunComplete(t *testing.T) {
 	}
 }
 
+// TestJobs_WarcDir: a job's warc_dir, relative to the manager's
+// directory, gets its WARC files, named after the job; the job's store
+// remembers it absolute among its settings (a weaver crawl resuming the
+// store archives there too) and in the meta weaver status and check read.
+func TestJobs_WarcDir(t *testing.T) {
+	srv := startWeb(t, fakeweb.Loop3())
+	dir := t.TempDir()
+	_, url := newManager(t, dir, srv)
+	id := createJob(t, url, `{"url": "http://a.test/", "max_crawls_per_node": 1, "warc_dir": "w/", "warc_max_size": 100000}`)
+	waitJob(t, url, id, serve.JobCompleted)
+	files, _ := filepath.Glob(filepath.Join(dir, "w", id+"-*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatalf("no WARC file of job %s in %s", id, filepath.Join(dir, "w"))
+	}
+	st := storetest.MustOpenPath(t, filepath.Join(dir, id+".bolt"), kv.Options{ReadOnly: true})
+	var set crawl.Settings
+	var meta string
+	if err := st.View(func(tx *kv.Tx) (err error) {
+		meta = tx.MetaString(serve.MetaWarcDir)
+		set, err = crawl.ReadSettings(tx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "w")
+	if got := set.Text("warc_dir"); got != want || meta != want {
+		t.Errorf("stored warc_dir %q, meta %q; want %s", got, meta, want)
+	}
+	if got := set.Text("warc_max_size"); got != "100000" {
+		t.Errorf("stored warc_max_size %q, want 100000", got)
+	}
+}
+
 func TestJobs_GraphAndList(t *testing.T) {
 	srv := startWeb(t, fakeweb.Loop3())
 	_, url := newManager(t, t.TempDir(), srv)
@@ -225,6 +259,14 @@ func TestJobs_BadRequests(t *testing.T) {
 		{"token_file", `{"url": "http://a.test/", "token_file": "/etc/passwd"}`, 400, `"token_file" cannot be set`},
 		{"connect_to", `{"url": "http://a.test/", "connect_to": ["::1.2.3.4:80"]}`, 400, `"connect_to" cannot be set`},
 		{"private", `{"url": "http://a.test/", "allow_private_networks": true}`, 400, `"allow_private_networks" cannot be set`},
+		{"render", `{"url": "http://a.test/", "render": "auto"}`, 400, `"render" cannot be set through the API: weaver serve runs no browser`},
+		{"browser", `{"url": "http://a.test/", "browser": "/bin/sh"}`, 400, `"browser" cannot be set`},
+		{"json_logs", `{"url": "http://a.test/", "json_logs": true}`, 400, `"json_logs" cannot be set`},
+		{"crawl_name", `{"url": "http://a.test/", "crawl_name": "x"}`, 400, `"crawl_name" cannot be set`},
+		{"warc_dir absolute", `{"url": "http://a.test/", "warc_dir": "/tmp/w"}`, 400, `warc_dir "/tmp/w": an absolute path`},
+		{"warc_dir ..", `{"url": "http://a.test/", "warc_dir": "../w"}`, 400, `warc_dir "../w": ".." leads out`},
+		{"warc_dir inner ..", `{"url": "http://a.test/", "warc_dir": "a/../../w"}`, 400, `".." leads out`},
+		{"warc_dir type", `{"url": "http://a.test/", "warc_dir": 3}`, 400, `"warc_dir"`},
 		{"twice", `{"url": "http://a.test/", "max_pages": 1, "max_pages": 2}`, 400, `"max_pages" given twice`},
 		{"url and seed_url", `{"url": "http://a.test/", "seed_url": "http://b.test/"}`, 400, "not both"},
 		{"seed_url and url", `{"seed_url": "http://a.test/", "url": "http://b.test/"}`, 400, "not both"},
@@ -242,6 +284,19 @@ func TestJobs_BadRequests(t *testing.T) {
 				t.Errorf("message %q does not say %q", msg, tc.want)
 			}
 		})
+	}
+	// The known keys are those that work in a job.
+	msg := errorOf(t, do(t, "POST", url+"/crawl", `{"url": "http://a.test/", "max_dept": 3}`))
+	known := strings.Split(msg[strings.Index(msg, "known: ")+len("known: "):strings.LastIndex(msg, ")")], ", ")
+	for _, k := range []string{"render", "browser", "json_logs", "db_path", "metrics_path", "listen", "token_file", "connect_to", "crawl_name"} {
+		if slices.Contains(known, k) {
+			t.Errorf("%s, which a job cannot set, is listed as known: %s", k, msg)
+		}
+	}
+	for _, k := range []string{"url", "warc_dir", "warc_max_size", "max_pages", "scope", "pages_per_host"} {
+		if !slices.Contains(known, k) {
+			t.Errorf("%s is not listed as known: %s", k, msg)
+		}
 	}
 	var list serve.JobsAnswer
 	decode(t, do(t, "GET", url+"/crawl", ""), &list)

@@ -64,16 +64,29 @@ type WarcFiles struct {
 // directory where the store's crawl writes its WARC files.
 const MetaWarcDir = "warc.dir"
 
-// readWarcFiles counts the WARC files in dir.
-func readWarcFiles(dir string) *WarcFiles {
+// MetaWarcPrefix is the meta record that holds the first part of the
+// names of the store's WARC files (crawl_name, else the store's name):
+// the directory may hold other crawls' files too (weaver serve's jobs
+// sharing a warc_dir).
+const MetaWarcPrefix = "warc.prefix"
+
+// readWarcFiles counts the WARC files in dir whose names start with
+// prefix and a dash (every WARC file for an empty prefix: a store of a
+// weaver that did not record it).
+func readWarcFiles(dir, prefix string) *WarcFiles {
 	w := &WarcFiles{Dir: dir}
-	for _, pat := range []string{"*.warc.gz", "*.warc.gz.open"} {
-		names, _ := filepath.Glob(filepath.Join(dir, pat))
-		for _, n := range names {
-			if fi, err := os.Stat(n); err == nil {
-				w.Files++
-				w.Bytes += fi.Size()
-			}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".warc.gz") || strings.HasSuffix(name, ".warc.gz.open")) {
+			continue
+		}
+		if prefix != "" && !strings.HasPrefix(name, prefix+"-") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			w.Files++
+			w.Bytes += fi.Size()
 		}
 	}
 	return w
@@ -164,7 +177,7 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	}
 	sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
 	if dir := tx.MetaString(MetaWarcDir); dir != "" {
-		sum.Warc = readWarcFiles(dir)
+		sum.Warc = readWarcFiles(dir, tx.MetaString(MetaWarcPrefix))
 	}
 	for d, n := range frontier.ByDepth(tx) {
 		sum.FrontierByDepth = append(sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})

@@ -241,12 +241,15 @@ func (r Recovered) String() string {
 	return fmt.Sprintf("%s: cut after %d whole records at offset %d (%d bytes of a torn record dropped: %s)", r.File, r.Records, r.Kept, r.Cut, r.Err)
 }
 
-// Recover finishes the files a killed Writer left open in dir
-// (NAME.warc.gz.open): each is cut after its last whole record, made
-// durable and renamed to NAME.warc.gz; one with no whole record is
-// removed. It returns what it did, file by file, and the first file
+// Recover finishes the files a killed Writer with prefix left open in dir
+// (NAME.warc.gz.open, NAME starting with prefix and its date): each is
+// cut after its last whole record, made durable and renamed to
+// NAME.warc.gz; one with no whole record is removed. The files of other
+// prefixes are left alone: another crawl (a job of weaver serve, a crawl
+// of another store) may be writing them. An empty prefix recovers every
+// open file. It returns what it did, file by file, and the first file
 // system error.
-func Recover(dir string) ([]Recovered, error) {
+func Recover(dir, prefix string) ([]Recovered, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("warc: recover: %w", err)
@@ -254,6 +257,9 @@ func Recover(dir string) ([]Recovered, error) {
 	var out []Recovered
 	for _, e := range ents {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".warc.gz"+openSuffix) {
+			continue
+		}
+		if m := fileName.FindStringSubmatch(e.Name()); prefix != "" && (m == nil || m[1] != prefix) {
 			continue
 		}
 		path := dir + string(os.PathSeparator) + e.Name()

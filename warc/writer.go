@@ -101,7 +101,7 @@ type Writer struct {
 }
 
 // Open prepares a writer on opts.Dir. It first finishes the files a killed
-// writer left open there (see Recover) and returns what it found, for the
+// writer of the same prefix left open there (see Recover) and returns what it found, for the
 // caller to log. The first file is created by the first WriteExchange. It
 // returns an error when the directory cannot be created or read, or a
 // left-over file cannot be repaired.
@@ -127,7 +127,7 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("warc: open: %w", err)
 	}
-	rec, err := Recover(opts.Dir)
+	rec, err := Recover(opts.Dir, opts.Prefix)
 	if err != nil {
 		return nil, rec, err
 	}

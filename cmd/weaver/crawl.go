@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/weaver-crawler/weaver/cluster"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/render"
@@ -49,9 +51,10 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
-	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`"},
+	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`; the store remembers it as an absolute path, and a resume keeps writing there"},
 	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
 	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
+	{"browser", "browser", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
 	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
 	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
@@ -107,7 +110,15 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	})
 	var retryFailed retryFlag
 	fs.Var(&retryFailed, "retry-failed", "put the hosts that failed back in the queue at their depth, fetched as new; `=CAUSES` only those of dns, connect, tls, http, other (comma-separated); for this run only")
-	browserFlag := fs.String("browser", "", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)")
+	noWarc := false
+	fs.BoolFunc("no-warc", "stop writing WARC files: a resume of a crawl started with --warc archives no more, nor do the resumes after it", func(v string) error {
+		if on, err := strconv.ParseBool(v); err != nil || !on {
+			return err
+		}
+		noWarc = true
+		sets = append(sets, setting{"warc_dir", "", "flag --no-warc"})
+		return nil
+	})
 	var scopes []string
 	fs.Func("scope", "`REGEXP` on the normalised host: only hosts matching one are fetched (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
 		scopes = append(scopes, v)
@@ -120,6 +131,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if noWarc && slices.ContainsFunc(sets, func(s setting) bool { return s.key == "warc_dir" && s.value != "" }) {
+		return usageHelpf("--warc and --no-warc: give one")
 	}
 
 	// build makes the configuration from its sources, weakest first:
@@ -173,6 +187,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			}
 			cfg.From("exclude_hosts", "flag --exclude-host")
 		}
+		// The paths are stored absolute, so that a resume from another
+		// working directory finds them.
+		if cfg.WarcDir != "" {
+			abs, err := filepath.Abs(cfg.WarcDir)
+			if err != nil {
+				return cfg, usagef("warc_dir %s: %v", cfg.WarcDir, err)
+			}
+			cfg.WarcDir = abs
+		}
+		if strings.ContainsRune(cfg.Browser, filepath.Separator) {
+			if abs, err := filepath.Abs(cfg.Browser); err == nil {
+				cfg.Browser = abs
+			}
+		}
 		return cfg, nil
 	}
 	cfg, err := build(nil, "")
@@ -185,9 +213,15 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	if err := checkStoredWarcDir(&cfg); err != nil {
+		return err
+	}
 	if cfg.Render != crawl.RenderNever && cfg.Render != "" {
 		// Said before anything is written.
-		if _, err := render.FindBrowser(*browserFlag, e.Getenv); err != nil {
+		if _, err := render.FindBrowser(cfg.Browser, e.Getenv); err != nil {
+			if src := cfg.Source("browser"); src != "" {
+				return usagef("--render %s: %v (the browser is from the %s)", cfg.Render, err, src)
+			}
 			return usagef("--render %s: %v", cfg.Render, err)
 		}
 	}
@@ -360,15 +394,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			}
 			logf("INFO", fmt.Sprintf("WARC: %s, %s, %d bytes in %s", count(st.Files, "file", ""), count(st.Records, "record", ""), st.Bytes, cfg.WarcDir))
 		}()
-		opts.Archive = warcArchive{w}
+		opts.Archive = w
 		if abs, err := filepath.Abs(cfg.WarcDir); err == nil {
-			if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(serve.MetaWarcDir, abs) }); err != nil {
+			if err := store.Update(func(tx *kv.Tx) error {
+				if err := tx.SetMetaString(serve.MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+					return err
+				}
+				return tx.SetMetaString(serve.MetaWarcDir, abs)
+			}); err != nil {
 				return err
 			}
 		}
 	}
 	if cfg.Render != crawl.RenderNever {
-		pool, err := newRenderPool(e, *browserFlag, &cfg, proxy, func(r *http.Request) error { return c.RenderPolicy(r) }, logf)
+		pool, err := newRenderPool(e, cfg.Browser, &cfg, proxy, func(r *http.Request) error { return c.RenderPolicy(r) }, logf)
 		if err != nil {
 			return err
 		}
@@ -530,9 +569,39 @@ func storedSettings(path string) crawl.Settings {
 	var set crawl.Settings
 	_ = s.View(func(tx *kv.Tx) error {
 		set, _ = crawl.ReadSettings(tx) // a damaged record is replaced by this run's
+		if _, ok := set["warc_dir"]; set != nil && !ok {
+			// Settings of a weaver that did not store warc_dir: the
+			// directory its --warc wrote to, if it did, is in the meta.
+			if dir := tx.MetaString(serve.MetaWarcDir); dir != "" {
+				set["warc_dir"], _ = json.Marshal(dir)
+			}
+		}
 		return nil
 	})
 	return set
+}
+
+// checkStoredWarcDir refuses a resume that would archive into a stored
+// warc_dir that is gone (deleted, or a disk not mounted): creating it
+// afresh would split the crawl's WARC files without a word. A directory
+// named by a flag, the environment or a config file is created.
+func checkStoredWarcDir(cfg *crawl.Config) error {
+	src := cfg.Source("warc_dir")
+	if cfg.WarcDir == "" || !strings.HasPrefix(src, "settings stored in ") {
+		return nil
+	}
+	fi, err := os.Stat(cfg.WarcDir)
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	why := "does not exist"
+	if err == nil {
+		why = "is not a directory"
+	} else if !errors.Is(err, os.ErrNotExist) {
+		why = err.Error()
+	}
+	return usagef("warc_dir %s (%s, where this crawl writes its WARC files) %s: restore it, give --warc DIR to write them elsewhere, or --no-warc to stop writing them",
+		cfg.WarcDir, strings.TrimPrefix(src, "settings "), why)
 }
 
 // logSettings says how this run's settings differ from those the store

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	weavercrawl "github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // TestCrawl_SettingsPrecedence: on resume, each source overrides the
@@ -26,6 +28,7 @@ func TestCrawl_SettingsPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	conf := filepath.Join(dir, "crawl.json")
+	warcs := filepath.Join(dir, "warcs")
 	if err := os.WriteFile(conf, []byte(`{"max_depth": 4, "max_outbound_links": 3}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +57,66 @@ func TestCrawl_SettingsPrecedence(t *testing.T) {
 		{nil, []string{"--max-depth", "0", "--exclude-host", `^x\.`}, "[INFO] Setting max_depth: 4 → 0 (no limit), by flag --max-depth\n" +
 			`[INFO] Setting exclude_hosts: added ^x\., by flag --exclude-host`},
 		{nil, []string{"--exclude-host", `^x\.`}, ""}, // already in the stored list
+		{nil, []string{"--warc", warcs}, "[INFO] Setting warc_dir: (none) → " + warcs + ", by flag --warc"},
+		{nil, nil, ""}, // archives on, into the same directory
+		{nil, []string{"--warc-max-size", "500000"}, "[INFO] Setting warc_max_size: 0 (1 GB) → 500000, by flag --warc-max-size"},
+		{nil, []string{"--no-warc"}, "[INFO] Setting warc_dir: " + warcs + " → (none), by flag --no-warc"},
+		{nil, nil, ""}, // and stays off
 	}
 	for i, s := range steps {
 		if got := crawl(s.env, s.args...); got != s.want {
 			t.Errorf("step %d (%v): got\n%s\nwant\n%s", i, s.args, got, s.want)
 		}
+	}
+}
+
+// TestCrawl_WarcDirOfAnOlderStore: a store whose settings were stored by
+// a weaver that did not remember warc_dir, but whose crawl wrote WARC
+// (meta warc.dir), is resumed writing WARC there.
+func TestCrawl_WarcDirOfAnOlderStore(t *testing.T) {
+	w := fakeweb.Loop3()
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	crawl := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		e := &env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+		args = append([]string{"crawl", "--db", db, "--metrics", db + ".metrics", "--quiet"}, args...)
+		if code := run(context.Background(), e, args); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	crawl("--connect-to", srv.ConnectTo(), "--delay", "0", "--max-crawls-per-node", "1", "--warc", warcs, w.Seed())
+	// What an older weaver stored: the settings without warc_dir.
+	s, err := kv.Open(db, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *kv.Tx) error {
+		set, err := weavercrawl.ReadSettings(tx)
+		if err != nil {
+			return err
+		}
+		delete(set, "warc_dir")
+		delete(set, "warc_max_size")
+		return weavercrawl.PutSettings(tx, set)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	out := crawl("--max-crawls-per-node", "2", w.Seed())
+	if !strings.Contains(out, "WARC: 1 file") || !strings.Contains(out, " in "+warcs) {
+		t.Errorf("the resume of an older store did not write WARC into %s:\n%s", warcs, out)
+	}
+	if after, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz")); len(after) != len(before)+1 {
+		t.Errorf("WARC files %v, then %v: want one more", before, after)
 	}
 }

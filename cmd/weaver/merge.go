@@ -21,17 +21,20 @@ func init() {
 // settingsDiff names the settings in which the stores at paths (their
 // settings sets, nil for none stored) differ, with each value and the
 // stores that hold it: "max_outbound_links 3 (a.bolt), 10 (b.bolt)". It is
-// "" when they agree. Stores without settings are not compared.
+// "" when they agree. Stores without settings are not compared, nor are
+// the settings that name files of the machine (crawl.MachineKeys: where
+// each wrote its WARC files, which browser it ran).
 func settingsDiff(paths []string, sets []crawl.Settings) string {
 	var first crawl.Settings
 	var keys []string
+	compared := slices.DeleteFunc(slices.Clone(crawl.SettingKeys), func(k string) bool { return slices.Contains(crawl.MachineKeys, k) })
 	for _, s := range sets {
 		switch {
 		case s == nil:
 		case first == nil:
 			first = s
 		default:
-			for _, k := range first.Diff(s, crawl.SettingKeys) {
+			for _, k := range first.Diff(s, compared) {
 				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
 				}

@@ -285,6 +285,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	logger := newLogger(e.Stdout, *jsonLogs)
 	m, err := serve.NewJobManager(serve.JobOptions{
 		Dir: *dir, Base: base, MaxRunning: *maxJobs, Proxy: proxyFunc(e), Log: logger.log,
+		Software: "weaver/" + Version,
 	})
 	if err != nil {
 		return err
