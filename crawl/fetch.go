@@ -28,7 +28,7 @@ const (
 	KindTimeout   ErrorKind = "timeout"
 	KindRefused   ErrorKind = "refused" // private address
 	KindConnect   ErrorKind = "connect" // connection refused or unreachable
-	KindReset     ErrorKind = "reset"   // connection reset or body cut short
+	KindReset     ErrorKind = "reset"   // connection reset, closed before an answer, or body cut short
 	KindRedirects ErrorKind = "redirects"
 	KindHTTP      ErrorKind = "http" // 4xx/5xx answer
 	KindOther     ErrorKind = "other"
@@ -78,10 +78,29 @@ func classify(err error) ErrorKind {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return KindConnect
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.EPIPE):
+		errors.Is(err, syscall.EPIPE), serverClosed(err):
 		return KindReset
 	}
 	return KindOther
+}
+
+// errServerClosed is net/http's message for a connection the server
+// closed (an EOF) before the request's answer began: on a fresh
+// connection the transport does not retry it and returns it as is, an
+// unexported error that wraps nothing. It is a reset like any other (a
+// server or proxy going away, closing what it had just accepted), not
+// the host's answer.
+const errServerClosed = "http: server closed idle connection"
+
+// serverClosed reports whether err is, or wraps, net/http's error for a
+// connection the server closed before answering.
+func serverClosed(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == errServerClosed {
+			return true
+		}
+	}
+	return false
 }
 
 // response is what one GET brought back, body already consumed by read.
