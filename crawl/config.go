@@ -24,7 +24,7 @@ type Config struct {
 	SeedURL              string   `json:"seed_url"`
 	SeedURLs             []string `json:"seed_urls"`
 	MaxDepth             int      `json:"max_depth"`               // 0: no limit
-	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // ≥ 1
+	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // crawls of a host over the store's life; 0: no cap
 	MaxSubdomainsPerRoot int      `json:"max_subdomains_per_root"` // 0: no limit
 	MaxOutboundLinks     int      `json:"max_outbound_links"`      // 0: no limit
 	ConcurrentWorkers    int      `json:"concurrent_workers"`      // ≥ 1
@@ -68,6 +68,14 @@ type Config struct {
 	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
 	WarcDir     string `json:"warc_dir"`
 	WarcMaxSize int64  `json:"warc_max_size"`
+	// RevisitAfterMS, when set, is the revisit policy (--revisit): a host
+	// crawled before is crawled again when due, after an interval that
+	// starts here and adapts to what each crawl finds, up to RevisitMaxMS
+	// (0: 32 times RevisitAfterMS). MaxDurationMS ends a run after that
+	// long (0: no limit).
+	RevisitAfterMS int `json:"revisit_after_ms"`
+	RevisitMaxMS   int `json:"revisit_max_ms"`
+	MaxDurationMS  int `json:"max_duration_ms"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -158,6 +166,7 @@ func (c *Config) fieldsOf() []field {
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
+		{"revisit_after_ms", &c.RevisitAfterMS}, {"revisit_max_ms", &c.RevisitMaxMS}, {"max_duration_ms", &c.MaxDurationMS},
 	}
 }
 
@@ -402,14 +411,16 @@ func (c *Config) Validate() error {
 		{"politeness_delay_ms", int64(c.PolitenessDelayMS)}, {"max_body_bytes", c.MaxBodyBytes},
 		{"max_pages", int64(c.MaxPages)}, {"robots_cache_ttl_ms", int64(c.RobotsCacheTTLMS)},
 		{"progress_interval_ms", int64(c.ProgressIntervalMS)}, {"warc_max_size", c.WarcMaxSize},
+		{"max_crawls_per_node", int64(c.MaxCrawlsPerNode)}, {"revisit_after_ms", int64(c.RevisitAfterMS)},
+		{"revisit_max_ms", int64(c.RevisitMaxMS)}, {"max_duration_ms", int64(c.MaxDurationMS)},
 	}
 	for _, n := range nonNeg {
 		if n.v < 0 {
 			return c.invalid(n.key, "must not be negative, got %d", n.v)
 		}
 	}
-	if c.MaxCrawlsPerNode < 1 {
-		return c.invalid("max_crawls_per_node", "must be at least 1, got %d", c.MaxCrawlsPerNode)
+	if c.RevisitMaxMS > 0 && c.RevisitMaxMS < c.RevisitAfterMS {
+		return c.invalid("revisit_max_ms", "must be at least revisit_after_ms (%dms), got %dms", c.RevisitAfterMS, c.RevisitMaxMS)
 	}
 	if c.PagesPerHost < 1 || c.PagesPerHost > 10000 {
 		return c.invalid("pages_per_host", "must be 1 to 10000, got %d", c.PagesPerHost)
@@ -510,6 +521,21 @@ func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayM
 // while each host waits a second between its requests, and a bound on
 // what a web of slow Crawl-delays may hold open.
 func (c *Config) openHosts() int { return max(256, 64*c.ConcurrentWorkers) }
+
+// revisit is the revisit policy's first interval; 0: no revisits.
+func (c *Config) revisit() time.Duration { return time.Duration(c.RevisitAfterMS) * time.Millisecond }
+
+// revisitMax is the longest revisit interval.
+func (c *Config) revisitMax() time.Duration {
+	if c.RevisitMaxMS > 0 {
+		return time.Duration(c.RevisitMaxMS) * time.Millisecond
+	}
+	return 32 * c.revisit()
+}
+
+// revisitMin is the shortest revisit interval: half the first, never
+// below the politeness delay.
+func (c *Config) revisitMin() time.Duration { return max(c.revisit()/2, c.delay()) }
 
 func (c *Config) delay() time.Duration { return time.Duration(c.PolitenessDelayMS) * time.Millisecond }
 func (c *Config) robotsTTL() time.Duration {

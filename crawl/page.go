@@ -61,6 +61,17 @@ type page struct {
 
 	forwarded bool // the commit forwarded links to other shards
 
+	// Revisits (issue 27): the home page's validators, whether it was
+	// answered 304 to a conditional request (notModified), and whether
+	// the crawl changed something (set by the commit).
+	etag, lastModified string
+	ifNoneMatch        string // validators of the last crawl, sent on a revisit
+	ifModifiedSince    string
+	notModified        bool
+	changed            bool
+	revisit            bool  // the host was crawled before (set by the commit)
+	savedBytes         int64 // the last crawl's body size (set by the commit)
+
 	// filled by the commit, read once it is durable
 	nodesCreated, edgesCreated, linksAdded int64
 }

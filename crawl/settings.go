@@ -38,7 +38,7 @@ var SettingKeys = []string{
 	"exclude_hosts", "ignore_robots", "allow_private_networks", "connect_to",
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
-	"pages_per_host", "scope", "render",
+	"pages_per_host", "scope", "render", "revisit_after_ms", "revisit_max_ms",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).
@@ -47,6 +47,7 @@ var notStored = []string{
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
 	"warc_dir", "warc_max_size", // one run's output, like metrics_path
+	"max_duration_ms", // one run's budget, like max_pages
 }
 
 // GraphKeys are the settings that shape the graph a crawl records: which
@@ -57,7 +58,7 @@ var notStored = []string{
 var GraphKeys = []string{"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links", "exclude_hosts", "ignore_robots", "pages_per_host", "scope", "render"}
 
 // noLimitKeys are the keys whose 0 means no limit.
-var noLimitKeys = []string{"max_depth", "max_subdomains_per_root", "max_outbound_links", "max_pages"}
+var noLimitKeys = []string{"max_depth", "max_subdomains_per_root", "max_outbound_links", "max_pages", "max_crawls_per_node", "max_duration_ms"}
 
 // Settings are a crawl's remembered config values: key → JSON value.
 type Settings map[string]json.RawMessage
