@@ -309,3 +309,51 @@ func Gone(latest *Crawl, to uint64) bool {
 	})
 	return !found
 }
+
+// EdgeChange is an edge that appeared or disappeared between two times.
+type EdgeChange struct {
+	From, To uint64
+	Weight   uint64 // the weight then: at the later time for an edge that appeared, the earlier for one gone
+}
+
+// DiffAt lists the edges present at to and not at from (appeared) and
+// those present at from and not at to (disappeared), in (from, to) order.
+func DiffAt(tx *kv.Tx, from, to time.Time) (appeared, disappeared []EdgeChange, err error) {
+	type key [2]uint64
+	before := map[key]uint64{}
+	if err := EdgesAt(tx, from, func(e *Edge) error { before[key{e.From, e.To}] = e.Weight; return nil }); err != nil {
+		return nil, nil, err
+	}
+	err = EdgesAt(tx, to, func(e *Edge) error {
+		k := key{e.From, e.To}
+		if _, ok := before[k]; ok {
+			delete(before, k)
+			return nil
+		}
+		appeared = append(appeared, EdgeChange{e.From, e.To, e.Weight})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, w := range before {
+		disappeared = append(disappeared, EdgeChange{k[0], k[1], w})
+	}
+	slices.SortFunc(disappeared, func(a, b EdgeChange) int {
+		if a.From != b.From {
+			return cmpU(a.From, b.From)
+		}
+		return cmpU(a.To, b.To)
+	})
+	return appeared, disappeared, nil
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
