@@ -522,6 +522,16 @@ func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayM
 // what a web of slow Crawl-delays may hold open.
 func (c *Config) openHosts() int { return max(256, 64*c.ConcurrentWorkers) }
 
+// UncapRevisits lifts max_crawls_per_node's default cap (3) when a revisit
+// policy is set and no source chose a cap: a host is then crawled for as
+// long as the store lives. Its 0 is what the store then remembers.
+func (c *Config) UncapRevisits() {
+	if c.RevisitAfterMS > 0 && c.from["max_crawls_per_node"] == "" {
+		c.MaxCrawlsPerNode = 0
+		c.From("max_crawls_per_node", "revisit_after_ms (no cap by default)")
+	}
+}
+
 // revisit is the revisit policy's first interval; 0: no revisits.
 func (c *Config) revisit() time.Duration { return time.Duration(c.RevisitAfterMS) * time.Millisecond }
 

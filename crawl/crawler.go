@@ -86,11 +86,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1), failed: map[uint64]bool{}, tried: map[uint64]bool{}}
-	if cfg.RevisitAfterMS > 0 && cfg.from["max_crawls_per_node"] == "" {
-		// A revisit policy crawls a host for as long as the store lives,
-		// unless a cap is asked for.
-		c.cfg.MaxCrawlsPerNode = 0
-	}
+	c.cfg.UncapRevisits()
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -134,7 +134,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 		p.addTargets(w.sel.picked(), true)
 		return
 	}
-	if p.body == nil {
+	if p.body == nil || p.notModified {
 		return
 	}
 	defer p.dropBody()

@@ -165,6 +165,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			}
 			cfg.From("exclude_hosts", "flag --exclude-host")
 		}
+		cfg.UncapRevisits()
 		return cfg, nil
 	}
 	cfg, err := build(nil, "")

@@ -297,7 +297,10 @@ func (w *Web) randomBytes(i, n int) []byte {
 
 // Start serves the web on addr (such as "127.0.0.1:0") until Close. It
 // returns an error if it cannot listen.
-func (w *Web) Start(addr string) (*Server, error) {
+func (w *Web) Start(addr string) (*Server, error) { return startHandler(w, addr) }
+
+// startHandler serves h on addr until the Server's Close.
+func startHandler(h http.Handler, addr string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("fakeweb: start: %w", err)
@@ -305,7 +308,7 @@ func (w *Web) Start(addr string) (*Server, error) {
 	s := &Server{
 		ln: ln,
 		srv: &http.Server{
-			Handler:           w,
+			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			// Streaming faults lift this deadline for their own response.
