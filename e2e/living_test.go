@@ -175,6 +175,51 @@ func TestLiving_Revisits(t *testing.T) {
 		t.Errorf("export --at an hour before the crawl: %d edges, want none", len(got))
 	}
 
+	// Without --at: every edge ever seen, those gone marked.
+	r = weaver(t, dir, "export", "--db", db, "--no-ranks", "--json", "-")
+	var all struct {
+		Nodes []struct {
+			ID   uint64 `json:"id"`
+			Host string `json:"host"`
+		} `json:"nodes"`
+		Edges []struct {
+			Source, Target uint64
+			Gone           bool   `json:"gone"`
+			FirstSeen      string `json:"first_seen"`
+			LastSeen       string `json:"last_seen"`
+		} `json:"edges"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil {
+		t.Fatalf("export: %v\n%s", err, r.stderr)
+	}
+	hosts := map[uint64]string{}
+	for _, n := range all.Nodes {
+		hosts[n.ID] = n.Host
+	}
+	now := l.ExpectedAt(time.Now())
+	present := 0
+	for _, e := range all.Edges {
+		k := [2]string{hosts[e.Source], hosts[e.Target]}
+		_, current := now[k]
+		if e.Gone == current {
+			t.Errorf("export: %s→%s gone %t, but the web links it now: %t", k[0], k[1], e.Gone, current)
+		}
+		if !current {
+			continue
+		}
+		present++
+		if e.FirstSeen == "" || e.LastSeen < e.FirstSeen {
+			t.Errorf("export: %s→%s first seen %q, last seen %q", k[0], k[1], e.FirstSeen, e.LastSeen)
+		}
+	}
+	if present != len(now) || len(all.Edges) <= len(now) {
+		t.Errorf("export: %d edges, %d present; the web links %d now", len(all.Edges), present, len(now))
+	}
+	r = weaver(t, dir, "status", "--db", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "Revisits:") || !strings.Contains(r.stdout, "Next due:") {
+		t.Errorf("status: exit %d, no revisits or next due:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	// weaver diff --from mid --to now: what appeared and disappeared.
 	r = weaver(t, dir, "diff", "--db", db, "--from", mid.Format(time.RFC3339Nano), "--to", "now", "--json")
 	if r.code != 0 {

@@ -101,6 +101,24 @@ func (o Options) keeps(n *graph.Node) bool {
 // be checked against the kept nodes.
 func (o Options) filtersNodes() bool { return o.CrawledOnly || o.NoMirrors || !o.At.IsZero() }
 
+// gone reports whether e is missing from its source's latest crawl (never
+// with At, or for a domain edge, or a source without history). Edges come
+// by source, so the source's latest crawl is read once.
+func (v *view) gone(e *graph.Edge) bool {
+	if !v.opt.At.IsZero() || v.domains != nil {
+		return false
+	}
+	if v.latestOf != e.From || !v.latestRead {
+		v.latestOf, v.latestRead = e.From, true
+		cr, ok, err := graph.LatestCrawl(v.tx, e.From)
+		v.latest = nil
+		if err == nil && ok {
+			v.latest = &cr
+		}
+	}
+	return graph.Gone(v.latest, e.To)
+}
+
 // forEachEdge walks the store's edges, or with At those present then.
 func (v *view) forEachEdge(fn func(e *graph.Edge) error) error {
 	if !v.opt.At.IsZero() {
@@ -124,6 +142,10 @@ type view struct {
 	ranks   *viewRanks // nil with NoRanks
 
 	stats Stats
+	// latest is the latest crawl of node latestOf, for gone.
+	latest     *graph.Crawl
+	latestOf   uint64
+	latestRead bool
 	// first and last are the earliest and latest times over every node of
 	// the store, filters aside: the crawl's time range.
 	first, last time.Time
