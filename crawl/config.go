@@ -522,11 +522,18 @@ func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayM
 // what a web of slow Crawl-delays may hold open.
 func (c *Config) openHosts() int { return max(256, 64*c.ConcurrentWorkers) }
 
-// UncapRevisits lifts max_crawls_per_node's default cap (3) when a revisit
-// policy is set and no source chose a cap: a host is then crawled for as
-// long as the store lives. Its 0 is what the store then remembers.
-func (c *Config) UncapRevisits() {
-	if c.RevisitAfterMS > 0 && c.from["max_crawls_per_node"] == "" {
+// UncapRevisits lifts max_crawls_per_node's cap when a revisit policy is
+// set and no one chose a cap for it: no source set the key, or only the
+// settings stored by a crawl that had no revisit policy (storedRevisit
+// false), whose cap was the default of a crawl that fetched each host
+// once. A host is then crawled for as long as the store lives, and the
+// store remembers 0.
+func (c *Config) UncapRevisits(storedRevisit bool) {
+	if c.RevisitAfterMS <= 0 {
+		return
+	}
+	src := c.from["max_crawls_per_node"]
+	if src == "" || (strings.HasPrefix(src, "settings stored") && !storedRevisit) {
 		c.MaxCrawlsPerNode = 0
 		c.From("max_crawls_per_node", "revisit_after_ms (no cap by default)")
 	}

@@ -86,7 +86,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, wake: make(chan struct{}, 1), failed: map[uint64]bool{}, tried: map[uint64]bool{}}
-	c.cfg.UncapRevisits()
+	c.cfg.UncapRevisits(true)
 	if c.now == nil {
 		c.now = time.Now
 	}

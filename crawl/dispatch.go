@@ -83,7 +83,10 @@ func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipp
 	if c.gaveUp(e.NodeID) {
 		return frontier.Drop, true
 	}
-	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots {
+	// A host due for a revisit goes through its crawl even when its
+	// cached robots.txt disallows it: the commit then schedules it again.
+	due := c.cfg.revisit() > 0 && !node.NextDue.IsZero()
+	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots && !due {
 		var rec robotsRecord
 		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
 			var r robots.Rules

@@ -139,7 +139,11 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 		n.NextDue = time.Time{}
 		return changed, nil
 	}
-	return changed, tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte(p.lease.URL))
+	url := p.lease.URL // kept only when not the home page: a seed's own path
+	if url == homeURL(n.Scheme, n.Host) {
+		url = ""
+	}
+	return changed, tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte(url))
 }
 
 // promoteDue queues, at their depth, up to limit hosts whose due time has

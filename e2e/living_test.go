@@ -1,7 +1,10 @@
 package e2e_test
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -220,37 +223,51 @@ func TestLiving_Revisits(t *testing.T) {
 		t.Errorf("status: exit %d, no revisits or next due:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// weaver diff --from mid --to now: what appeared and disappeared.
-	r = weaver(t, dir, "diff", "--db", db, "--from", mid.Format(time.RFC3339Nano), "--to", "now", "--json")
-	if r.code != 0 {
-		t.Fatalf("diff --from --to: exit %d\n%s", r.code, r.stderr)
-	}
-	var d struct {
-		Appeared    []struct{ From, To string } `json:"edges_appeared"`
-		Disappeared []struct{ From, To string } `json:"edges_disappeared"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		t.Fatal(err)
-	}
-	before, after := l.ExpectedAt(mid), l.ExpectedAt(time.Now())
-	wantApp, wantDis := 0, 0
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			wantApp++
+	// weaver diff --from T1 --to T2: what appeared and disappeared, for
+	// the moment of the crawl and now, and for before the crawl and now.
+	for _, from := range []time.Time{mid, began.Add(-time.Hour)} {
+		to := time.Now()
+		r = weaver(t, dir, "diff", "--db", db, "--from", from.Format(time.RFC3339Nano), "--to", to.Format(time.RFC3339Nano), "--json")
+		if r.code != 0 {
+			t.Fatalf("diff --from --to: exit %d\n%s", r.code, r.stderr)
+		}
+		var d struct {
+			Appeared    []struct{ From, To string } `json:"edges_appeared"`
+			Disappeared []struct{ From, To string } `json:"edges_disappeared"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		before, after := l.ExpectedAt(from), l.ExpectedAt(to)
+		got := map[string]bool{}
+		for _, e := range d.Appeared {
+			got["+"+e.From+"→"+e.To] = true
+		}
+		for _, e := range d.Disappeared {
+			got["-"+e.From+"→"+e.To] = true
+		}
+		want := map[string]bool{}
+		for k := range after {
+			if _, ok := before[k]; !ok {
+				want["+"+k[0]+"→"+k[1]] = true
+			}
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				want["-"+k[0]+"→"+k[1]] = true
+			}
+		}
+		if len(got) != len(want) || len(got) != len(d.Appeared)+len(d.Disappeared) {
+			t.Errorf("diff from %v: got %v, want %v", from, got, want)
+		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("diff from %v: %s missing", from, k)
+			}
 		}
 	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			wantDis++
-		}
-	}
-	if len(d.Appeared) != wantApp || len(d.Disappeared) != wantDis || wantApp == 0 {
-		t.Errorf("diff: %d appeared, %d disappeared; want %d, %d", len(d.Appeared), len(d.Disappeared), wantApp, wantDis)
-	}
-	for _, e := range d.Appeared {
-		if _, ok := after[[2]string{e.From, e.To}]; !ok {
-			t.Errorf("diff: %s→%s appeared but is not in the web now", e.From, e.To)
-		}
+	if len(l.ExpectedAt(time.Now())) == 0 {
+		t.Error("the web links nothing now: the diffs proved nothing")
 	}
 }
 
@@ -371,4 +388,54 @@ func TestLiving_KillResume(t *testing.T) {
 	}
 	edges(t, db)
 	sameGraph(t, "export --at now after the resume", exportAt(t, dir, db, "now"), l.ExpectedAt(time.Now()))
+}
+
+// TestLiving_WarcNotModified: with --warc, a 304 is a revisit record of
+// the server-not-modified profile, one per 304 the web sent, and the
+// store's references to the records still check.
+func TestLiving_WarcNotModified(t *testing.T) {
+	t.Parallel()
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 4, Volatile: 0})
+	srv, err := l.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warc")
+	r := weaver(t, dir, livingArgs(srv, db, "--delay", "0", "--revisit", "100ms", "--max-duration", "1500ms", "--warc", warcs, l.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	sent := 0
+	for _, s := range l.Served() {
+		if s.Status == 304 {
+			sent++
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	profiles := 0
+	for _, f := range files {
+		data, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := io.ReadAll(zr) // multistream: every record
+		data.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiles += strings.Count(string(all), "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+	}
+	if sent == 0 || profiles != sent {
+		t.Errorf("%d server-not-modified revisit records, the web sent %d 304s", profiles, sent)
+	}
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -165,7 +165,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 			}
 			cfg.From("exclude_hosts", "flag --exclude-host")
 		}
-		cfg.UncapRevisits()
+		cfg.UncapRevisits(stored != nil && string(stored["revisit_after_ms"]) != "" && string(stored["revisit_after_ms"]) != "0")
 		return cfg, nil
 	}
 	cfg, err := build(nil, "")
