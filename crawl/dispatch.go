@@ -88,7 +88,7 @@ func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipp
 	due := c.cfg.revisit() > 0 && !node.NextDue.IsZero()
 	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots && !due {
 		var rec robotsRecord
-		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
+		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && rec.fresh(c.now(), c.cfg.robotsTTL()) {
 			var r robots.Rules
 			if r.UnmarshalBinary(rec.Rules) == nil && !r.Allowed(c.cfg.UserAgent, e.URL) {
 				return frontier.Drop, true

@@ -93,15 +93,16 @@ func classify(err error) ErrorKind {
 
 // response is what one GET brought back, body already consumed by read.
 type response struct {
-	status      int
-	finalURL    *url.URL
-	contentType string
-	server      string
-	retryAfter  time.Duration
-	location    string   // a redirect's Location, as sent
-	robotsTag   []string // X-Robots-Tag headers
-	warc        *WarcRef // where the exchange was recorded (--warc)
-	validators  validators
+	status       int
+	finalURL     *url.URL
+	contentType  string
+	server       string
+	retryAfter   time.Duration
+	location     string   // a redirect's Location, as sent
+	robotsTag    []string // X-Robots-Tag headers
+	warc         *WarcRef // where the exchange was recorded (--warc)
+	validators   validators
+	cacheControl string // robots.txt's Cache-Control, for its max-age
 }
 
 // validators are a page's ETag and Last-Modified, sent back on a revisit
@@ -143,14 +144,15 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 	}
 	defer resp.Body.Close()
 	r := &response{
-		status:      resp.StatusCode,
-		finalURL:    resp.Request.URL,
-		contentType: resp.Header.Get("Content-Type"),
-		server:      resp.Header.Get("Server"),
-		retryAfter:  parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
-		location:    resp.Header.Get("Location"),
-		robotsTag:   resp.Header.Values("X-Robots-Tag"),
-		validators:  validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
+		status:       resp.StatusCode,
+		finalURL:     resp.Request.URL,
+		contentType:  resp.Header.Get("Content-Type"),
+		server:       resp.Header.Get("Server"),
+		retryAfter:   parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
+		location:     resp.Header.Get("Location"),
+		robotsTag:    resp.Header.Values("X-Robots-Tag"),
+		validators:   validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
+		cacheControl: resp.Header.Get("Cache-Control"),
 	}
 	var body io.Reader = io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
 	var kept *bytes.Buffer

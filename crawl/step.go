@@ -184,7 +184,7 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 		found, err = tx.Get(kv.BucketRobots, []byte(host), &rec)
 		return err
 	})
-	if err != nil || !found || c.now().Sub(rec.Fetched) >= c.cfg.robotsTTL() {
+	if err != nil || !found || !rec.fresh(c.now(), c.cfg.robotsTTL()) {
 		return nil
 	}
 	var r robots.Rules
@@ -362,7 +362,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 		rules := robots.FromResponse(resp.status, t.body)
 		t.body = nil
 		if data, err := rules.MarshalBinary(); err == nil {
-			p.robots = &robotsRecord{Fetched: c.now(), Rules: data}
+			p.robots = &robotsRecord{Fetched: c.now(), Rules: data, MaxAge: maxAge(resp.cacheControl)}
 			t.persist = true
 		}
 		c.obey(t, rules)
