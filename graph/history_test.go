@@ -45,8 +45,8 @@ func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 		}
 		put(tx, a, t0.Add(1*time.Second), graph.Link{To: c, Weight: 2, Nofollow: 1}, graph.Link{To: b, Weight: 1})
 		put(tx, a, t0.Add(2*time.Second), graph.Link{To: b, Weight: 1}, graph.Link{To: c, Weight: 2, Nofollow: 1}) // the same
-		put(tx, a, t0.Add(3*time.Second), graph.Link{To: d, Weight: 300, Redirect: 1})                          // b and c gone
-		put(tx, a, t0.Add(4*time.Second), graph.Link{To: b, Weight: 1})                                           // b back
+		put(tx, a, t0.Add(3*time.Second), graph.Link{To: d, Weight: 300, Redirect: 1})                             // b and c gone
+		put(tx, a, t0.Add(4*time.Second), graph.Link{To: b, Weight: 1})                                            // b back
 		put(tx, b, t0.Add(2500*time.Millisecond), graph.Link{To: a, Weight: 1})
 		return nil
 	})
