@@ -388,6 +388,21 @@ func TestLiving_KillResume(t *testing.T) {
 	}
 	edges(t, db)
 	sameGraph(t, "export --at now after the resume", exportAt(t, dir, db, "now"), l.ExpectedAt(time.Now()))
+	mid := quietMoment(l.Served())
+
+	// Merged with another store that crawled the same web later, the
+	// history of both answers --at as the web served, now and before.
+	db2 := filepath.Join(dir, "w2.bolt")
+	if r := weaver(t, dir, livingArgs(srv, db2, "--delay", "0", l.Seed())...); r.code != 0 {
+		t.Fatalf("second crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	merged := filepath.Join(dir, "m.bolt")
+	if r := weaver(t, dir, "merge", "-o", merged, db, db2); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	edges(t, merged)
+	sameGraph(t, "merged export --at now", exportAt(t, dir, merged, "now"), l.ExpectedAt(time.Now()))
+	sameGraph(t, "merged export --at "+mid.Format(time.RFC3339Nano), exportAt(t, dir, merged, mid.Format(time.RFC3339Nano)), l.ExpectedAt(mid))
 }
 
 // TestLiving_WarcNotModified: with --warc, a 304 is a revisit record of

@@ -79,6 +79,11 @@ func SortLinks(links []Link) {
 // LatestCrawl resolved it (ok false when none): a crawl with the same
 // links stores none. c.Links must be sorted.
 func PutCrawl(tx *kv.Tx, node uint64, c Crawl, prev *Crawl) error {
+	same := prev != nil && SameLinks(prev.Links, c.Links)
+	return tx.PutRaw(kv.BucketCrawls, crawlKey(node, c.At), encodeCrawl(&c, same))
+}
+
+func encodeCrawl(c *Crawl, same bool) []byte {
 	flags := byte(0)
 	if c.Changed {
 		flags |= crawlChanged
@@ -86,33 +91,62 @@ func PutCrawl(tx *kv.Tx, node uint64, c Crawl, prev *Crawl) error {
 	if c.NotModified {
 		flags |= crawlNotModified
 	}
-	var buf []byte
-	if prev != nil && SameLinks(prev.Links, c.Links) {
-		buf = []byte{flags | crawlSame}
-	} else {
-		buf = make([]byte, 1, 1+3*len(c.Links))
-		buf[0] = flags
-		var last uint64
-		for _, l := range c.Links {
-			buf = binary.AppendUvarint(buf, l.To-last)
-			last = l.To
-			f := l.Weight << 2
-			if l.Nofollow != 0 {
-				f |= 2
-			}
-			if l.Redirect != 0 {
-				f |= 1
-			}
-			buf = binary.AppendUvarint(buf, f)
-			if l.Nofollow != 0 {
-				buf = binary.AppendUvarint(buf, l.Nofollow)
-			}
-			if l.Redirect != 0 {
-				buf = binary.AppendUvarint(buf, l.Redirect)
-			}
+	if same {
+		return []byte{flags | crawlSame}
+	}
+	buf := make([]byte, 1, 1+3*len(c.Links))
+	buf[0] = flags
+	var last uint64
+	for _, l := range c.Links {
+		buf = binary.AppendUvarint(buf, l.To-last)
+		last = l.To
+		f := l.Weight << 2
+		if l.Nofollow != 0 {
+			f |= 2
+		}
+		if l.Redirect != 0 {
+			f |= 1
+		}
+		buf = binary.AppendUvarint(buf, f)
+		if l.Nofollow != 0 {
+			buf = binary.AppendUvarint(buf, l.Nofollow)
+		}
+		if l.Redirect != 0 {
+			buf = binary.AppendUvarint(buf, l.Redirect)
 		}
 	}
-	return tx.PutRaw(kv.BucketCrawls, crawlKey(node, c.At), buf)
+	return buf
+}
+
+// RemapCrawl rewrites a crawl record (key k, value v) for another store
+// whose node ids are mapID's (weaver merge): the node in the key and
+// every target. A record without links stays one, unless resolve gives
+// the links it stands for (the crawl before it, already remapped): then
+// they are written out. mapID returns 0 for an id it does not know,
+// which is an error.
+func RemapCrawl(k, v []byte, mapID func(uint64) uint64, resolve []Link) (nk, nv []byte, c Crawl, err error) {
+	c, same, err := decodeCrawl(k, v)
+	if err != nil {
+		return nil, nil, c, err
+	}
+	node := mapID(binary.BigEndian.Uint64(k))
+	if node == 0 {
+		return nil, nil, c, fmt.Errorf("%w: key %x names a node the store lacks", ErrBadHistory, k)
+	}
+	if same && resolve == nil {
+		return crawlKey(node, c.At), encodeCrawl(&c, true), c, nil
+	}
+	if same {
+		c.Links = slices.Clone(resolve)
+	} else {
+		for i := range c.Links {
+			if c.Links[i].To = mapID(c.Links[i].To); c.Links[i].To == 0 {
+				return nil, nil, c, fmt.Errorf("%w: key %x links to a node the store lacks", ErrBadHistory, k)
+			}
+		}
+		SortLinks(c.Links)
+	}
+	return crawlKey(node, c.At), encodeCrawl(&c, false), c, nil
 }
 
 // decodeCrawl reads a record; same reports a record without links.
