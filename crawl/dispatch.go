@@ -209,6 +209,7 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		deadline = dl.C
 	}
 	idleSaid := time.Time{} // the due time last logged as awaited
+	c.nextDue.Store(0)
 
 	// pick chooses the next step: a parked task whose time has come (its
 	// gate rechecked: a redirect may have taken its host meanwhile), else
@@ -301,7 +302,9 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			if claimedAll {
 				return stop(ReasonMaxPages, nil)
 			}
-			if queued == 0 && (c.peer == nil || clusterDone) && c.cfg.revisit() <= 0 {
+			// With a revisit policy the crawl waits for the next due host;
+			// it ends only when none is scheduled (every host capped).
+			if queued == 0 && (c.peer == nil || clusterDone) && (c.cfg.revisit() <= 0 || c.nextDueAt().IsZero()) {
 				return stop(ReasonQueueEmpty, nil)
 			}
 			if due := c.nextDueAt(); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
