@@ -211,6 +211,14 @@ func (m *merger) run(srcs []*kv.Store) error {
 			return err
 		}
 	}
+	for i, s := range srcs {
+		if err := m.history(i, s); err != nil {
+			return err
+		}
+	}
+	if err := m.rebuildDue(); err != nil {
+		return err
+	}
 	if err := m.frontier(srcs); err != nil {
 		return err
 	}
@@ -376,7 +384,14 @@ func mergeNode(acc, n *graph.Node) {
 		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
 		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
 		acc.Canonical, acc.RobotsDirectives, acc.PagesFetched = n.Canonical, n.RobotsDirectives, n.PagesFetched
+		acc.ETag, acc.LastModified = n.ETag, n.LastModified
+		if !n.NextDue.IsZero() {
+			acc.NextDue, acc.IntervalMS = n.NextDue, n.IntervalMS
+		}
 	}
+	acc.Changes += n.Changes
+	acc.NotModified += n.NotModified
+	acc.LastChange = latest(acc.LastChange, n.LastChange)
 	if acc.Domain == "" {
 		acc.Domain = n.Domain
 	}
@@ -608,4 +623,78 @@ func (m *idMap) get(old uint64) uint64 {
 		return m.dense[old]
 	}
 	return m.sparse[old]
+}
+
+// history copies input i's crawl history (graph/history.go) with its node
+// ids remapped. A host crawled in one input only (every host of a cluster:
+// its owner's) keeps its records as they are; for a host another input
+// crawled too, a record that stood for the links of the crawl before it
+// is written out, since the crawl before it may now be another input's.
+func (m *merger) history(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	has := false
+	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketCrawls); return nil }); err != nil || !has {
+		return err // an older weaver's store: no history
+	}
+	var batch []kvPair
+	var node uint64       // the input's node whose records are being read
+	var resolve bool      // write its records out in full
+	var last []graph.Link // its last crawl's links, remapped
+	return m.scan(src, kv.BucketCrawls, func(k, v []byte) error {
+		if len(k) != 16 {
+			return fmt.Errorf("%s: crawl history key %x: %w", src.Path(), k, graph.ErrBadHistory)
+		}
+		if n := binary.BigEndian.Uint64(k); n != node {
+			node, last = n, nil
+			out := ids.get(n)
+			resolve = false
+			if err := m.dst.View(func(tx *kv.Tx) error { resolve = graph.HasCrawls(tx, out); return nil }); err != nil {
+				return err
+			}
+		}
+		var r []graph.Link
+		if resolve {
+			r = last
+			if r == nil {
+				r = []graph.Link{}
+			}
+		}
+		nk, nv, c, err := graph.RemapCrawl(k, v, ids.get, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Path(), err)
+		}
+		last = c.Links
+		batch = append(batch, kvPair{nk, nv})
+		return nil
+	}, func() error {
+		slices.SortFunc(batch, func(a, b kvPair) int { return bytes.Compare(a.k, b.k) })
+		return pairsFlush(m.dst, kv.BucketCrawls, &batch)()
+	})
+}
+
+// rebuildDue files every merged node with a due time in the revisit
+// schedule's index (kv.BucketDue: due time | node id → URL; empty: the
+// home page).
+func (m *merger) rebuildDue() error {
+	return m.dst.Update(func(tx *kv.Tx) error {
+		var keys [][]byte
+		err := graph.ForEachNode(tx, func(n *graph.Node) error {
+			if !n.NextDue.IsZero() {
+				k := make([]byte, 16)
+				binary.BigEndian.PutUint64(k, uint64(n.NextDue.UnixNano()))
+				binary.BigEndian.PutUint64(k[8:], n.ID)
+				keys = append(keys, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := tx.PutRaw(kv.BucketDue, k, []byte{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

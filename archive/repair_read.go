@@ -231,7 +231,8 @@ func (r *repairer) checkBuckets() {
 		r.note("part of the bucket list is unreadable (%s)", why)
 	}
 	known := map[string]bool{string(kv.BucketHosts): true, string(kv.BucketQueued): true,
-		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true}
+		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true,
+		string(kv.BucketCrawls): true, string(kv.BucketDue): true}
 	for _, b := range copiedBuckets {
 		known[string(b)] = true
 		if _, ok := r.lay.buckets[string(b)]; !ok {

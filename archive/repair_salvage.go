@@ -255,3 +255,30 @@ func (r *repairer) copyInbox() error {
 		return nil
 	}, keysFlush(r.dst, kv.BucketInbox, &batch))
 }
+
+// copyHistory keeps the crawl history records (graph/history.go) whose
+// key is a node and a time and whose value has its flags byte.
+func (r *repairer) copyHistory() error {
+	var batch []kvPair
+	return r.scan(kv.BucketCrawls, func(k, v []byte) error {
+		if len(k) != 16 || len(v) < 1 {
+			r.dropKey(kv.BucketCrawls, k, "key of %d bytes and value of %d, want 16 and at least 1", len(k), len(v))
+			return nil
+		}
+		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
+		return nil
+	}, pairsFlush(r.dst, kv.BucketCrawls, &batch))
+}
+
+// copyDue keeps the revisit schedule's index (due time, node → URL).
+func (r *repairer) copyDue() error {
+	var batch []kvPair
+	return r.scan(kv.BucketDue, func(k, v []byte) error {
+		if len(k) != 16 {
+			r.dropKey(kv.BucketDue, k, "key of %d bytes, want 16", len(k))
+			return nil
+		}
+		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
+		return nil
+	}, pairsFlush(r.dst, kv.BucketDue, &batch))
+}

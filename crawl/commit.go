@@ -29,13 +29,17 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	if !ok {
 		return fmt.Errorf("crawl: leased node %d (%s) does not exist", id, p.lease.Host)
 	}
+	old := n
+	p.revisit, p.savedBytes = n.CrawlCount > 0, n.Bytes
 	n.LastSeen = now
 	n.Depth = min(n.Depth, p.lease.Depth)
 	switch {
 	case p.disallow:
+		c.noteTried(id)
 		n.Status = graph.StatusRobotsDisallow
 		n.Error = "robots.txt disallows " + p.lease.URL
 	case !p.fetched:
+		c.noteTried(id)
 		n.FailCount++
 		n.Status = p.kind.status()
 		n.Error = p.err
@@ -44,10 +48,17 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		p.firstCrawl = n.LastCrawl.Before(time.Unix(0, c.started.Load()))
 		n.CrawlCount++
 		n.LastCrawl = now
+		n.FetchMS, n.Error = p.took.Milliseconds(), p.err
+		if p.notModified {
+			// 304: the page is as the last crawl read it.
+			n.Status = graph.StatusCrawled
+			break
+		}
 		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
-		n.Bytes, n.FetchMS, n.ContentHash = p.bytes, p.took.Milliseconds(), p.hash
-		n.Title, n.Description, n.Error = p.title, p.desc, p.err
+		n.Bytes, n.ContentHash = p.bytes, p.hash
+		n.Title, n.Description = p.title, p.desc
 		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
+		n.ETag, n.LastModified = p.etag, p.lastModified
 		if p.warc != nil {
 			n.Warc = p.warc.String()
 		}
@@ -65,19 +76,32 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 			}
 		}
 	}
-	if err := graph.Put(tx, &n); err != nil {
-		return err
+	if p.fetched && p.notModified {
+		// 304: the host links as its last crawl did.
+		if err := c.lastTargets(tx, p); err != nil {
+			return err
+		}
 	}
 	before := graph.GetCounts(tx)
 	depth := p.lease.Depth + 1
 	p.forwarded = false
+	var links []graph.Link
+	if p.fetched {
+		links = make([]graph.Link, 0, len(p.targets))
+	}
 	for _, t := range p.targets {
 		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
 		if err != nil {
 			return err
 		}
+		if dst.ID == id {
+			continue // never a self-loop
+		}
 		if err := graph.AddEdgeFacts(tx, id, dst.ID, t.weight, t.nofollow, t.redirect, now); err != nil {
 			return err
+		}
+		if p.fetched {
+			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
 		}
 		if !c.owns(t.host) {
 			// The edge is this shard's (it owns the source); the target's
@@ -92,6 +116,13 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if _, err := c.target(tx, t.host, &dst, created, depth, now); err != nil {
 			return err
 		}
+	}
+	p.changed, err = c.record(tx, &old, &n, p, links, now)
+	if err != nil {
+		return err
+	}
+	if err := graph.Put(tx, &n); err != nil {
+		return err
 	}
 	after := graph.GetCounts(tx)
 	p.nodesCreated = int64(after.Nodes - before.Nodes)
@@ -109,6 +140,25 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		err = fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
 	}
 	return err
+}
+
+// lastTargets makes a 304's targets those of the host's last crawl.
+func (c *Crawler) lastTargets(tx *kv.Tx, p *page) error {
+	prev, ok, err := graph.LatestCrawl(tx, p.lease.NodeID)
+	if err != nil || !ok {
+		return err
+	}
+	p.targets = p.targets[:0]
+	for _, l := range prev.Links {
+		dst, ok, err := graph.Get(tx, l.To)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.targets = append(p.targets, target{host: dst.Host, scheme: dst.Scheme, weight: l.Weight, nofollow: l.Nofollow, redirect: l.Redirect})
+		}
+	}
+	return nil
 }
 
 // errLeaseLost fails a page commit whose lease is not in the store.
@@ -134,6 +184,16 @@ func (c *Crawler) account(p *page) {
 	}
 	if p.fetched {
 		c.stats.answered.Add(1)
+		if p.revisit {
+			c.stats.revisits.Add(1)
+			if p.changed {
+				c.stats.changed.Add(1)
+			}
+			if p.notModified {
+				c.stats.notModified.Add(1)
+				c.stats.bytesSaved.Add(p.savedBytes)
+			}
+		}
 	}
 	switch {
 	case p.disallow:

@@ -25,7 +25,7 @@ type Config struct {
 	SeedURLs             []string `json:"seed_urls"`
 	SeedsFile            string   `json:"seeds_file"`              // one seed URL a line; "-": stdin (read by cmd/weaver)
 	MaxDepth             int      `json:"max_depth"`               // 0: no limit
-	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // ≥ 1
+	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // crawls of a host over the store's life; 0: no cap
 	MaxSubdomainsPerRoot int      `json:"max_subdomains_per_root"` // 0: no limit
 	MaxOutboundLinks     int      `json:"max_outbound_links"`      // 0: no limit
 	ConcurrentWorkers    int      `json:"concurrent_workers"`      // ≥ 1
@@ -80,6 +80,14 @@ type Config struct {
 	// the environment's WEAVER_BROWSER is this key's variable): a path, or
 	// a name looked up on PATH. Empty: chromium or google-chrome on PATH.
 	Browser string `json:"browser"`
+	// RevisitAfterMS, when set, is the revisit policy (--revisit): a host
+	// crawled before is crawled again when due, after an interval that
+	// starts here and adapts to what each crawl finds, up to RevisitMaxMS
+	// (0: 32 times RevisitAfterMS). MaxDurationMS ends a run after that
+	// long (0: no limit).
+	RevisitAfterMS int `json:"revisit_after_ms"`
+	RevisitMaxMS   int `json:"revisit_max_ms"`
+	MaxDurationMS  int `json:"max_duration_ms"`
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -172,6 +180,7 @@ func (c *Config) fieldsOf() []field {
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
 		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
 		{"browser", &c.Browser},
+		{"revisit_after_ms", &c.RevisitAfterMS}, {"revisit_max_ms", &c.RevisitMaxMS}, {"max_duration_ms", &c.MaxDurationMS},
 	}
 }
 
@@ -416,14 +425,16 @@ func (c *Config) Validate() error {
 		{"politeness_delay_ms", int64(c.PolitenessDelayMS)}, {"max_body_bytes", c.MaxBodyBytes},
 		{"max_pages", int64(c.MaxPages)}, {"robots_cache_ttl_ms", int64(c.RobotsCacheTTLMS)},
 		{"progress_interval_ms", int64(c.ProgressIntervalMS)}, {"warc_max_size", c.WarcMaxSize},
+		{"max_crawls_per_node", int64(c.MaxCrawlsPerNode)}, {"revisit_after_ms", int64(c.RevisitAfterMS)},
+		{"revisit_max_ms", int64(c.RevisitMaxMS)}, {"max_duration_ms", int64(c.MaxDurationMS)},
 	}
 	for _, n := range nonNeg {
 		if n.v < 0 {
 			return c.invalid(n.key, "must not be negative, got %d", n.v)
 		}
 	}
-	if c.MaxCrawlsPerNode < 1 {
-		return c.invalid("max_crawls_per_node", "must be at least 1, got %d", c.MaxCrawlsPerNode)
+	if c.RevisitMaxMS > 0 && c.RevisitMaxMS < c.RevisitAfterMS {
+		return c.invalid("revisit_max_ms", "must be at least revisit_after_ms (%dms), got %dms", c.RevisitAfterMS, c.RevisitMaxMS)
 	}
 	if c.PagesPerHost < 1 || c.PagesPerHost > 10000 {
 		return c.invalid("pages_per_host", "must be 1 to 10000, got %d", c.PagesPerHost)
@@ -573,6 +584,38 @@ func (c *Config) retryDelay() time.Duration { return time.Duration(c.RetryDelayM
 // while each host waits a second between its requests, and a bound on
 // what a web of slow Crawl-delays may hold open.
 func (c *Config) openHosts() int { return max(256, 64*c.ConcurrentWorkers) }
+
+// UncapRevisits lifts max_crawls_per_node's cap when a revisit policy is
+// set and no one chose a cap for it: no source set the key, or only the
+// settings stored by a crawl that had no revisit policy (storedRevisit
+// false), whose cap was the default of a crawl that fetched each host
+// once. A host is then crawled for as long as the store lives, and the
+// store remembers 0.
+func (c *Config) UncapRevisits(storedRevisit bool) {
+	if c.RevisitAfterMS <= 0 {
+		return
+	}
+	src := c.from["max_crawls_per_node"]
+	if src == "" || (strings.HasPrefix(src, "settings stored") && !storedRevisit) {
+		c.MaxCrawlsPerNode = 0
+		c.From("max_crawls_per_node", "revisit_after_ms (no cap by default)")
+	}
+}
+
+// revisit is the revisit policy's first interval; 0: no revisits.
+func (c *Config) revisit() time.Duration { return time.Duration(c.RevisitAfterMS) * time.Millisecond }
+
+// revisitMax is the longest revisit interval.
+func (c *Config) revisitMax() time.Duration {
+	if c.RevisitMaxMS > 0 {
+		return time.Duration(c.RevisitMaxMS) * time.Millisecond
+	}
+	return 32 * c.revisit()
+}
+
+// revisitMin is the shortest revisit interval: half the first, never
+// below the politeness delay.
+func (c *Config) revisitMin() time.Duration { return max(c.revisit()/2, c.delay()) }
 
 func (c *Config) delay() time.Duration { return time.Duration(c.PolitenessDelayMS) * time.Millisecond }
 func (c *Config) robotsTTL() time.Duration {

@@ -86,7 +86,7 @@ func TestConfig_Validate(t *testing.T) {
 		key, value, want string
 	}{
 		{"max_depth", "-1", "max_depth"},
-		{"max_crawls_per_node", "0", "max_crawls_per_node"},
+		{"max_crawls_per_node", "-1", "max_crawls_per_node"}, // 0 is no cap (issue 27)
 		{"concurrent_workers", "0", "concurrent_workers"},
 		{"request_timeout_ms", "0", "request_timeout_ms"},
 		{"seed_url", "ftp://x/", "seed_url"},

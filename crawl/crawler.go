@@ -63,6 +63,7 @@ type Crawler struct {
 	rate      rate
 	workers   []workerSlot
 	started   atomic.Int64 // Run's start, unix nanoseconds
+	nextDue   atomic.Int64 // with a revisit policy: the next host's due time, unix nanoseconds (0: none)
 	running   atomic.Bool
 	reason    atomic.Pointer[string]
 	wake      chan struct{} // AddSeeds queued work: the dispatcher should claim
@@ -77,9 +78,10 @@ type Crawler struct {
 	failedMu sync.Mutex      // guards failed
 	failed   map[uint64]bool // nodes whose host failed for good in this run
 
-	net    *netwatch      // tells an outage of the crawler's network from failing hosts
-	parseQ chan<- *task   // Run's parse stage, for pages held by net and let go
-	sends  sync.WaitGroup // goroutines sending let-go pages to parseQ
+	net    *netwatch       // tells an outage of the crawler's network from failing hosts
+	parseQ chan<- *task    // Run's parse stage, for pages held by net and let go
+	sends  sync.WaitGroup  // goroutines sending let-go pages to parseQ
+	tried  map[uint64]bool // nodes whose host failed or was disallowed in this run (guarded by failedMu)
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -92,7 +94,8 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, wake: make(chan struct{}, 1), failed: map[uint64]bool{}}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, wake: make(chan struct{}, 1), failed: map[uint64]bool{}, tried: map[uint64]bool{}}
+	c.cfg.UncapRevisits(true)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -321,8 +324,20 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
 		res.FrontierSize = frontier.Len(tx)
+		if due := NextDue(tx); !due.IsZero() {
+			due = due.UTC()
+			res.NextDue = &due
+		}
 		return nil
 	})
+	if reason == ReasonQueueEmpty && res.PagesFetched+res.PagesFailed == 0 && res.TotalNodes > 0 {
+		// A finished store: every host was asked for already.
+		if res.NextDue != nil {
+			c.logf("INFO", "Nothing is due: the next host is due at %s", res.NextDue.Format(time.RFC3339))
+		} else {
+			c.logf("INFO", "Nothing is due: every host was crawled (crawl with --revisit DURATION to crawl them again)")
+		}
+	}
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}

@@ -18,8 +18,9 @@ import (
 // claimResult is what one claim transaction found.
 type claimResult struct {
 	leases  []frontier.Lease
-	queued  uint64 // entries still queued after the claim
-	dropped int64  // entries dropped without an attempt (see judge)
+	queued  uint64    // entries still queued after the claim
+	nextDue time.Time // with a revisit policy: the earliest host due later (zero: none)
+	dropped int64     // entries dropped without an attempt (see judge)
 	err     error
 }
 
@@ -34,6 +35,11 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 	applied, done := c.store.CommitApplied(func(tx *kv.Tx) error {
 		res = claimResult{}
 		var err error
+		if c.cfg.revisit() > 0 {
+			if res.nextDue, err = c.promoteDue(tx, c.now(), 4*n+256); err != nil {
+				return err
+			}
+		}
 		res.leases, err = frontier.Claim(tx, n, 4*n+256, c.now(), func(e *frontier.Entry) frontier.Verdict {
 			v, skipped := c.judge(tx, e)
 			if skipped {
@@ -60,8 +66,9 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 	return out
 }
 
-// judge decides about a queued entry. A host crawled max_crawls_per_node
-// times is dropped, and so, without an attempt and without using up
+// judge decides about a queued entry. A host that may not be fetched now
+// (asked before and not due, or crawled max_crawls_per_node times: see
+// mayFetch) is dropped, and so, without an attempt and without using up
 // max_pages, is a host that cannot be fetched: its robots.txt, still in
 // the cache, disallows the page, or it failed for good in this run (see
 // page.forGood). A host waiting for its delay is taken all the same: it
@@ -71,15 +78,18 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 // not one of a host crawled enough.
 func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipped bool) {
 	node, ok, err := graph.Get(tx, e.NodeID)
-	if err != nil || !ok || node.CrawlCount >= c.cfg.MaxCrawlsPerNode {
+	if err != nil || !ok || !c.mayFetch(&node, c.now()) {
 		return frontier.Drop, false
 	}
 	if c.gaveUp(e.NodeID) {
 		return frontier.Drop, true
 	}
-	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots {
+	// A host due for a revisit goes through its crawl even when its
+	// cached robots.txt disallows it: the commit then schedules it again.
+	due := c.cfg.revisit() > 0 && !node.NextDue.IsZero()
+	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots && !due {
 		var rec robotsRecord
-		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && c.now().Sub(rec.Fetched) < c.cfg.robotsTTL() {
+		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && rec.fresh(c.now(), c.cfg.robotsTTL()) {
 			var r robots.Rules
 			if r.UnmarshalBinary(rec.Rules) == nil && !r.Allowed(c.cfg.UserAgent, e.URL) {
 				return frontier.Drop, true
@@ -197,6 +207,20 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 	var probeC <-chan time.Time
 	var probing chan error
 	pauseSaved := false // the pause is in the store, the open hosts back in the queue
+	// With a revisit policy the crawl does not end when the queue is
+	// empty: dueTimer wakes it when the next host is due. deadline ends
+	// it after max_duration_ms.
+	dueTimer := time.NewTimer(time.Hour)
+	dueTimer.Stop()
+	defer dueTimer.Stop()
+	var deadline <-chan time.Time
+	if c.cfg.MaxDurationMS > 0 {
+		dl := time.NewTimer(time.Duration(c.cfg.MaxDurationMS)*time.Millisecond - c.now().Sub(time.Unix(0, c.started.Load())))
+		defer dl.Stop()
+		deadline = dl.C
+	}
+	idleSaid := time.Time{} // the due time last logged as awaited
+	c.nextDue.Store(0)
 
 	// pick chooses the next step: a parked task whose time has come (its
 	// gate rechecked: a redirect may have taken its host meanwhile), else
@@ -324,8 +348,14 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			if claimedAll {
 				return stop(ReasonMaxPages, nil)
 			}
-			if queued == 0 && (c.peer == nil || clusterDone) {
+			// With a revisit policy the crawl waits for the next due host;
+			// it ends only when none is scheduled (every host capped).
+			if queued == 0 && (c.peer == nil || clusterDone) && (c.cfg.revisit() <= 0 || c.nextDueAt().IsZero()) {
 				return stop(ReasonQueueEmpty, nil)
+			}
+			if due := c.nextDueAt(); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
+				idleSaid = due
+				c.logf("INFO", "Nothing to fetch now: the next host is due at %s", due.UTC().Format(time.RFC3339))
 			}
 		}
 		now := c.now()
@@ -380,6 +410,14 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			c.stats.claimed.Add(int64(len(r.leases)))
 			c.stats.dropped.Add(r.dropped)
 			queued = r.queued
+			if c.cfg.revisit() > 0 {
+				c.nextDue.Store(r.nextDue.UnixNano())
+				if r.nextDue.IsZero() {
+					c.nextDue.Store(0)
+				} else if len(r.leases) == 0 {
+					dueTimer.Reset(max(r.nextDue.Sub(c.now()), time.Millisecond))
+				}
+			}
 			if len(r.leases) == 0 && !ackedWhileClaiming {
 				needClaim = false
 				if queued > 0 && running+waiting.Len() == 0 {
@@ -391,6 +429,11 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 				}
 			}
 		case <-timer.C:
+		case <-dueTimer.C:
+			needClaim = true
+		case <-deadline:
+			c.logf("INFO", "max_duration reached")
+			return stop(ReasonMaxDuration, nil)
 		case <-c.wake:
 			needClaim = true
 		case <-c.net.changed:

@@ -105,22 +105,28 @@ func serverClosed(err error) bool {
 
 // response is what one GET brought back, body already consumed by read.
 type response struct {
-	status      int
-	finalURL    *url.URL
-	contentType string
-	server      string
-	retryAfter  time.Duration
-	location    string   // a redirect's Location, as sent
-	robotsTag   []string // X-Robots-Tag headers
-	warc        *WarcRef // where the exchange was recorded (--warc)
+	status       int
+	finalURL     *url.URL
+	contentType  string
+	server       string
+	retryAfter   time.Duration
+	location     string   // a redirect's Location, as sent
+	robotsTag    []string // X-Robots-Tag headers
+	warc         *WarcRef // where the exchange was recorded (--warc)
+	validators   validators
+	cacheControl string // robots.txt's Cache-Control, for its max-age
 }
+
+// validators are a page's ETag and Last-Modified, sent back on a revisit
+// as If-None-Match and If-Modified-Since (issue 27).
+type validators struct{ etag, lastModified string }
 
 // get performs one GET with its own deadline, hands the size-capped body
 // to read (which must consume what it needs before returning), and
 // returns the response or a transport error. A nil read discards the body.
 // Redirects are not followed: a redirect is the scheduler's next step, so
 // that a hop waits for its host's delay without holding a worker.
-func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, prev *WarcRef, read func(io.Reader, *response) error) (*response, error) {
+func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, prev *WarcRef, cond validators, read func(io.Reader, *response) error) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var remote string
@@ -137,6 +143,12 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	if cond.etag != "" {
+		req.Header.Set("If-None-Match", cond.etag)
+	}
+	if cond.lastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.lastModified)
+	}
 	sent := c.now()
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -144,13 +156,15 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 	}
 	defer resp.Body.Close()
 	r := &response{
-		status:      resp.StatusCode,
-		finalURL:    resp.Request.URL,
-		contentType: resp.Header.Get("Content-Type"),
-		server:      resp.Header.Get("Server"),
-		retryAfter:  parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
-		location:    resp.Header.Get("Location"),
-		robotsTag:   resp.Header.Values("X-Robots-Tag"),
+		status:       resp.StatusCode,
+		finalURL:     resp.Request.URL,
+		contentType:  resp.Header.Get("Content-Type"),
+		server:       resp.Header.Get("Server"),
+		retryAfter:   parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
+		location:     resp.Header.Get("Location"),
+		robotsTag:    resp.Header.Values("X-Robots-Tag"),
+		validators:   validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
+		cacheControl: resp.Header.Get("Cache-Control"),
 	}
 	var body io.Reader = io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
 	var kept *bytes.Buffer

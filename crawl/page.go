@@ -6,6 +6,8 @@ import (
 	"hash"
 	"io"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +63,17 @@ type page struct {
 
 	forwarded bool // the commit forwarded links to other shards
 
+	// Revisits (issue 27): the home page's validators, whether it was
+	// answered 304 to a conditional request (notModified), and whether
+	// the crawl changed something (set by the commit).
+	etag, lastModified string
+	ifNoneMatch        string // validators of the last crawl, sent on a revisit
+	ifModifiedSince    string
+	notModified        bool
+	changed            bool
+	revisit            bool  // the host was crawled before (set by the commit)
+	savedBytes         int64 // the last crawl's body size (set by the commit)
+
 	// filled by the commit, read once it is durable
 	nodesCreated, edgesCreated, linksAdded int64
 }
@@ -69,6 +82,35 @@ type page struct {
 type robotsRecord struct {
 	Fetched time.Time `msgpack:"t"`
 	Rules   kv.Bytes  `msgpack:"r"` // robots.Rules.MarshalBinary
+	// MaxAge is the answer's Cache-Control max-age when shorter than the
+	// cache's TTL (RFC 9309 §2.4: standard HTTP caching applies); 0: none.
+	MaxAge time.Duration `msgpack:"m,omitempty"`
+}
+
+// fresh reports whether the record may still be used at now: younger
+// than the TTL (24 h by default, RFC 9309 §2.4) and than its max-age.
+func (r *robotsRecord) fresh(now time.Time, ttl time.Duration) bool {
+	if r.MaxAge > 0 {
+		ttl = min(ttl, r.MaxAge)
+	}
+	return now.Sub(r.Fetched) < ttl
+}
+
+// maxAge reads Cache-Control's max-age (0 when absent or bad); no-store
+// and no-cache count as 0 seconds, i.e. one second.
+func maxAge(cc string) time.Duration {
+	for _, part := range strings.Split(cc, ",") {
+		part = strings.TrimSpace(strings.ToLower(part))
+		if part == "no-store" || part == "no-cache" {
+			return time.Second
+		}
+		if v, ok := strings.CutPrefix(part, "max-age="); ok {
+			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err == nil && n >= 0 {
+				return max(time.Duration(n)*time.Second, time.Second)
+			}
+		}
+	}
+	return 0
 }
 
 // parser is a parse stage's state, reused from page to page.
@@ -123,7 +165,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 		p.addTargets(w.sel.picked(), true)
 		return
 	}
-	if p.body == nil {
+	if p.body == nil || p.notModified {
 		return
 	}
 	defer p.dropBody()

@@ -133,7 +133,9 @@ func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, 
 		if status == graph.StatusDiscovered || status == graph.StatusExcludedByLimit {
 			status, changed = graph.StatusOutOfScope, true
 		}
-	} else if dst.CrawlCount < c.cfg.MaxCrawlsPerNode {
+	} else if !asked(dst.CrawlCount, dst.Status) && !c.capped(dst.CrawlCount) && tx.GetRaw(kv.BucketLeases, kv.U64(dst.ID)) == nil {
+		// A host asked for before, or being fetched now, is not fetched
+		// again for this link (issue 27: one fetch of a host per crawl).
 		admitted := false
 		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
 			var err error

@@ -129,7 +129,47 @@ func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
 		}
 	}
 	requeued, err := c.requeuePass(rules, seeds, known)
-	return recovered, queued + requeued, err
+	if err != nil {
+		return recovered, queued + requeued, err
+	}
+	return recovered, queued + requeued, c.scheduleUnscheduled()
+}
+
+// scheduleUnscheduled gives, with a revisit policy, a due time to every
+// host asked for without one (crawled before the policy was set): its
+// last crawl plus the first interval.
+func (c *Crawler) scheduleUnscheduled() error {
+	if c.cfg.revisit() <= 0 {
+		return nil
+	}
+	return c.store.Update(func(tx *kv.Tx) error {
+		var todo []graph.Node
+		err := graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.NextDue.IsZero() && asked(n.CrawlCount, n.Status) && c.owns(n.Host) && !c.capped(n.CrawlCount) {
+				todo = append(todo, *n)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := range todo {
+			n := &todo[i]
+			last := n.LastCrawl
+			if last.IsZero() {
+				last = n.LastSeen
+			}
+			n.IntervalMS = c.cfg.revisit().Milliseconds()
+			n.NextDue = last.Add(c.cfg.revisit())
+			if err := tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte{}); err != nil {
+				return err
+			}
+			if err := graph.Put(tx, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // seed is a checked seed URL: its node's host and the URL to fetch.
@@ -213,7 +253,9 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 			next, _ = strconv.ParseUint(v, 10, 64) // damaged: the pass starts again, harmlessly
 			pass = true
 		} else {
-			pass = known && frontier.Len(tx) == 0 && (c.peer == nil || c.peer.RoundOver(tx))
+			// With a revisit policy the schedule says when a host is
+			// crawled again, not a known seed.
+			pass = known && c.cfg.revisit() <= 0 && frontier.Len(tx) == 0 && (c.peer == nil || c.peer.RoundOver(tx))
 		}
 		return nil
 	})
@@ -242,7 +284,7 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 					return graph.ErrStop
 				}
 				seen++
-				if node.CrawlCount >= c.cfg.MaxCrawlsPerNode || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
+				if c.capped(node.CrawlCount) || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
 					return nil
 				}
 				fetch := seedURL[node.Host]
@@ -317,7 +359,7 @@ func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
 				}
 				forwarded = true
 				r.Queued, r.Reason = true, "forwarded to the shard that owns the host"
-			case n.CrawlCount >= c.cfg.MaxCrawlsPerNode:
+			case c.capped(n.CrawlCount):
 				times := "times"
 				if n.CrawlCount == 1 {
 					times = "time"

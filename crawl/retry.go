@@ -150,7 +150,7 @@ func (c *Crawler) requeueFailed(causes FailCause, rules seedRules, seeds Seeds) 
 			if cause == CauseHTTP {
 				crawls = max(crawls-1, 0)
 			}
-			if crawls >= c.cfg.MaxCrawlsPerNode || (c.cfg.MaxDepth > 0 && n.Depth > c.cfg.MaxDepth) ||
+			if c.capped(crawls) || (c.cfg.MaxDepth > 0 && n.Depth > c.cfg.MaxDepth) ||
 				c.exclude.excluded(n.Host) || !c.inScope(n.Host) || !c.owns(n.Host) {
 				return nil
 			}

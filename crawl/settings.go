@@ -44,6 +44,7 @@ var SettingKeys = []string{
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
 	"pages_per_host", "scope", "render", "browser", "warc_dir", "warc_max_size", "ca_file", "dns_server",
+	"revisit_after_ms", "revisit_max_ms",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).
@@ -51,6 +52,7 @@ var notStored = []string{
 	"seed_url", "seed_urls", "seeds_file", "db_path", "metrics_path", "max_pages", "progress_interval_ms",
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
+	"max_duration_ms", // one run's budget, like max_pages
 }
 
 // MachineKeys are the settings that name files of the machine a crawl
@@ -67,7 +69,7 @@ var MachineKeys = []string{"warc_dir", "browser", "ca_file"}
 var GraphKeys = []string{"max_depth", "max_crawls_per_node", "max_subdomains_per_root", "max_outbound_links", "exclude_hosts", "ignore_robots", "pages_per_host", "scope", "render"}
 
 // noLimitKeys are the keys whose 0 means no limit.
-var noLimitKeys = []string{"max_depth", "max_subdomains_per_root", "max_outbound_links", "max_pages"}
+var noLimitKeys = []string{"max_depth", "max_subdomains_per_root", "max_outbound_links", "max_pages", "max_crawls_per_node", "max_duration_ms"}
 
 // Settings are a crawl's remembered config values: key → JSON value.
 type Settings map[string]json.RawMessage

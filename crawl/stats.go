@@ -29,6 +29,10 @@ type stats struct {
 	answered         atomic.Int64 // HTTP answers for pages, whatever their status
 	pagesRendered    atomic.Int64 // pages rendered by the browser (--render)
 	renderFailures   atomic.Int64 // renders that failed (the raw HTML was used)
+	revisits         atomic.Int64 // answered crawls of hosts crawled before
+	notModified      atomic.Int64 // of them, answered 304
+	changed          atomic.Int64 // of them, that found the content or the out-links changed
+	bytesSaved       atomic.Int64 // body bytes a 304 did not send (the last crawl's size)
 
 	mu     sync.Mutex // guards errors
 	errors map[ErrorKind]int64
@@ -99,6 +103,16 @@ type Result struct {
 	PausedSeconds float64 `json:"paused_seconds"`
 	PagesPardoned int64   `json:"pages_pardoned"`
 	Error         string  `json:"error,omitempty"`
+	// Revisits (issue 27): answered crawls of hosts crawled before, of
+	// them answered 304 (not_modified), changed and unchanged; the body
+	// bytes the 304s did not send; and when the next host is due
+	// (omitted without a revisit policy).
+	Revisits    int64      `json:"revisits"`
+	NotModified int64      `json:"not_modified"`
+	Changed     int64      `json:"changed"`
+	Unchanged   int64      `json:"unchanged"`
+	BytesSaved  int64      `json:"bytes_saved"`
+	NextDue     *time.Time `json:"next_due,omitempty"`
 }
 
 // Termination reasons.
@@ -110,7 +124,9 @@ const (
 	// the same graceful one as a signal's.
 	ReasonAPIStop  = "api_stop"
 	ReasonMaxPages = "max_pages"
-	ReasonError    = "error"
+	// ReasonMaxDuration: max_duration_ms passed (--max-duration).
+	ReasonMaxDuration = "max_duration"
+	ReasonError       = "error"
 )
 
 func (s *stats) result(start, end time.Time, reason string) Result {
@@ -125,6 +141,9 @@ func (s *stats) result(start, end time.Time, reason string) Result {
 		PagesAnswered: s.answered.Load(),
 		PagesRendered: s.pagesRendered.Load(), RenderFailures: s.renderFailures.Load(),
 		ErrorsByType: s.errorCounts(),
+		Revisits:     s.revisits.Load(), NotModified: s.notModified.Load(),
+		Changed: s.changed.Load(), Unchanged: s.revisits.Load() - s.changed.Load(),
+		BytesSaved: s.bytesSaved.Load(),
 	}
 	if n := r.PagesFetched + r.PagesFailed; n > 0 {
 		r.AvgFetchTimeMS = s.fetchNanos.Load() / n / int64(time.Millisecond)

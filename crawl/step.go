@@ -48,6 +48,7 @@ type task struct {
 	outRedirect bool
 	rendered    []byte          // the current page's DOM after --render, parsed instead of its HTML
 	warcPrev    *WarcRef        // where the home page was recorded by the last crawl (--warc)
+	cond        validators      // the home page's validators from the last crawl: a conditional request
 	queue       []string        // the host's own pages found so far and not yet fetched, in order
 	seen        map[string]bool // pages queued or fetched (URL without fragment)
 	rules       *robots.Rules   // kept for the pages after the home page
@@ -151,11 +152,18 @@ func (c *Crawler) start(t *task) {
 		return
 	}
 	t.stage = stagePage
-	if c.archive != nil {
+	// A host crawled before is asked conditionally when one page is
+	// fetched per crawl: a 304 says its page, and so its links, are as
+	// the last crawl read them.
+	conditional := c.cfg.PagesPerHost == 1 && c.cfg.Render != RenderAlways
+	if c.archive != nil || conditional {
 		_ = c.store.View(func(tx *kv.Tx) error {
 			if n, ok, err := graph.Get(tx, p.lease.NodeID); err == nil && ok {
-				if ref, ok := ParseWarcRef(n.Warc); ok {
+				if ref, ok := ParseWarcRef(n.Warc); ok && c.archive != nil {
 					t.warcPrev = &ref
+				}
+				if conditional && n.CrawlCount > 0 && n.Status == graph.StatusCrawled && graph.HasCrawls(tx, n.ID) {
+					t.cond = validators{etag: n.ETag, lastModified: n.LastModified}
 				}
 			}
 			return nil
@@ -182,7 +190,7 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 		found, err = tx.Get(kv.BucketRobots, []byte(host), &rec)
 		return err
 	})
-	if err != nil || !found || c.now().Sub(rec.Fetched) >= c.cfg.robotsTTL() {
+	if err != nil || !found || !rec.fresh(c.now(), c.cfg.robotsTTL()) {
 		return nil
 	}
 	var r robots.Rules
@@ -246,10 +254,14 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	timeout := c.cfg.timeout() + time.Duration(t.attempt)*2*time.Second
 	start := time.Now()
 	var prev *WarcRef
+	var cond validators
 	if t.stage == stagePage && t.pageNo == 0 {
 		prev = t.warcPrev
+		if t.hops == 0 {
+			cond = t.cond
+		}
 	}
-	resp, err := c.get(ctx, t.url, timeout, prev, func(body io.Reader, r *response) error {
+	resp, err := c.get(ctx, t.url, timeout, prev, cond, func(body io.Reader, r *response) error {
 		if r.status >= 500 || r.status == http.StatusTooManyRequests {
 			return nil // retried or recorded; the body is not wanted
 		}
@@ -368,7 +380,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 		rules := robots.FromResponse(resp.status, t.body)
 		t.body = nil
 		if data, err := rules.MarshalBinary(); err == nil {
-			p.robots = &robotsRecord{Fetched: c.now(), Rules: data}
+			p.robots = &robotsRecord{Fetched: c.now(), Rules: data, MaxAge: maxAge(resp.cacheControl)}
 			t.persist = true
 		}
 		c.obey(t, rules)
@@ -387,6 +399,14 @@ func (c *Crawler) answered(t *task, resp *response) {
 		p.pages = 1
 		p.warc = resp.warc
 		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
+		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
+		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {
+			// Not modified: no body, no parse; the commit keeps the
+			// page and its links as the last crawl read them.
+			p.notModified = true
+			p.dropBody()
+			return
+		}
 		if resp.status >= 400 {
 			p.kind = KindHTTP
 			p.err = fmt.Sprintf("HTTP %d", resp.status)

@@ -176,6 +176,6 @@ func TestCross_ArmV7UnderQemu(t *testing.T) {
 	if got := sqliteCount(t, filepath.Join(dir, "pi.db"), "SELECT COUNT(*) FROM edges"); got != 3 {
 		t.Errorf("SQLite export from armv7: %d edges, want 3", got)
 	}
-	want := map[[2]string]int{{"a.test", "b.test"}: 2, {"b.test", "c.test"}: 2, {"c.test", "a.test"}: 2}
+	want := map[[2]string]int{{"a.test", "b.test"}: 1, {"b.test", "c.test"}: 1, {"c.test", "a.test"}: 1} // one fetch of a host per crawl (issue 27)
 	storetest.SameGraph(t, edges(t, filepath.Join(dir, "pi.bolt")), want)
 }

@@ -61,6 +61,9 @@ type jsonEdge struct {
 	// or sponsored; Redirect the redirects (both out of Weight).
 	Nofollow uint64 `json:"nofollow"`
 	Redirect uint64 `json:"redirect"`
+	// Gone is true for an edge its source's latest crawl no longer
+	// linked (issue 27); last_seen is then the last crawl that did.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // jsonGraph is the "graph" member: the export's metadata.
@@ -137,7 +140,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			line, err := json.Marshal(jsonEdge{
 				Source: e.From, Target: e.To, Weight: e.Weight,
 				FirstSeen: isoTime(e.FirstSeen), LastSeen: isoTime(e.LastSeen),
-				Nofollow: e.Nofollow, Redirect: e.Redirect,
+				Nofollow: e.Nofollow, Redirect: e.Redirect, Gone: v.gone(e),
 			})
 			if err != nil {
 				return err

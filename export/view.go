@@ -40,6 +40,11 @@ type Options struct {
 	// database, and the text formats replace a database. It never allows
 	// replacing the store being exported.
 	Force bool
+	// At, when set, exports the graph as it was at that time (issue 27):
+	// the nodes first seen by At and the edges present at At, each with
+	// the weight of its source's last crawl at or before At (see
+	// graph.EdgesAt). Node attributes are the latest known.
+	At time.Time
 	// Version is the weaver version recorded in the export; "" means "dev".
 	Version string
 	// Now gives the export time recorded in the export; nil means time.Now.
@@ -62,7 +67,14 @@ func (o Options) filters() string {
 	return "min_weight=" + strconv.FormatUint(o.MinWeight, 10) +
 		" crawled_only=" + strconv.FormatBool(o.CrawledOnly) +
 		" domains=" + strconv.FormatBool(o.Domains) +
-		" no_mirrors=" + strconv.FormatBool(o.NoMirrors)
+		" no_mirrors=" + strconv.FormatBool(o.NoMirrors) + o.atFilter()
+}
+
+func (o Options) atFilter() string {
+	if o.At.IsZero() {
+		return ""
+	}
+	return " at=" + o.At.UTC().Format(time.RFC3339Nano)
 }
 
 // Stats count what an export wrote.
@@ -81,12 +93,39 @@ func crawled(n *graph.Node) bool { return n.CrawlCount > 0 }
 
 // keeps reports whether the node filters (CrawledOnly, NoMirrors) keep n.
 func (o Options) keeps(n *graph.Node) bool {
-	return (!o.CrawledOnly || crawled(n)) && (!o.NoMirrors || n.MirrorOf == 0)
+	return (!o.CrawledOnly || crawled(n)) && (!o.NoMirrors || n.MirrorOf == 0) &&
+		(o.At.IsZero() || !n.FirstSeen.After(o.At))
 }
 
 // filtersNodes reports whether a node filter is on, so that edges must
 // be checked against the kept nodes.
-func (o Options) filtersNodes() bool { return o.CrawledOnly || o.NoMirrors }
+func (o Options) filtersNodes() bool { return o.CrawledOnly || o.NoMirrors || !o.At.IsZero() }
+
+// gone reports whether e is missing from its source's latest crawl (never
+// with At, or for a domain edge, or a source without history). Edges come
+// by source, so the source's latest crawl is read once.
+func (v *view) gone(e *graph.Edge) bool {
+	if !v.opt.At.IsZero() || v.domains != nil {
+		return false
+	}
+	if v.latestOf != e.From || !v.latestRead {
+		v.latestOf, v.latestRead = e.From, true
+		cr, ok, err := graph.LatestCrawl(v.tx, e.From)
+		v.latest = nil
+		if err == nil && ok {
+			v.latest = &cr
+		}
+	}
+	return graph.Gone(v.latest, e.To)
+}
+
+// forEachEdge walks the store's edges, or with At those present then.
+func (v *view) forEachEdge(fn func(e *graph.Edge) error) error {
+	if !v.opt.At.IsZero() {
+		return graph.EdgesAt(v.tx, v.opt.At, fn)
+	}
+	return graph.ForEachEdge(v.tx, fn)
+}
 
 // view is the store's graph seen through Options: the one place the
 // filters are applied. Call nodes, then edges, inside one read
@@ -103,6 +142,10 @@ type view struct {
 	ranks   *viewRanks // nil with NoRanks
 
 	stats Stats
+	// latest is the latest crawl of node latestOf, for gone.
+	latest     *graph.Crawl
+	latestOf   uint64
+	latestRead bool
 	// first and last are the earliest and latest times over every node of
 	// the store, filters aside: the crawl's time range.
 	first, last time.Time
@@ -297,7 +340,7 @@ func (v *view) edges(fn func(e *graph.Edge) error) error {
 		}
 		return nil
 	}
-	return graph.ForEachEdge(v.tx, func(e *graph.Edge) error {
+	return v.forEachEdge(func(e *graph.Edge) error {
 		if err := v.tick(); err != nil {
 			return err
 		}
@@ -427,7 +470,7 @@ func (v *view) collapse() (*domainGraph, error) {
 		return 0
 	}
 	pairs := map[[2]int32]int{} // domain pair → position in d.edges
-	err = graph.ForEachEdge(v.tx, func(e *graph.Edge) error {
+	err = v.forEachEdge(func(e *graph.Edge) error {
 		if err := v.tick(); err != nil {
 			return err
 		}

@@ -61,6 +61,13 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	optNum("pf", int64(n.PagesFetched), false)
 	optNum("rm", n.RenderMS, true)
 	opt("wa", n.Warc)
+	optTime("nd", n.NextDue)
+	optNum("iv", n.IntervalMS, true)
+	optNum("cg", int64(n.Changes), false)
+	optTime("lg", n.LastChange)
+	optNum("nm", int64(n.NotModified), false)
+	opt("et", n.ETag)
+	opt("lm", n.LastModified)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields.
@@ -189,6 +196,22 @@ func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
 			n.RenderMS, err = dec.DecodeInt64()
 		case "wa":
 			n.Warc, err = dec.DecodeString()
+		case "nd":
+			n.NextDue, err = dec.DecodeTime()
+		case "iv":
+			n.IntervalMS, err = dec.DecodeInt64()
+		case "cg":
+			i, err = dec.DecodeInt64()
+			n.Changes = int(i)
+		case "lg":
+			n.LastChange, err = dec.DecodeTime()
+		case "nm":
+			i, err = dec.DecodeInt64()
+			n.NotModified = int(i)
+		case "et":
+			n.ETag, err = dec.DecodeString()
+		case "lm":
+			n.LastModified, err = dec.DecodeString()
 		default:
 			err = dec.Skip()
 		}

@@ -67,6 +67,21 @@ type Node struct {
 	// Warc is where the response record of the home page of the host's
 	// last crawl is, with --warc: crawl.WarcRef's text form.
 	Warc string `msgpack:"wa,omitempty"`
+
+	// The revisit schedule (issue 27): NextDue is when the host is due
+	// again (zero without a revisit policy), IntervalMS the interval that
+	// gave it, adapted by each crawl; Changes counts the crawls that found
+	// the content or the out-links changed, LastChange the last of them;
+	// NotModified counts the crawls answered 304.
+	NextDue     time.Time `msgpack:"nd,omitempty"`
+	IntervalMS  int64     `msgpack:"iv,omitempty"`
+	Changes     int       `msgpack:"cg,omitempty"`
+	LastChange  time.Time `msgpack:"lg,omitempty"`
+	NotModified int       `msgpack:"nm,omitempty"`
+	// ETag and LastModified are the home page's validators from its last
+	// 200 answer, sent back on a revisit (If-None-Match, If-Modified-Since).
+	ETag         string `msgpack:"et,omitempty"`
+	LastModified string `msgpack:"lm,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

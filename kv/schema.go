@@ -20,17 +20,19 @@ var (
 	BucketOutbox   = []byte("outbox")   // sequence (8 B) → a link for another shard, until published (cluster)
 	BucketInbox    = []byte("inbox")    // message id → empty: messages from other shards already applied (cluster)
 	BucketMirrors  = []byte("mirrors")  // the mirror index of home-page content hashes (graph/mirror.go)
+	BucketCrawls   = []byte("crawls")   // node id (8 B) | crawl time (8 B, Unix ns) → the crawl's out-links (graph/history.go)
+	BucketDue      = []byte("due")      // due time (8 B, Unix ns) | node id (8 B) → URL: hosts waiting for a revisit
 )
 
 var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
-	BucketOutbox, BucketInbox, BucketMirrors,
+	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
-var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors}
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {

@@ -29,7 +29,8 @@ import (
 )
 
 // loopFixture is a finished crawl of the three-host loop behind a status
-// API: 6 pages (each host twice), 3 nodes, 3 edges of weight 2.
+// API: 3 pages (each host once: one fetch of a host per crawl, issue 27),
+// 3 nodes, 3 edges of weight 1.
 type loopFixture struct {
 	c     *crawl.Crawler
 	s     *kv.Store
@@ -63,8 +64,8 @@ func newLoopFixture(t *testing.T) *loopFixture {
 		}
 		t.Logf("run %d ended %s with %d entries queued", run, res.TerminationReason, res.FrontierSize)
 	}
-	if st := c.Status(); st.PagesFetched != 6 {
-		t.Fatalf("loop crawl fetched %d pages, want 6", st.PagesFetched)
+	if st := c.Status(); st.PagesFetched != 3 {
+		t.Fatalf("loop crawl fetched %d pages, want 3", st.PagesFetched)
 	}
 	f := &loopFixture{c: c, s: s}
 	f.url = newServer(t, serve.NewCrawlHandler(c, s, func() { f.stops.Add(1) }, "test")).URL
@@ -86,16 +87,16 @@ func TestCrawlHandler_Status(t *testing.T) {
 		t.Errorf("version %q, listen %q", st.Version, st.Listen)
 	}
 	sum := st.Store
-	if sum.Nodes != 3 || sum.CrawledNodes != 3 || sum.Edges != 3 || sum.TotalWeight != 6 || sum.FrontierSize != 0 || sum.Leases != 0 {
+	if sum.Nodes != 3 || sum.CrawledNodes != 3 || sum.Edges != 3 || sum.TotalWeight != 3 || sum.FrontierSize != 0 || sum.Leases != 0 {
 		t.Errorf("store: %+v", sum)
 	}
 	if sum.RobotsCached != 3 || sum.LastCrawl == nil || sum.Created.IsZero() || sum.NodesByStatus["crawled"] != 3 {
 		t.Errorf("robots %d, last crawl %v, created %v, by status %v", sum.RobotsCached, sum.LastCrawl, sum.Created, sum.NodesByStatus)
 	}
 	want := []serve.HostWeight{
-		{Host: "a.test", InWeight: 2, InHosts: 1, Status: "crawled"},
-		{Host: "b.test", InWeight: 2, InHosts: 1, Status: "crawled"},
-		{Host: "c.test", InWeight: 2, InHosts: 1, Status: "crawled"},
+		{Host: "a.test", InWeight: 1, InHosts: 1, Status: "crawled"},
+		{Host: "b.test", InWeight: 1, InHosts: 1, Status: "crawled"},
+		{Host: "c.test", InWeight: 1, InHosts: 1, Status: "crawled"},
 	}
 	if len(sum.TopHosts) != 3 {
 		t.Fatalf("top hosts: got %+v, want %+v", sum.TopHosts, want)
@@ -109,7 +110,7 @@ func TestCrawlHandler_Status(t *testing.T) {
 	if c == nil {
 		t.Fatal("no live crawl status")
 	}
-	if c.Running || c.PagesFetched != 6 || c.TerminationReason != crawl.ReasonQueueEmpty || len(c.Workers) != 3 || c.Fetch.Count == 0 || c.FetchP50MS <= 0 {
+	if c.Running || c.PagesFetched != 3 || c.TerminationReason != crawl.ReasonQueueEmpty || len(c.Workers) != 3 || c.Fetch.Count == 0 || c.FetchP50MS <= 0 {
 		t.Errorf("crawl: %+v", c)
 	}
 }
@@ -171,7 +172,7 @@ func TestCrawlHandler_Metrics(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"weaver_pages_fetched_total", nil, 6},
+		{"weaver_pages_fetched_total", nil, 3},
 		{"weaver_pages_failed_total", nil, 0},
 		{"weaver_errors_total", []string{"type", "timeout"}, 0},
 		{"weaver_errors_total", []string{"type", "dns"}, 0},
@@ -180,7 +181,7 @@ func TestCrawlHandler_Metrics(t *testing.T) {
 		{"weaver_leases", nil, 0},
 		{"weaver_nodes", nil, 3},
 		{"weaver_edges", nil, 3},
-		{"weaver_edge_weight_total", nil, 6},
+		{"weaver_edge_weight_total", nil, 3},
 		{"weaver_workers", []string{"state", "stopped"}, 3},
 		{"weaver_workers", []string{"state", "fetching"}, 0},
 		{"weaver_crawl_running", nil, 0},
@@ -202,8 +203,8 @@ func TestCrawlHandler_Metrics(t *testing.T) {
 	}
 	hist := h.Metric[0].Histogram
 	// The text format adds the +Inf bucket, which holds every sample.
-	if hist.GetSampleCount() < 6 || len(hist.Bucket) != len(crawl.FetchBuckets)+1 {
-		t.Fatalf("histogram: count %d, %d buckets, want ≥ 6 and %d", hist.GetSampleCount(), len(hist.Bucket), len(crawl.FetchBuckets)+1)
+	if hist.GetSampleCount() < 3 || len(hist.Bucket) != len(crawl.FetchBuckets)+1 {
+		t.Fatalf("histogram: count %d, %d buckets, want ≥ 3 and %d", hist.GetSampleCount(), len(hist.Bucket), len(crawl.FetchBuckets)+1)
 	}
 	if inf := hist.Bucket[len(hist.Bucket)-1]; !math.IsInf(inf.GetUpperBound(), 1) || inf.GetCumulativeCount() != hist.GetSampleCount() {
 		t.Errorf("+Inf bucket: le %v count %d, want %d", inf.GetUpperBound(), inf.GetCumulativeCount(), hist.GetSampleCount())
@@ -310,7 +311,7 @@ func TestCrawlHandler_Snapshot(t *testing.T) {
 		t.Error(err)
 	}
 	cp.View(func(tx *kv.Tx) error {
-		if c := graph.GetCounts(tx); c.Nodes != 3 || c.Edges != 3 || c.Weight != 6 {
+		if c := graph.GetCounts(tx); c.Nodes != 3 || c.Edges != 3 || c.Weight != 3 {
 			t.Errorf("snapshot counts %+v", c)
 		}
 		return nil

@@ -77,6 +77,11 @@ type mapNode struct {
 	MirrorOf     uint64 `json:"mirror_of,omitempty"`
 	PagesFetched int    `json:"pages_fetched,omitempty"`
 	RenderMS     int64  `json:"render_ms,omitempty"`
+	// Changes counts the crawls that found the host changed (issue 27),
+	// LastChange is the last of them (RFC 3339): a map marks the hosts
+	// changed recently.
+	Changes    int    `json:"changes,omitempty"`
+	LastChange string `json:"last_change,omitempty"`
 }
 
 // pageCSP lets the page run only its own script (by hash) and the layout
@@ -267,7 +272,8 @@ func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, 
 		}
 		b, err := json.Marshal(mapNode{ID: n.ID, Host: n.Host, Domain: n.Domain, Title: n.Title,
 			Status: string(n.Status), HTTPStatus: n.HTTPStatus, CrawlCount: n.CrawlCount, Depth: n.Depth,
-			Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS})
+			Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
+			Changes: n.Changes, LastChange: rfc3339(n.LastChange)})
 		if err != nil {
 			return err
 		}
@@ -388,4 +394,12 @@ func (h *jobHandler) index(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
 	w.Write(buf.Bytes())
+}
+
+// rfc3339 formats t, or "" for the zero time.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -110,12 +110,12 @@ func TestCrawlHandler_MapData_Delta(t *testing.T) {
 		t.Errorf("next_ms %d, want at least 1000", full.NextMS)
 	}
 	for _, e := range full.Edges {
-		if e[2] != 2 {
-			t.Errorf("edge %v: weight %d, want 2", e, e[2])
+		if e[2] != 1 {
+			t.Errorf("edge %v: weight %d, want 1", e, e[2])
 		}
 	}
 	for _, n := range full.Nodes {
-		if n.Status != "crawled" || n.Title == "" || n.CrawlCount != 2 || n.HTTPStatus != 200 || n.Domain == "" {
+		if n.Status != "crawled" || n.Title == "" || n.CrawlCount != 1 || n.HTTPStatus != 200 || n.Domain == "" {
 			t.Errorf("node %+v", n)
 		}
 	}
@@ -176,11 +176,11 @@ func TestCrawlHandler_MapData_Delta(t *testing.T) {
 	found := false
 	for _, e := range d2.Edges {
 		if e[0] == full.Edges[0][0] && e[1] == full.Edges[0][1] {
-			found = e[2] == 3
+			found = e[2] == 2
 		}
 	}
 	if !found {
-		t.Errorf("a heavier edge: %v, want %v with weight 3", d2.Edges, full.Edges[0][:2])
+		t.Errorf("a heavier edge: %v, want %v with weight 2", d2.Edges, full.Edges[0][:2])
 	}
 }
 

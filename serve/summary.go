@@ -51,6 +51,20 @@ type Summary struct {
 	// Warc is the WARC files of the store's crawl (--warc); null when it
 	// writes none.
 	Warc *WarcFiles `json:"warc"`
+	// Revisits is the store's life as a living graph (issue 27): null
+	// for a store no host of which was crawled twice or scheduled.
+	Revisits *RevisitSummary `json:"revisits"`
+}
+
+// RevisitSummary counts the crawls of hosts crawled before: revisits, of
+// them answered 304 and that found a change, the hosts scheduled for a
+// revisit, and the next due time (null when none is scheduled).
+type RevisitSummary struct {
+	Revisits    uint64     `json:"revisits"`
+	NotModified uint64     `json:"not_modified"`
+	Changed     uint64     `json:"changed"`
+	Scheduled   uint64     `json:"scheduled"`
+	NextDue     *time.Time `json:"next_due"`
 }
 
 // WarcFiles are the WARC files in the directory a crawl writes them to.
@@ -207,10 +221,23 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		return cmp.Compare(a.Host, b.Host)
 	}
 	var last time.Time
+	var rv RevisitSummary
 	err = graph.ForEachNode(tx, func(n *graph.Node) error {
 		sum.NodesByStatus[string(n.Status)]++
 		if kind, _, ok := strings.Cut(n.Error, ": "); ok && kind != "" && !strings.ContainsAny(kind, " /") {
 			sum.NodesByError[kind]++
+		}
+		if n.CrawlCount > 1 {
+			rv.Revisits += uint64(n.CrawlCount - 1)
+		}
+		rv.NotModified += uint64(n.NotModified)
+		rv.Changed += uint64(n.Changes)
+		if !n.NextDue.IsZero() {
+			rv.Scheduled++
+			if rv.NextDue == nil || n.NextDue.Before(*rv.NextDue) {
+				due := n.NextDue.UTC()
+				rv.NextDue = &due
+			}
 		}
 		if n.CrawlCount > 0 {
 			sum.CrawledNodes++
@@ -240,6 +267,9 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		return Summary{}, err
 	}
 	sum.TopHosts = top
+	if rv.Revisits > 0 || rv.Scheduled > 0 {
+		sum.Revisits = &rv
+	}
 	if sum.TopPageRank, err = topPageRank(tx, ranks, func(id uint64) uint64 { return inw[id].weight }); err != nil {
 		return Summary{}, err
 	}

@@ -44,6 +44,10 @@ type Original struct {
 	URL      string    // WARC-Refers-To-Target-URI
 	Date     time.Time // WARC-Refers-To-Date
 	RecordID string    // WARC-Refers-To, when known ("<urn:uuid:…>")
+	// NotModified makes the revisit record's profile server-not-modified
+	// (the server answered 304 to a conditional request) instead of
+	// identical-payload-digest: the record has no payload digest.
+	NotModified bool
 }
 
 // Written says where an exchange's records went.
@@ -239,13 +243,19 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	var resp gowarc.WarcRecordBuilder
 	if ex.Revisit != nil {
 		resp = newBuilder(gowarc.Revisit)
-		resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileIdenticalPayloadDigestV1_1)
+		if ex.Revisit.NotModified {
+			resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileServerNotModifiedV1_1)
+		} else {
+			resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileIdenticalPayloadDigestV1_1)
+		}
 		resp.AddWarcHeader(gowarc.WarcRefersToTargetURI, ex.Revisit.URL)
 		resp.AddWarcHeaderTime(gowarc.WarcRefersToDate, ex.Revisit.Date)
 		if ex.Revisit.RecordID != "" {
 			resp.AddWarcHeader(gowarc.WarcRefersTo, ex.Revisit.RecordID)
 		}
-		resp.AddWarcHeader(gowarc.WarcPayloadDigest, out.PayloadDigest)
+		if !ex.Revisit.NotModified {
+			resp.AddWarcHeader(gowarc.WarcPayloadDigest, out.PayloadDigest)
+		}
 		if _, err := resp.Write(ex.Response[:hdrEnd+4]); err != nil {
 			return err
 		}

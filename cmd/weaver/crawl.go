@@ -41,7 +41,10 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"seeds-file", "seeds_file", "read seed URLs from `FILE`, one a line (blank lines and # comments skipped); - for stdin"},
 	{"workers", "concurrent_workers", "concurrent workers `N` (default 3)"},
 	{"max-depth", "max_depth", "deepest hop `N` from a seed to queue; 0 = no limit (default 5)"},
-	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled (default 3)"},
+	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled over the store's life; 0 = no cap (default 3; no cap with --revisit)"},
+	{"revisit", "revisit_after_ms", "crawl a host again when due: its interval starts at `DURATION` (e.g. 6h) and adapts to how often it changes; the crawl then runs until a signal, --max-pages or --max-duration (default off)"},
+	{"revisit-max", "revisit_max_ms", "with --revisit: the longest interval `DURATION` (default 32 × --revisit)"},
+	{"max-duration", "max_duration_ms", "stop after `DURATION` (termination_reason max_duration); 0 = no limit"},
 	{"max-subdomains-per-root", "max_subdomains_per_root", "hosts `N` queued per registrable domain; 0 = no limit (default 3)"},
 	{"max-outbound-links", "max_outbound_links", "distinct other hosts `N` kept per page; 0 = no limit (default 10)"},
 	{"timeout", "request_timeout_ms", "per-request timeout `DURATION`, e.g. 5s or 1500ms (default 5s; +2s per retry)"},
@@ -201,6 +204,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 				cfg.Browser = abs
 			}
 		}
+		cfg.UncapRevisits(stored != nil && string(stored["revisit_after_ms"]) != "" && string(stored["revisit_after_ms"]) != "0")
 		return cfg, nil
 	}
 	cfg, err := build(nil, "")

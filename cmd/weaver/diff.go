@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/weaver-crawler/weaver/archive"
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -26,9 +28,32 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "write the report as one JSON object")
 	domains := fs.Bool("domains", false, "compare registrable domains instead of hosts")
 	exitCode := fs.Bool("exit-code", false, "exit with 1 when the stores differ (as git diff --exit-code)")
+	fromAt := fs.String("from", "", "with --to: compare one store with itself at two times: `TIME` (RFC 3339 or now)")
+	toAt := fs.String("to", "", "with --from: the later `TIME` (RFC 3339 or now)")
+	db := fs.String("db", "", "with --from and --to: the store `FILE` (or give it as the argument)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *fromAt != "" || *toAt != "" {
+		if *fromAt == "" || *toAt == "" {
+			return usagef("--from and --to go together")
+		}
+		if *db != "" {
+			pos = append([]string{*db}, pos...)
+		}
+		if len(pos) != 1 {
+			return usageHelpf("with --from and --to, give one store: --db FILE")
+		}
+		t1, err := parseAt(*fromAt, time.Now)
+		if err != nil {
+			return usagef("--from: %v", err)
+		}
+		t2, err := parseAt(*toAt, time.Now)
+		if err != nil {
+			return usagef("--to: %v", err)
+		}
+		return diffTimes(e, pos[0], t1, t2, *asJSON, *exitCode)
 	}
 	if len(pos) != 2 {
 		return usageHelpf("give two stores: OLD.bolt NEW.bolt")
@@ -124,4 +149,73 @@ func writeDiff(w io.Writer, r *archive.Report) {
 	}
 	fmt.Fprintf(w, "%ss: %d added, %d removed; edges: %d added, %d removed, %d changed weight; nodes: %d changed\n",
 		kind, len(r.Added), len(r.Removed), len(r.EdgesAdded), len(r.EdgesRemoved), len(r.EdgesChanged), len(r.NodesChanged))
+}
+
+// timeDiff is weaver diff --from --to's report: the edges of one store
+// that appeared and disappeared between two times.
+type timeDiff struct {
+	From        time.Time      `json:"from"`
+	To          time.Time      `json:"to"`
+	Appeared    []timeDiffEdge `json:"edges_appeared"`
+	Disappeared []timeDiffEdge `json:"edges_disappeared"`
+}
+
+type timeDiffEdge struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Weight uint64 `json:"weight"`
+}
+
+func diffTimes(e *env, path string, from, to time.Time, asJSON, exitCode bool) error {
+	s, err := openDiffStore(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r := timeDiff{From: from, To: to, Appeared: []timeDiffEdge{}, Disappeared: []timeDiffEdge{}}
+	err = s.View(func(tx *kv.Tx) error {
+		app, dis, err := graph.DiffAt(tx, from, to)
+		if err != nil {
+			return err
+		}
+		hosts := map[uint64]string{}
+		host := func(id uint64) string {
+			if h, ok := hosts[id]; ok {
+				return h
+			}
+			n, _, _ := graph.Get(tx, id)
+			hosts[id] = n.Host
+			return n.Host
+		}
+		for _, c := range app {
+			r.Appeared = append(r.Appeared, timeDiffEdge{host(c.From), host(c.To), c.Weight})
+		}
+		for _, c := range dis {
+			r.Disappeared = append(r.Disappeared, timeDiffEdge{host(c.From), host(c.To), c.Weight})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.Stdout, "%s from %s to %s: %d edges appeared, %d disappeared\n", path,
+			from.Format(time.RFC3339), to.Format(time.RFC3339), len(r.Appeared), len(r.Disappeared))
+		for _, c := range r.Appeared {
+			fmt.Fprintf(e.Stdout, "+ %s -> %s (weight %d)\n", c.From, c.To, c.Weight)
+		}
+		for _, c := range r.Disappeared {
+			fmt.Fprintf(e.Stdout, "- %s -> %s (weight %d)\n", c.From, c.To, c.Weight)
+		}
+	}
+	if exitCode && len(r.Appeared)+len(r.Disappeared) > 0 {
+		return errDiffers
+	}
+	return nil
 }

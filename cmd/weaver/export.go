@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/kv"
@@ -69,6 +70,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "replace existing files (never the store)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
+	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
@@ -76,6 +78,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	*db = dbPath(e, *db)
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (a format flag takes at most one FILE)", fs.Arg(0))
+	}
+	var atTime time.Time
+	if *at != "" {
+		t, err := parseAt(*at, time.Now)
+		if err != nil {
+			return usagef("--at: %v", err)
+		}
+		atTime = t
 	}
 
 	set := map[string]bool{}
@@ -163,7 +173,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
-		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version,
+		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version, At: atTime,
 	}
 	for _, t := range targets {
 		var st export.Stats
@@ -252,4 +262,17 @@ func exportArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// parseAt reads a time for --at, --from and --to: RFC 3339 (with or
+// without fractional seconds), or now.
+func parseAt(s string, now func() time.Time) (time.Time, error) {
+	if s == "now" {
+		return now().UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-03T12:00:00Z) or now", s)
+	}
+	return t.UTC(), nil
 }

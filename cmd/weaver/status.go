@@ -192,6 +192,12 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	} else {
 		row("Last crawl", "never")
 	}
+	if rv := st.Revisits; rv != nil {
+		row("Revisits", fmt.Sprintf("%d (%d not modified, %d changed, %d unchanged)", rv.Revisits, rv.NotModified, rv.Changed, rv.Revisits-min(rv.Changed, rv.Revisits)))
+		if rv.NextDue != nil {
+			row("Next due", fmt.Sprintf("%s (in %s; %s scheduled)", rv.NextDue.Format(time.RFC3339), rv.NextDue.Sub(now).Round(time.Second), count(rv.Scheduled, "host", "")))
+		}
+	}
 	if len(st.NodesByStatus) > 0 {
 		fmt.Fprintln(tw, "\nNodes by status")
 		keys := make([]string, 0, len(st.NodesByStatus))

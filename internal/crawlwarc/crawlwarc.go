@@ -64,7 +64,11 @@ func Prefix(cfg *crawl.Config) string {
 func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *crawl.WarcRef) (crawl.WarcRef, error) {
 	ex := warc.FromHTTP(req, resp, body, truncated, remoteIP, sent)
 	revisit := false
-	if prev != nil && prev.URL == ex.URL && !truncated && resp.StatusCode < 300 {
+	if prev != nil && resp.StatusCode == http.StatusNotModified && prev.URL == ex.URL {
+		// A 304 to a conditional request: the page recorded before.
+		ex.Revisit = &warc.Original{URL: prev.URL, Date: prev.Date, RecordID: prev.ID, NotModified: true}
+		revisit = true
+	} else if prev != nil && prev.URL == ex.URL && !truncated && resp.StatusCode < 300 {
 		sum := sha1.Sum(body)
 		if prev.Digest == "sha1:"+base32.StdEncoding.EncodeToString(sum[:]) {
 			ex.Revisit = &warc.Original{URL: prev.URL, Date: prev.Date, RecordID: prev.ID}

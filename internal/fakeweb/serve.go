@@ -299,12 +299,15 @@ func (w *Web) randomBytes(i, n int) []byte {
 
 // Start serves the web on addr (such as "127.0.0.1:0") until Close. It
 // returns an error if it cannot listen.
-func (w *Web) Start(addr string) (*Server, error) {
+func (w *Web) Start(addr string) (*Server, error) { return startHandler(w, addr) }
+
+// startHandler serves h on addr until the Server's Close.
+func startHandler(h http.Handler, addr string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("fakeweb: start: %w", err)
 	}
-	s := &Server{ln: ln, srv: w.httpServer(w), done: make(chan struct{})}
+	s := &Server{ln: ln, srv: httpServer(h), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -315,7 +318,7 @@ func (w *Web) Start(addr string) (*Server, error) {
 }
 
 // httpServer is the server of Start and StartTLS, answering with h.
-func (w *Web) httpServer(h http.Handler) *http.Server {
+func httpServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

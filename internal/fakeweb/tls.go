@@ -233,13 +233,13 @@ func (w *Web) StartTLS(addr string) (*Server, error) {
 	plainLn := newChanListener(ln.Addr())
 	s := &Server{
 		ln:   ln,
-		srv:  w.httpServer(w),
+		srv:  httpServer(w),
 		done: make(chan struct{}),
 		ca:   ca.pem,
 		stop: stop,
 	}
 	s.srv.TLSConfig = &tls.Config{GetCertificate: cs.get, NextProtos: []string{"h2", "http/1.1"}}
-	s.plain = w.httpServer(http.HandlerFunc(w.redirectToHTTPS))
+	s.plain = httpServer(http.HandlerFunc(w.redirectToHTTPS))
 	var wg sync.WaitGroup
 	wg.Add(3)
 	errs := make([]error, 3)

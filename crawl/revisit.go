@@ -1,0 +1,216 @@
+package crawl
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/weaver-crawler/weaver/frontier"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// A living graph (issue 27). A host is fetched once per crawl: a link to
+// a host already asked is an edge, never a second fetch. With a revisit
+// policy (revisit_after_ms) every answered host gets a due time, indexed
+// in kv.BucketDue; a claim moves the hosts that are due into the frontier,
+// in its own transaction, so a host is never fetched before it is due,
+// whatever stops the process. Its interval adapts to what each crawl
+// found, as Nutch's AdaptiveFetchSchedule does: unchanged doubles it (up
+// to revisit_max_ms), changed halves it (not below half the first
+// interval nor the politeness delay).
+
+// asked reports whether a host was ever asked for (answered, failed or
+// refused by its robots.txt): such a host is fetched again only when due.
+func asked(crawlCount int, status graph.Status) bool {
+	if crawlCount > 0 {
+		return true
+	}
+	switch status {
+	case graph.StatusDiscovered, graph.StatusExcludedByLimit, graph.StatusOutOfScope, "":
+		return false
+	}
+	return true
+}
+
+// capped reports whether a host has had the crawls max_crawls_per_node
+// allows over the store's life.
+func (c *Crawler) capped(crawlCount int) bool {
+	return c.cfg.MaxCrawlsPerNode > 0 && crawlCount >= c.cfg.MaxCrawlsPerNode
+}
+
+// mayFetch reports whether node may be fetched at now, not capped and:
+// never asked; or with a revisit policy, due; or without one, not asked
+// in this run (a host a known seed re-queued, seed 000 §7).
+func (c *Crawler) mayFetch(n *graph.Node, now time.Time) bool {
+	if c.capped(n.CrawlCount) {
+		return false
+	}
+	if !asked(n.CrawlCount, n.Status) {
+		return true
+	}
+	if c.cfg.revisit() > 0 {
+		return !n.NextDue.IsZero() && !n.NextDue.After(now)
+	}
+	return !c.askedThisRun(n)
+}
+
+// askedThisRun reports whether node's host was asked in this run.
+func (c *Crawler) askedThisRun(n *graph.Node) bool {
+	if n.CrawlCount > 0 && !n.LastCrawl.Before(time.Unix(0, c.started.Load())) {
+		return true
+	}
+	c.failedMu.Lock()
+	defer c.failedMu.Unlock()
+	return c.tried[n.ID]
+}
+
+// noteTried remembers a host that failed or was disallowed in this run.
+func (c *Crawler) noteTried(id uint64) {
+	c.failedMu.Lock()
+	c.tried[id] = true
+	c.failedMu.Unlock()
+}
+
+func dueKey(at time.Time, node uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], node)
+	return k
+}
+
+// record writes what a crawl of n (the node as it was before, old)
+// found into its history and, with a revisit policy, its next due time.
+// It returns whether the crawl changed something, for the run's counters.
+func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.Link, now time.Time) (changed bool, err error) {
+	if p.fetched {
+		prev, hasPrev, err := graph.LatestCrawl(tx, n.ID)
+		if err != nil {
+			return false, err
+		}
+		cr := graph.Crawl{At: now, NotModified: p.notModified, Links: links}
+		graph.SortLinks(cr.Links)
+		switch {
+		case p.notModified:
+		case !hasPrev:
+			// A first crawl: changed when an older weaver crawled the
+			// host before and its content differs.
+			changed = old.CrawlCount > 0 && old.ContentHash != n.ContentHash
+		default:
+			changed = old.ContentHash != n.ContentHash || !graph.SameLinks(prev.Links, cr.Links)
+		}
+		cr.Changed = changed
+		var prevp *graph.Crawl
+		if hasPrev {
+			prevp = &prev
+		}
+		if err := graph.PutCrawl(tx, n.ID, cr, prevp); err != nil {
+			return false, err
+		}
+		if changed {
+			n.Changes++
+			n.LastChange = now
+		}
+		if p.notModified {
+			n.NotModified++
+		}
+	}
+	if c.cfg.revisit() <= 0 || !c.owns(n.Host) {
+		return changed, nil
+	}
+	iv := time.Duration(n.IntervalMS) * time.Millisecond
+	switch {
+	case iv <= 0:
+		iv = c.cfg.revisit()
+	case !p.fetched:
+	case changed:
+		iv = max(iv/2, c.cfg.revisitMin())
+	default:
+		iv = min(2*iv, c.cfg.revisitMax())
+	}
+	iv = max(iv, c.cfg.delay())
+	if !old.NextDue.IsZero() {
+		if err := tx.Delete(kv.BucketDue, dueKey(old.NextDue, n.ID)); err != nil {
+			return changed, err
+		}
+	}
+	n.IntervalMS = iv.Milliseconds()
+	n.NextDue = now.Add(iv)
+	if c.capped(n.CrawlCount) {
+		n.NextDue = time.Time{}
+		return changed, nil
+	}
+	url := p.lease.URL // kept only when not the home page: a seed's own path
+	if url == homeURL(n.Scheme, n.Host) {
+		url = ""
+	}
+	return changed, tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte(url))
+}
+
+// promoteDue queues, at their depth, up to limit hosts whose due time has
+// come, and returns the earliest due time left (zero when none).
+func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, error) {
+	var keys [][]byte
+	var entries []frontier.Entry
+	cur := tx.Cursor(kv.BucketDue)
+	k, v := cur.First()
+	for ; k != nil && len(keys) < limit; k, v = cur.Next() {
+		if len(k) != 16 {
+			keys = append(keys, append([]byte(nil), k...))
+			continue
+		}
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(k)))
+		if at.After(now) {
+			break
+		}
+		id := binary.BigEndian.Uint64(k[8:])
+		keys = append(keys, append([]byte(nil), k...))
+		n, ok, err := graph.Get(tx, id)
+		if err != nil || !ok || !c.owns(n.Host) || c.exclude.excluded(n.Host) {
+			continue
+		}
+		url := string(v)
+		if url == "" {
+			url = homeURL(n.Scheme, n.Host)
+		}
+		entries = append(entries, frontier.Entry{NodeID: id, Host: n.Host, URL: url, Depth: n.Depth})
+	}
+	next := time.Time{}
+	if k != nil && len(k) == 16 {
+		next = time.Unix(0, int64(binary.BigEndian.Uint64(k)))
+	}
+	for _, key := range keys {
+		if err := tx.Delete(kv.BucketDue, key); err != nil {
+			return next, err
+		}
+	}
+	for _, e := range entries {
+		if _, err := frontier.Requeue(tx, e); err != nil {
+			return next, err
+		}
+	}
+	if next.IsZero() && len(keys) == limit {
+		next = now // more are due: the next claim takes them
+	}
+	return next, nil
+}
+
+// NextDue returns the earliest due time of a host in the store (zero
+// when none is scheduled).
+func NextDue(tx *kv.Tx) time.Time {
+	if !tx.Exists(kv.BucketDue) {
+		return time.Time{}
+	}
+	k, _ := tx.Cursor(kv.BucketDue).First()
+	if len(k) != 16 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k)))
+}
+
+// nextDueAt is the earliest due time the last claim saw (zero: none).
+func (c *Crawler) nextDueAt() time.Time {
+	if ns := c.nextDue.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}

@@ -1,0 +1,127 @@
+package graph_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// A node's crawls: links with their own weights, a crawl with the same
+// links stored as one byte, the graph at any time, and what changed.
+func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
+	s := storetest.MustOpen(t)
+	var a, b, c, d uint64
+	put := func(tx *kv.Tx, from uint64, at time.Time, links ...graph.Link) {
+		t.Helper()
+		prev, ok, err := graph.LatestCrawl(tx, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pp *graph.Crawl
+		if ok {
+			pp = &prev
+		}
+		graph.SortLinks(links)
+		for _, l := range links {
+			if err := graph.AddEdgeFacts(tx, from, l.To, l.Weight, l.Nofollow, l.Redirect, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := graph.PutCrawl(tx, from, graph.Crawl{At: at, Links: links}, pp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.Update(func(tx *kv.Tx) error {
+		for i, h := range []string{"a.test", "b.test", "c.test", "d.test"} {
+			n, _, err := graph.Ensure(tx, h, "http", t0)
+			if err != nil {
+				return err
+			}
+			*[]*uint64{&a, &b, &c, &d}[i] = n.ID
+		}
+		put(tx, a, t0.Add(1*time.Second), graph.Link{To: c, Weight: 2, Nofollow: 1}, graph.Link{To: b, Weight: 1})
+		put(tx, a, t0.Add(2*time.Second), graph.Link{To: b, Weight: 1}, graph.Link{To: c, Weight: 2, Nofollow: 1}) // the same
+		put(tx, a, t0.Add(3*time.Second), graph.Link{To: d, Weight: 300, Redirect: 1})                             // b and c gone
+		put(tx, a, t0.Add(4*time.Second), graph.Link{To: b, Weight: 1})                                            // b back
+		put(tx, b, t0.Add(2500*time.Millisecond), graph.Link{To: a, Weight: 1})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(tx *kv.Tx, tm time.Time) map[[2]uint64]uint64 {
+		out := map[[2]uint64]uint64{}
+		if err := graph.EdgesAt(tx, tm, func(e *graph.Edge) error { out[[2]uint64{e.From, e.To}] = e.Weight; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	s.View(func(tx *kv.Tx) error {
+		for _, tc := range []struct {
+			at   time.Duration
+			want map[[2]uint64]uint64
+		}{
+			{500 * time.Millisecond, map[[2]uint64]uint64{}},
+			{1 * time.Second, map[[2]uint64]uint64{{a, b}: 1, {a, c}: 2}},
+			{2600 * time.Millisecond, map[[2]uint64]uint64{{a, b}: 1, {a, c}: 2, {b, a}: 1}},
+			{3 * time.Second, map[[2]uint64]uint64{{a, d}: 300, {b, a}: 1}},
+			{time.Hour, map[[2]uint64]uint64{{a, b}: 1, {b, a}: 1}},
+		} {
+			got := at(tx, t0.Add(tc.at))
+			if len(got) != len(tc.want) {
+				t.Errorf("at +%v: %v, want %v", tc.at, got, tc.want)
+				continue
+			}
+			for k, w := range tc.want {
+				if got[k] != w {
+					t.Errorf("at +%v: %v, want %v", tc.at, got, tc.want)
+				}
+			}
+		}
+		// The same links cost one byte.
+		if v := tx.GetRaw(kv.BucketCrawls, append(kv.U64(a), kv.U64(uint64(t0.Add(2*time.Second).UnixNano()))...)); len(v) != 1 {
+			t.Errorf("a crawl with the links of the one before: %d bytes, want 1", len(v))
+		}
+		cr, ok, err := graph.CrawlAt(tx, a, t0.Add(2*time.Second))
+		if err != nil || !ok || len(cr.Links) != 2 || cr.Links[1].Nofollow != 1 {
+			t.Errorf("CrawlAt +2s: %+v %v %v", cr, ok, err)
+		}
+		latest, _, _ := graph.LatestCrawl(tx, a)
+		if !graph.Gone(&latest, c) || graph.Gone(&latest, b) || graph.Gone(nil, c) {
+			t.Error("Gone: c is gone from a's latest crawl, b is not, and no history says nothing is")
+		}
+		times, _, _, err := graph.CrawlTimes(tx, a)
+		if err != nil || len(times) != 4 || !times[0].Equal(t0.Add(time.Second)) {
+			t.Errorf("crawl times %v, %v", times, err)
+		}
+		app, dis, err := graph.DiffAt(tx, t0.Add(2*time.Second), t0.Add(time.Hour))
+		if err != nil || len(app) != 1 || app[0] != (graph.EdgeChange{From: b, To: a, Weight: 1}) || len(dis) != 1 || dis[0].To != c || dis[0].Weight != 2 {
+			t.Errorf("diff: appeared %v, disappeared %v, %v", app, dis, err)
+		}
+		return nil
+	})
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A damaged record is an error, never a panic.
+func TestHistory_Damaged(t *testing.T) {
+	s := storetest.MustOpen(t)
+	key := append(kv.U64(1), kv.U64(uint64(t0.UnixNano()))...)
+	for _, v := range [][]byte{{0, 0x80}, {0, 1, 0x80}, {0, 1, 2 | 0}, {0, 1, 0xfe}} {
+		if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(kv.BucketCrawls, key, v) }); err != nil {
+			t.Fatal(err)
+		}
+		s.View(func(tx *kv.Tx) error {
+			if _, _, err := graph.LatestCrawl(tx, 1); !errors.Is(err, graph.ErrBadHistory) {
+				t.Errorf("value %x: %v, want ErrBadHistory", v, err)
+			}
+			return nil
+		})
+	}
+}
