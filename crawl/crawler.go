@@ -49,6 +49,7 @@ type Crawler struct {
 	cfg         Config
 	store       *kv.Store
 	client      *http.Client
+	probeClient *http.Client // client's way without its idle connections (probe)
 	exclude     *excluder
 	scope       *regexp.Regexp // hosts that may be fetched; nil: all
 	gate        *gate
@@ -110,6 +111,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
 	c.client, c.exclude, c.archive = client, x, opt.Archive
+	c.probeClient = probeClient(client)
 	c.fatal = make(chan error, 1)
 	if cfg.Render != RenderNever && cfg.Render != "" {
 		if opt.Renderer == nil {

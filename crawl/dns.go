@@ -18,7 +18,10 @@ import (
 // (the system resolver does not tell it: dnsDefaultTTL), within
 // [dnsMinTTL, dnsMaxTTL]; a failure is kept dnsFailTTL, so that a dead
 // name asked by robots.txt, the page and the browser costs one lookup and
-// a passing failure is asked again soon.
+// a passing failure is asked again soon. A failure to get an answer (no
+// answer, SERVFAIL: not NXDOMAIN) is the resolver's, not the name's: it is
+// kept only until the resolver answers a question asked after it, so that
+// a crawl resumed after a resolver outage does not find its names failed.
 const (
 	dnsDefaultTTL = 5 * time.Minute
 	dnsMinTTL     = 5 * time.Second
@@ -35,8 +38,9 @@ type resolver struct {
 	server string // host:port of the DNS server; "" means the system's resolver
 	now    func() time.Time
 
-	mu      sync.Mutex           // guards entries
-	entries map[string]*dnsEntry // lower-case name → its answer, or the lookup under way
+	mu       sync.Mutex           // guards entries and answered
+	entries  map[string]*dnsEntry // lower-case name → its answer, or the lookup under way
+	answered time.Time            // when the latest lookup the server answered (addresses or NXDOMAIN) was asked
 }
 
 // dnsEntry is one name's answer; done is closed once addrs, err and
@@ -46,6 +50,27 @@ type dnsEntry struct {
 	addrs   []netip.Addr
 	err     error
 	expires time.Time
+	asked   time.Time // when the lookup began
+}
+
+// stale reports whether a finished entry may not be used at now: expired,
+// or a failure to get an answer with an answer to a later question since.
+// It runs under r.mu.
+func (r *resolver) stale(e *dnsEntry, now time.Time) bool {
+	if now.After(e.expires) {
+		return true
+	}
+	var dnsErr *net.DNSError
+	return e.err != nil && !(errors.As(e.err, &dnsErr) && dnsErr.IsNotFound) && e.asked.Before(r.answered)
+}
+
+type freshKey struct{}
+
+// withFreshDNS marks ctx's lookups as asking the server, not the cache
+// (the answer is still cached): a probe of the network must test the
+// resolver too.
+func withFreshDNS(ctx context.Context) context.Context {
+	return context.WithValue(ctx, freshKey{}, true)
 }
 
 var (
@@ -75,7 +100,7 @@ func (r *resolver) lookup(ctx context.Context, host string) ([]netip.Addr, error
 	if e != nil {
 		select {
 		case <-e.done:
-			if r.now().After(e.expires) {
+			if fresh, _ := ctx.Value(freshKey{}).(bool); fresh || r.stale(e, r.now()) {
 				e = nil
 			}
 		default: // under way
@@ -86,7 +111,7 @@ func (r *resolver) lookup(ctx context.Context, host string) ([]netip.Addr, error
 		if len(r.entries) >= dnsMaxEntries {
 			r.sweep()
 		}
-		e = &dnsEntry{done: make(chan struct{})}
+		e = &dnsEntry{done: make(chan struct{}), asked: r.now()}
 		r.entries[host] = e
 	}
 	r.mu.Unlock()
@@ -96,10 +121,16 @@ func (r *resolver) lookup(ctx context.Context, host string) ([]netip.Addr, error
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		addrs, ttl, err := r.resolve(lctx, host)
 		cancel()
+		var dnsErr *net.DNSError
 		if err != nil {
 			ttl = dnsFailTTL
 		}
+		r.mu.Lock()
+		if (err == nil || errors.As(err, &dnsErr) && dnsErr.IsNotFound) && !e.asked.Before(r.answered) {
+			r.answered = e.asked
+		}
 		e.addrs, e.err, e.expires = addrs, err, r.now().Add(ttl)
+		r.mu.Unlock()
 		close(e.done)
 	}
 	select {
@@ -117,7 +148,7 @@ func (r *resolver) sweep() {
 	for k, e := range r.entries {
 		select {
 		case <-e.done:
-			if now.After(e.expires) || len(r.entries) >= dnsMaxEntries/2 {
+			if r.stale(e, now) || len(r.entries) >= dnsMaxEntries/2 {
 				delete(r.entries, k)
 			}
 		default:

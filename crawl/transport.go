@@ -285,3 +285,15 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		},
 	}, nil
 }
+
+// probeClient returns client with a transport of its own that keeps no
+// connection: each request dials (and resolves its name) afresh.
+func probeClient(client *http.Client) *http.Client {
+	pc := *client
+	if tr, ok := client.Transport.(*http.Transport); ok {
+		tr = tr.Clone()
+		tr.DisableKeepAlives = true
+		pc.Transport = tr
+	}
+	return &pc
+}

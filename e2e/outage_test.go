@@ -325,3 +325,73 @@ func TestOutage_KillDuringPause(t *testing.T) {
 	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
 	noHostFailed(t, db)
 }
+
+// maxResolverOutageQueries bounds the questions a crawl of 8 workers
+// sends a resolver that stopped answering for away: before the pause, at
+// most 32 names (the longest run) plus the 8 in flight, each asked once
+// (its retries wait for the same lookup, or find its failure cached),
+// each lookup up to 6 questions (A then AAAA, up to three sends each);
+// then the probes, at most one a second, each asking its name afresh.
+func maxResolverOutageQueries(away time.Duration) int64 {
+	return (32+8)*6 + (int64(away/time.Second)+2)*6
+}
+
+// TestOutage_ResolverStopsAnswering: the crawl resolves every name
+// through a DNS server the test controls (--dns-server, --connect-to
+// :::PORT keeps the name), which stops answering mid-crawl — it drops
+// every question, as a dead resolver does, or answers SERVFAIL — and
+// answers again a few seconds later. weaver pauses, asks a bounded number
+// of questions meanwhile, resumes by itself, and ends with the graph of an
+// uninterrupted crawl: no host is charged the resolver's silence, not
+// before the pause, nor after it from a failure kept in the DNS cache.
+func TestOutage_ResolverStopsAnswering(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		mode int32
+	}{{"drop", dnsDrop}, {"servfail", dnsServFail}} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 47, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+			srv := startWeb(t, w)
+			// A time to live of 1 s (kept 5 s, the cache's least): names
+			// resolved before the outage expire during it.
+			dns := startDNS(t, 1)
+			dir := t.TempDir()
+			db := filepath.Join(dir, "w.bolt")
+			port := srv.Addr()[strings.LastIndex(srv.Addr(), ":")+1:]
+			args := []string{"crawl", "--db", db, "--metrics", db + ".metrics", "--delay", "0", "--quiet", "--retry-delay", "10ms",
+				"--workers", "8", "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots", "--listen", "127.0.0.1:0",
+				"--timeout", "2s", "--dns-server", dns.addr(), "--connect-to", ":::" + port, "--allow-private-networks"}
+			lw := startWeaver(t, dir, nil, append(args, w.Seed())...)
+			time.Sleep(time.Second)
+			dns.setMode(mode.mode)
+			awayAt := time.Now()
+			paused := lw.waitLine(t, "Network unreachable", 30*time.Second)
+			pausedAPI(t, db)
+			time.Sleep(3 * time.Second)
+			dns.setMode(dnsAnswer)
+			backAt := time.Now()
+			away := backAt.Sub(awayAt)
+			asked := dns.unserved.Load()
+			resumed := lw.waitLine(t, "Network back", 30*time.Second)
+			if err := lw.wait(t, 2*time.Minute); err != nil {
+				t.Fatalf("weaver: %v\n%s", err, lw.log())
+			}
+			t.Logf("noticed the resolver's outage %v after it began; resumed %v after it ended; %d questions unanswered (%v)",
+				paused.Sub(awayAt).Round(time.Millisecond), resumed.Sub(backAt).Round(time.Millisecond), asked, away.Round(time.Millisecond))
+			if most := maxResolverOutageQueries(away); asked > most {
+				t.Errorf("%d questions while the resolver was away for %v, want at most %d", asked, away, most)
+			}
+			if n := strings.Count(lw.log(), "Network unreachable"); n != 1 {
+				t.Errorf("the pause was logged %d times, want once:\n%s", n, lw.log())
+			}
+			storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+			noHostFailed(t, db)
+			m := metrics(t, db+".metrics")
+			if m.TerminationReason != "queue_empty" || m.Pauses != 1 || m.PausedSeconds <= 0 || m.PagesFailed != 0 {
+				t.Errorf("metrics: %s, %d pauses, %.1f s paused, %d failed; want queue_empty, 1 pause, no failure",
+					m.TerminationReason, m.Pauses, m.PausedSeconds, m.PagesFailed)
+			}
+		})
+	}
+}

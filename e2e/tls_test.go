@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -186,15 +187,28 @@ func TestTLS_CAFile(t *testing.T) {
 	storetest.SameGraph(t, edges(t, db), want)
 }
 
-// dnsServer is a DNS server on 127.0.0.1 for the test: every name under
-// .test is 127.0.0.1 (A, time to live ttl; AAAA: no address), others do
-// not exist. It counts the questions per name.
+// dnsServer is a DNS server on 127.0.0.1 for the test: every name is
+// 127.0.0.1 (A, time to live ttl; AAAA: no address) but those under
+// .invalid, which do not exist. It counts the questions per name. It can stop answering
+// (setMode): dropping every question, as a dead resolver does, or
+// answering SERVFAIL; it counts the questions it did not answer.
 type dnsServer struct {
-	conn net.PacketConn
-	ttl  uint32
-	mu   sync.Mutex
-	asks map[string]int
+	conn     net.PacketConn
+	ttl      uint32
+	mu       sync.Mutex
+	asks     map[string]int
+	mode     atomic.Int32 // dnsAnswer, dnsDrop or dnsServFail
+	unserved atomic.Int64 // questions dropped or answered SERVFAIL
 }
+
+// The DNS server's modes.
+const (
+	dnsAnswer int32 = iota
+	dnsDrop
+	dnsServFail
+)
+
+func (d *dnsServer) setMode(m int32) { d.mode.Store(m) }
 
 func startDNS(t *testing.T, ttl uint32) *dnsServer {
 	t.Helper()
@@ -221,9 +235,18 @@ func startDNS(t *testing.T, ttl uint32) *dnsServer {
 			d.mu.Lock()
 			d.asks[name]++
 			d.mu.Unlock()
+			mode := d.mode.Load()
+			if mode != dnsAnswer {
+				d.unserved.Add(1)
+			}
+			if mode == dnsDrop {
+				continue
+			}
 			msg.Response, msg.Authoritative = true, true
 			switch {
-			case !strings.HasSuffix(name, ".test"):
+			case mode == dnsServFail:
+				msg.RCode = dnsmessage.RCodeServerFailure
+			case strings.HasSuffix(name, ".invalid"):
 				msg.RCode = dnsmessage.RCodeNameError
 			case q.Type == dnsmessage.TypeA:
 				msg.Answers = []dnsmessage.Resource{{
