@@ -388,7 +388,11 @@ func TestLiving_KillResume(t *testing.T) {
 	}
 	edges(t, db)
 	sameGraph(t, "export --at now after the resume", exportAt(t, dir, db, "now"), l.ExpectedAt(time.Now()))
-	mid := quietMoment(l.Served())
+	// A moment of the resumed run: a page the web served just before the
+	// kill may never have been committed (kill -9 loses the page in
+	// flight, fetched again later), so the web's log and the store may
+	// disagree about the time around the kill, and only there.
+	mid := quietMoment(l.Served()[before:])
 
 	// Merged with another store that crawled the same web later, the
 	// history of both answers --at as the web served, now and before.
