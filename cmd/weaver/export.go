@@ -21,7 +21,7 @@ func init() {
 	})
 }
 
-const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --cc-hostgraph PREFIX) [flags]
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --csv PREFIX | --cc-hostgraph PREFIX) [flags]
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
@@ -30,7 +30,7 @@ file is replaced only with --force. A device or pipe (/dev/stdout) is
 written in place. --html writes the map page: one self-contained file a
 browser opens from disk. --cc-hostgraph writes PREFIX-vertices.txt.gz and
 PREFIX-edges.txt.gz, the text form of Common Crawl's host-level graphs
-(reversed host names).`
+(reversed host names). --csv writes PREFIX-nodes.csv and PREFIX-edges.csv.`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
@@ -38,13 +38,14 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot
   weaver export --html map.html
   weaver export --db huge.bolt --no-ranks --graphml huge.graphml
-  weaver export --cc-hostgraph ac-uk --no-mirrors`
+  weaver export --cc-hostgraph ac-uk --no-mirrors
+  weaver export --csv crawl`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
 	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
-	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true}
+	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true, "csv": true}
 )
 
 // exportTarget is one format to write, to a file or to stdout.
@@ -70,6 +71,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
+	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
@@ -101,9 +103,12 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if set["cc-hostgraph"] && *ccPrefix == "" {
 		return usagef("--cc-hostgraph needs a PREFIX")
 	}
+	if set["csv"] && *csvPrefix == "" {
+		return usagef("--csv needs a PREFIX")
+	}
 	switch {
-	case len(targets) == 0 && *ccPrefix == "":
-		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --cc-hostgraph PREFIX")
+	case len(targets) == 0 && *ccPrefix == "" && *csvPrefix == "":
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --csv PREFIX, --cc-hostgraph PREFIX")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
@@ -145,6 +150,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		vpath, epath := export.CCHostGraphFiles(*ccPrefix)
 		for _, p := range []string{vpath, epath} {
 			if err := export.CheckTarget(s, p, export.FormatCCHostGraph, *force); err != nil {
+				return exportError(err)
+			}
+		}
+	}
+	if *csvPrefix != "" {
+		npath, epath := export.CSVFiles(*csvPrefix)
+		for _, p := range []string{npath, epath} {
+			if err := export.CheckTarget(s, p, export.FormatCSV, *force); err != nil {
 				return exportError(err)
 			}
 		}
@@ -193,6 +206,18 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return exportError(err)
 		}
 		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", *ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
+	}
+	if *csvPrefix != "" {
+		st, err := export.CSV(ctx, s, *csvPrefix, opt)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: %s not written", *csvPrefix)
+		}
+		if err != nil {
+			return exportError(err)
+		}
+		npath, epath := export.CSVFiles(*csvPrefix)
+		fmt.Fprintf(e.Stderr, "weaver export: %s, %s: %s, %s, %s, total weight %d\n",
+			npath, epath, export.FormatCSV, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	}
 	return nil
 }
