@@ -20,13 +20,30 @@ func CSVFiles(prefix string) (nodes, edges string) {
 	return prefix + "-nodes.csv", prefix + "-edges.csv"
 }
 
-// csvColumn is one column of a CSV file: its header and how a row's cell
-// is made. text says the cell is free text (guarded against formulas, see
-// csvText); numbers and times are written as they are.
-type csvColumn[T any] struct {
+// column is one attribute of a node or edge, as the CSV and GEXF exports
+// write it: its name (a CSV header, a GEXF attribute id), its kind, and
+// how its value is made ("" for none: an empty CSV cell, no GEXF
+// attvalue).
+type column[T any] struct {
 	name string
-	text bool
+	kind colKind
 	cell func(v *view, x *T) string
+}
+
+// colKind is the type of a column's values.
+type colKind int
+
+const (
+	colText   colKind = iota // free text: guarded against formulas in CSV (see csvText)
+	colInt                   // a 32-bit integer
+	colLong                  // a 64-bit integer
+	colDouble                // a float
+	colTime                  // RFC 3339 in UTC
+)
+
+// gexfType is the GEXF attribute type of k.
+func (k colKind) gexfType() string {
+	return [...]string{colText: "string", colInt: "integer", colLong: "long", colDouble: "double", colTime: "string"}[k]
 }
 
 func csvInt[N int | int64](n N) string { return strconv.FormatInt(int64(n), 10) }
@@ -44,41 +61,41 @@ func csvNonZero[N int | uint64](n N) string {
 // csvNodeColumns are the columns of PREFIX-nodes.csv: every attribute a
 // node of the JSON export carries, by the same names. A node attribute
 // to add (community, x, y) is one line here.
-var csvNodeColumns = []csvColumn[graph.Node]{
-	{"id", false, func(_ *view, n *graph.Node) string { return csvUint(n.ID) }},
-	{"host", true, func(_ *view, n *graph.Node) string { return n.Host }},
-	{"domain", true, func(_ *view, n *graph.Node) string { return n.Domain }},
-	{"scheme", true, func(_ *view, n *graph.Node) string { return n.Scheme }},
-	{"title", true, func(_ *view, n *graph.Node) string { return n.Title }},
-	{"description", true, func(_ *view, n *graph.Node) string { return n.Description }},
-	{"status", true, func(_ *view, n *graph.Node) string { return string(n.Status) }},
-	{"crawl_count", false, func(_ *view, n *graph.Node) string { return csvInt(n.CrawlCount) }},
-	{"fail_count", false, func(_ *view, n *graph.Node) string { return csvInt(n.FailCount) }},
-	{"http_status", false, func(_ *view, n *graph.Node) string { return csvNonZero(max(n.HTTPStatus, 0)) }},
-	{"content_type", true, func(_ *view, n *graph.Node) string { return n.ContentType }},
-	{"server", true, func(_ *view, n *graph.Node) string { return n.Server }},
-	{"bytes", false, func(_ *view, n *graph.Node) string { return csvInt(n.Bytes) }},
-	{"fetch_ms", false, func(_ *view, n *graph.Node) string { return csvInt(n.FetchMS) }},
-	{"content_hash", true, func(_ *view, n *graph.Node) string { return n.ContentHash }},
-	{"error", true, func(_ *view, n *graph.Node) string { return n.Error }},
-	{"depth", false, func(_ *view, n *graph.Node) string { return csvInt(n.Depth) }},
-	{"first_seen", false, func(_ *view, n *graph.Node) string { return isoTime(n.FirstSeen) }},
-	{"last_seen", false, func(_ *view, n *graph.Node) string { return isoTime(n.LastSeen) }},
-	{"last_crawl", false, func(_ *view, n *graph.Node) string { return isoTime(n.LastCrawl) }},
-	{"canonical", true, func(_ *view, n *graph.Node) string { return n.Canonical }},
-	{"robots", true, func(_ *view, n *graph.Node) string { return n.RobotsDirectives }},
-	{"mirror_of", false, func(_ *view, n *graph.Node) string { return csvNonZero(n.MirrorOf) }},
-	{"pages_fetched", false, func(_ *view, n *graph.Node) string { return csvInt(n.PagesFetched) }},
-	{"render_ms", false, func(_ *view, n *graph.Node) string { return csvInt(n.RenderMS) }},
+var csvNodeColumns = []column[graph.Node]{
+	{"id", colLong, func(_ *view, n *graph.Node) string { return csvUint(n.ID) }},
+	{"host", colText, func(_ *view, n *graph.Node) string { return n.Host }},
+	{"domain", colText, func(_ *view, n *graph.Node) string { return n.Domain }},
+	{"scheme", colText, func(_ *view, n *graph.Node) string { return n.Scheme }},
+	{"title", colText, func(_ *view, n *graph.Node) string { return n.Title }},
+	{"description", colText, func(_ *view, n *graph.Node) string { return n.Description }},
+	{"status", colText, func(_ *view, n *graph.Node) string { return string(n.Status) }},
+	{"crawl_count", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.CrawlCount) }},
+	{"fail_count", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.FailCount) }},
+	{"http_status", colInt, func(_ *view, n *graph.Node) string { return csvNonZero(max(n.HTTPStatus, 0)) }},
+	{"content_type", colText, func(_ *view, n *graph.Node) string { return n.ContentType }},
+	{"server", colText, func(_ *view, n *graph.Node) string { return n.Server }},
+	{"bytes", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.Bytes) }},
+	{"fetch_ms", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.FetchMS) }},
+	{"content_hash", colText, func(_ *view, n *graph.Node) string { return n.ContentHash }},
+	{"error", colText, func(_ *view, n *graph.Node) string { return n.Error }},
+	{"depth", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.Depth) }},
+	{"first_seen", colTime, func(_ *view, n *graph.Node) string { return isoTime(n.FirstSeen) }},
+	{"last_seen", colTime, func(_ *view, n *graph.Node) string { return isoTime(n.LastSeen) }},
+	{"last_crawl", colTime, func(_ *view, n *graph.Node) string { return isoTime(n.LastCrawl) }},
+	{"canonical", colText, func(_ *view, n *graph.Node) string { return n.Canonical }},
+	{"robots", colText, func(_ *view, n *graph.Node) string { return n.RobotsDirectives }},
+	{"mirror_of", colLong, func(_ *view, n *graph.Node) string { return csvNonZero(n.MirrorOf) }},
+	{"pages_fetched", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.PagesFetched) }},
+	{"render_ms", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.RenderMS) }},
 }
 
 // csvRankColumns follow csvNodeColumns unless Options.NoRanks.
-var csvRankColumns = []csvColumn[graph.Node]{
-	{"pagerank", false, func(v *view, n *graph.Node) string {
+var csvRankColumns = []column[graph.Node]{
+	{"pagerank", colDouble, func(v *view, n *graph.Node) string {
 		pr, _, _ := v.rankOf(n.ID)
 		return strconv.FormatFloat(pr, 'g', -1, 64)
 	}},
-	{"harmonic", false, func(v *view, n *graph.Node) string {
+	{"harmonic", colDouble, func(v *view, n *graph.Node) string {
 		_, h, _ := v.rankOf(n.ID)
 		return strconv.FormatFloat(h, 'g', -1, 64)
 	}},
@@ -86,17 +103,17 @@ var csvRankColumns = []csvColumn[graph.Node]{
 
 // csvEdgeColumns are the columns of PREFIX-edges.csv; hosts maps the
 // ids of the nodes written to their hosts.
-func csvEdgeColumns(hosts map[uint64]string) []csvColumn[graph.Edge] {
-	return []csvColumn[graph.Edge]{
-		{"source", false, func(_ *view, e *graph.Edge) string { return csvUint(e.From) }},
-		{"target", false, func(_ *view, e *graph.Edge) string { return csvUint(e.To) }},
-		{"source_host", true, func(_ *view, e *graph.Edge) string { return hosts[e.From] }},
-		{"target_host", true, func(_ *view, e *graph.Edge) string { return hosts[e.To] }},
-		{"weight", false, func(_ *view, e *graph.Edge) string { return csvUint(e.Weight) }},
-		{"first_seen", false, func(_ *view, e *graph.Edge) string { return isoTime(e.FirstSeen) }},
-		{"last_seen", false, func(_ *view, e *graph.Edge) string { return isoTime(e.LastSeen) }},
-		{"nofollow", false, func(_ *view, e *graph.Edge) string { return csvUint(e.Nofollow) }},
-		{"redirect", false, func(_ *view, e *graph.Edge) string { return csvUint(e.Redirect) }},
+func csvEdgeColumns(hosts map[uint64]string) []column[graph.Edge] {
+	return []column[graph.Edge]{
+		{"source", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.From) }},
+		{"target", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.To) }},
+		{"source_host", colText, func(_ *view, e *graph.Edge) string { return hosts[e.From] }},
+		{"target_host", colText, func(_ *view, e *graph.Edge) string { return hosts[e.To] }},
+		{"weight", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Weight) }},
+		{"first_seen", colTime, func(_ *view, e *graph.Edge) string { return isoTime(e.FirstSeen) }},
+		{"last_seen", colTime, func(_ *view, e *graph.Edge) string { return isoTime(e.LastSeen) }},
+		{"nofollow", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Nofollow) }},
+		{"redirect", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Redirect) }},
 	}
 }
 
@@ -175,7 +192,7 @@ func CSV(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, e
 
 // writeCSV writes the header of cols, then a row per item walk hands
 // out, to f.
-func writeCSV[T any](f io.Writer, cols []csvColumn[T], v *view, walk func(func(*T) error) error) error {
+func writeCSV[T any](f io.Writer, cols []column[T], v *view, walk func(func(*T) error) error) error {
 	bw := bufio.NewWriterSize(f, 256<<10)
 	w := csv.NewWriter(bw)
 	rec := make([]string, len(cols))
@@ -188,7 +205,7 @@ func writeCSV[T any](f io.Writer, cols []csvColumn[T], v *view, walk func(func(*
 	err := walk(func(x *T) error {
 		for i, c := range cols {
 			cell := c.cell(v, x)
-			if c.text {
+			if c.kind == colText {
 				cell = csvText(cell)
 			}
 			rec[i] = cell

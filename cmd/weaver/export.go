@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/weaver-crawler/weaver/export"
@@ -39,13 +40,14 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --html map.html
   weaver export --db huge.bolt --no-ranks --graphml huge.graphml
   weaver export --cc-hostgraph ac-uk --no-mirrors
-  weaver export --csv crawl`
+  weaver export --csv crawl
+  weaver export --db huge.bolt --top 200 --by in-weight --graphml core.graphml`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
 	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
-	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true, "csv": true}
+	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true, "csv": true, "top": true, "by": true}
 )
 
 // exportTarget is one format to write, to a file or to stdout.
@@ -70,6 +72,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "replace existing files (never the store)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
+	top := uintFlag(fs, "top", 0, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by: `pagerank`, harmonic or in-weight (ties by host name)")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
 	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
@@ -105,6 +109,15 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	if set["csv"] && *csvPrefix == "" {
 		return usagef("--csv needs a PREFIX")
+	}
+	if set["by"] && !set["top"] {
+		return usagef("--by needs --top N")
+	}
+	if set["top"] && (*top == 0 || *top > 1<<31) {
+		return usagef("--top %d: N must be from 1 to 2147483648", *top)
+	}
+	if !slices.Contains(export.TopMeasures, export.TopMeasure(*by)) {
+		return usagef("--by %q: one of pagerank, harmonic, in-weight", *by)
 	}
 	switch {
 	case len(targets) == 0 && *ccPrefix == "" && *csvPrefix == "":
@@ -177,6 +190,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
 		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version,
+		Top: int(*top), TopBy: export.TopMeasure(*by),
 	}
 	for _, t := range targets {
 		var st export.Stats
