@@ -17,12 +17,12 @@ import (
 func init() {
 	register(&command{
 		Name:    "export",
-		Summary: "write the graph as SQLite, GraphML, DOT, JSON or an HTML map",
+		Summary: "write the graph as SQLite, GraphML, DOT, JSON, GEXF, CSV or an HTML map",
 		Run:     runExport,
 	})
 }
 
-const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --csv PREFIX | --cc-hostgraph PREFIX) [flags]
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --gexf [FILE] | --csv PREFIX | --cc-hostgraph PREFIX) [flags]
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
@@ -41,12 +41,12 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --db huge.bolt --no-ranks --graphml huge.graphml
   weaver export --cc-hostgraph ac-uk --no-mirrors
   weaver export --csv crawl
-  weaver export --db huge.bolt --top 200 --by in-weight --graphml core.graphml`
+  weaver export --db huge.bolt --top 200 --by in-weight --gexf core.gexf`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
-	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
+	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true, "gexf": true}
 	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true, "csv": true, "top": true, "by": true}
 )
 
@@ -65,6 +65,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
 		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
+		export.FormatGEXF:    fs.String("gexf", "", "write GEXF 1.3 for Gephi to `FILE` (stdout without FILE or with -)"),
 	}
 	minWeight := uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
@@ -88,7 +89,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var targets []exportTarget
 	toStdout := 0
-	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML} {
+	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML, export.FormatGEXF} {
 		if !set[string(f)] {
 			continue
 		}
@@ -121,7 +122,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(targets) == 0 && *ccPrefix == "" && *csvPrefix == "":
-		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --csv PREFIX, --cc-hostgraph PREFIX")
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --gexf [FILE], --csv PREFIX, --cc-hostgraph PREFIX")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
