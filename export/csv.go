@@ -175,7 +175,11 @@ func CSV(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, e
 			}
 			failed = epath
 			err = etarget.Write(0o644, func(ef io.Writer) error {
-				return writeCSV(ef, csvEdgeColumns(hosts), v, v.edges)
+				if err := writeCSV(ef, csvEdgeColumns(hosts), v, v.edges); err != nil {
+					return err
+				}
+				return ctx.Err() // interrupted after the last row: neither file
+
 			})
 			if err != nil {
 				return err
