@@ -68,6 +68,7 @@ func TestOutput_Devices(t *testing.T) {
 		{"export --dot", []string{"export", "--db", db, "--dot"}, "// weaver"},
 		{"export --json", []string{"export", "--db", db, "--json"}, "{"},
 		{"export --html", []string{"export", "--db", db, "--html"}, "<!DOCTYPE html>"},
+		{"export --gexf", []string{"export", "--db", db, "--gexf"}, "<?xml"},
 		{"snapshot", []string{"snapshot", "--db", db}, ""},
 		{"merge", []string{"merge", db, other, "-o"}, ""},
 		{"check --repair", []string{"check", "--repair", "--db", db, "-o"}, ""},

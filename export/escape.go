@@ -35,7 +35,14 @@ func xmlChar(r rune) bool {
 // U+FFFF) are dropped, and the markup characters are escaped, so "]]>" and
 // quotes are harmless too. A carriage return is written as a reference so
 // that parsers do not turn it into a newline.
-func appendXMLText(dst []byte, s string) []byte {
+func appendXMLText(dst []byte, s string) []byte { return appendXML(dst, s, false) }
+
+// appendXMLAttr is appendXMLText for an attribute value: tab and newline
+// are written as references too, which attribute-value normalization
+// would otherwise turn into spaces.
+func appendXMLAttr(dst []byte, s string) []byte { return appendXML(dst, s, true) }
+
+func appendXML(dst []byte, s string, attr bool) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -53,6 +60,10 @@ func appendXMLText(dst []byte, s string) []byte {
 				dst = append(dst, "&apos;"...)
 			case c == '\r':
 				dst = append(dst, "&#xD;"...)
+			case attr && c == '\t':
+				dst = append(dst, "&#x9;"...)
+			case attr && c == '\n':
+				dst = append(dst, "&#xA;"...)
 			case c == '\t', c == '\n', c >= 0x20:
 				dst = append(dst, c)
 			}

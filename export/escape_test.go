@@ -135,3 +135,33 @@ func FuzzAppendDOTString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendXMLAttr checks that any string gives an attribute value an
+// XML parser reads back as the string minus what XML cannot hold: tabs,
+// newlines and carriage returns survive attribute-value normalization.
+func FuzzAppendXMLAttr(f *testing.F) {
+	for _, s := range escapeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		doc := append([]byte(`<a v="`), appendXMLAttr(nil, s)...)
+		doc = append(doc, `"/>`...)
+		var got struct {
+			V string `xml:"v,attr"`
+		}
+		if err := xml.Unmarshal(doc, &got); err != nil {
+			t.Fatalf("%q gives a document that does not parse: %v\n%q", s, err, doc)
+		}
+		var want strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if xmlChar(r) {
+				want.WriteRune(r)
+			}
+			i += n
+		}
+		if got.V != want.String() {
+			t.Errorf("%q: read back %q, want %q", s, got.V, want.String())
+		}
+	})
+}

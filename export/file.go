@@ -25,7 +25,7 @@ const (
 )
 
 // Write writes s to w in f, one of the text formats (GraphML, DOT, JSON,
-// HTML).
+// HTML, GEXF).
 // It returns what was written, or the writer's, the store's or the
 // context's error; it returns an error for FormatSQLite, which needs a
 // file.
@@ -39,6 +39,8 @@ func Write(ctx context.Context, w io.Writer, s *kv.Store, f Format, opt Options)
 		return JSON(ctx, w, s, opt)
 	case FormatHTML:
 		return HTML(ctx, w, s, opt)
+	case FormatGEXF:
+		return GEXF(ctx, w, s, opt)
 	case FormatSQLite:
 		return Stats{}, fmt.Errorf("export: sqlite: cannot write to a stream, only to a file")
 	}

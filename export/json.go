@@ -75,6 +75,9 @@ type jsonGraph struct {
 	CrawledOnly   bool   `json:"crawled_only"`
 	Domains       bool   `json:"domains"`
 	NoMirrors     bool   `json:"no_mirrors"`
+	// Top and TopBy are Options.Top and its measure, left out without it.
+	Top   int    `json:"top,omitempty"`
+	TopBy string `json:"top_by,omitempty"`
 	// HarmonicMethod is "exact", or "hyperball, ..." when the harmonic
 	// centralities are estimates; left out with Options.NoRanks.
 	HarmonicMethod string `json:"harmonic_method,omitempty"`
@@ -98,7 +101,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		head, err := json.Marshal(jsonGraph{
 			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
 			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains, NoMirrors: opt.NoMirrors,
-			HarmonicMethod: v.harmonicMethod(),
+			HarmonicMethod: v.harmonicMethod(), Top: opt.Top, TopBy: opt.topByName(),
 		})
 		if err != nil {
 			return err

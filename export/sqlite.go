@@ -358,6 +358,9 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		{"no_mirrors", strconv.FormatBool(opt.NoMirrors)},
 		{"harmonic_method", method},
 	}
+	if opt.Top > 0 {
+		meta = append(meta, [2]string{"top", strconv.Itoa(opt.Top)}, [2]string{"top_by", opt.topByName()})
+	}
 	for _, kv := range meta {
 		if _, err := tx.ExecContext(bg, "INSERT INTO meta (key, value) VALUES (?, ?)", kv[0], nullText(kv[1])); err != nil {
 			return st, fmt.Errorf("meta: %w", err)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -36,6 +37,14 @@ type Options struct {
 	// every node otherwise carries. Computing them reads the graph once
 	// more and holds it in memory (see package rank).
 	NoRanks bool
+	// Top, when above 0, keeps only the Top highest nodes by TopBy, of
+	// the graph the other filters leave (domains when Domains is set),
+	// and the edges among them: the core of a large crawl. Ties are
+	// broken by host name, ascending. The ranks the nodes carry are
+	// those of that graph, before the cut, which chose them.
+	Top int
+	// TopBy is the measure Top ranks nodes by; "" means TopPageRank.
+	TopBy TopMeasure
 	// Force lets SQLite replace an existing file that is not a SQLite
 	// database, and the text formats replace a database. It never allows
 	// replacing the store being exported.
@@ -61,13 +70,47 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// TopMeasure is what Options.Top ranks nodes by.
+type TopMeasure string
+
+// The measures of Options.TopBy.
+const (
+	TopPageRank TopMeasure = "pagerank"
+	TopHarmonic TopMeasure = "harmonic"
+	TopInWeight TopMeasure = "in-weight" // the summed weight of the node's in-edges
+)
+
+// TopMeasures are the valid values of Options.TopBy, for flags and
+// messages.
+var TopMeasures = []TopMeasure{TopPageRank, TopHarmonic, TopInWeight}
+
+// topBy is o.TopBy with its default.
+func (o Options) topBy() TopMeasure {
+	if o.TopBy == "" {
+		return TopPageRank
+	}
+	return o.TopBy
+}
+
+// topByName is the measure of Top, "" without Top.
+func (o Options) topByName() string {
+	if o.Top <= 0 {
+		return ""
+	}
+	return string(o.topBy())
+}
+
 // filters describes the filters in one line, for the metadata of every
-// format.
+// format; top and top_by only when Top is set.
 func (o Options) filters() string {
-	return "min_weight=" + strconv.FormatUint(o.MinWeight, 10) +
+	f := "min_weight=" + strconv.FormatUint(o.MinWeight, 10) +
 		" crawled_only=" + strconv.FormatBool(o.CrawledOnly) +
 		" domains=" + strconv.FormatBool(o.Domains) +
 		" no_mirrors=" + strconv.FormatBool(o.NoMirrors) + o.atFilter()
+	if o.Top > 0 {
+		f += " top=" + strconv.Itoa(o.Top) + " top_by=" + string(o.topBy())
+	}
+	return f
 }
 
 func (o Options) atFilter() string {
@@ -137,6 +180,7 @@ type view struct {
 	rows int // rows handed out, for the periodic context check
 
 	kept    bitset // ids of the nodes kept, filled by nodes when a node filter is on
+	top     bitset // with Options.Top, the ids of the top nodes; nil otherwise
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
 	ranks   *viewRanks // nil with NoRanks
@@ -160,12 +204,57 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
 		}
 		v.domains = d
 	}
-	if !opt.NoRanks {
+	if opt.Top > 0 && !slices.Contains(TopMeasures, opt.topBy()) {
+		return nil, fmt.Errorf("top: unknown measure %q (one of pagerank, harmonic, in-weight)", opt.TopBy)
+	}
+	if !opt.NoRanks || opt.Top > 0 {
 		if err := v.rank(); err != nil {
 			return nil, err
 		}
 	}
 	return v, nil
+}
+
+// keepsNode reports whether the view shows the store's node n: the node
+// filters and the top cut.
+func (v *view) keepsNode(n *graph.Node) bool {
+	return v.opt.keeps(n) && (v.top == nil || v.top.has(n.ID))
+}
+
+// filtersNodes reports whether edges must be checked against the kept
+// nodes.
+func (v *view) filtersNodes() bool { return v.opt.filtersNodes() || v.top != nil }
+
+// cutTop sets v.top to the Options.Top highest nodes of the ranked graph
+// by Options.TopBy, ties broken by host name (hosts maps ids to names).
+func (v *view) cutTop(hosts map[uint64]string) {
+	r := v.ranks
+	measure := func(i int) float64 {
+		switch v.opt.topBy() {
+		case TopHarmonic:
+			return r.r.Harmonic[i]
+		case TopInWeight:
+			return float64(r.inWeight[i])
+		}
+		return r.r.PageRank[i]
+	}
+	order := make([]int, len(r.ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if ma, mb := measure(a), measure(b); ma != mb {
+			if ma > mb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(hosts[r.ids[a]], hosts[r.ids[b]])
+	})
+	v.top = bitset{}
+	for _, i := range order[:min(v.opt.Top, len(order))] {
+		v.top.set(r.ids[i])
+	}
 }
 
 // viewRanks are the ranks of the graph a view shows, by node index (the
@@ -190,7 +279,16 @@ func (v *view) rank() error {
 		c := graph.GetCounts(v.tx)
 		b = rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32)))
 	}
-	err := v.nodes(func(n *graph.Node) error { return b.AddNode(n.ID) })
+	var hosts map[uint64]string // for the top cut's ties
+	if v.opt.Top > 0 {
+		hosts = map[uint64]string{}
+	}
+	err := v.nodes(func(n *graph.Node) error {
+		if hosts != nil {
+			hosts[n.ID] = n.Host
+		}
+		return b.AddNode(n.ID)
+	})
 	if err == nil {
 		err = v.edges(func(e *graph.Edge) error { return b.AddEdge(e.From, e.To, e.Weight) })
 	}
@@ -206,9 +304,13 @@ func (v *view) rank() error {
 	// allocate as much again: collect it now, so that the peak is the
 	// graph and the ranks, not the two plus the walk's leftovers.
 	runtime.GC()
-	r, err := rank.Compute(v.ctx, g, rank.Options{})
-	if err != nil {
-		return err
+	var r rank.Ranks
+	// --no-ranks --top N --by in-weight needs the graph, not its ranks.
+	if !v.opt.NoRanks || v.opt.topBy() != TopInWeight {
+		r, err = rank.Compute(v.ctx, g, rank.Options{NoHarmonic: v.opt.NoRanks && v.opt.topBy() == TopPageRank})
+		if err != nil {
+			return err
+		}
 	}
 	ids := make([]uint64, g.Len())
 	for i := range ids {
@@ -216,6 +318,13 @@ func (v *view) rank() error {
 	}
 	v.ranks = &viewRanks{ids: ids, inWeight: g.InWeights(), edges: g.Edges(), r: r}
 	v.stats, v.walked = Stats{}, false
+	v.kept = nil
+	if v.opt.Top > 0 {
+		v.cutTop(hosts)
+	}
+	if v.opt.NoRanks {
+		v.ranks = nil
+	}
 	return nil
 }
 
@@ -284,6 +393,9 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 			if err := v.tick(); err != nil {
 				return err
 			}
+			if v.top != nil && !v.top.has(v.domains.nodes[i].ID) {
+				continue
+			}
 			v.stats.Nodes++
 			if err := fn(&v.domains.nodes[i].Node); err != nil {
 				return err
@@ -297,8 +409,8 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 			return err
 		}
 		v.span(n)
-		if v.opt.filtersNodes() {
-			if !v.opt.keeps(n) {
+		if v.filtersNodes() {
+			if !v.keepsNode(n) {
 				return nil
 			}
 			v.kept.set(n.ID)
@@ -332,7 +444,11 @@ func (v *view) edges(fn func(e *graph.Edge) error) error {
 			if err := v.tick(); err != nil {
 				return err
 			}
-			if e := &v.domains.edges[i]; e.Weight >= v.opt.MinWeight {
+			e := &v.domains.edges[i]
+			if v.top != nil && !(v.top.has(e.From) && v.top.has(e.To)) {
+				continue
+			}
+			if e.Weight >= v.opt.MinWeight {
 				if err := emit(e); err != nil {
 					return err
 				}
@@ -347,7 +463,7 @@ func (v *view) edges(fn func(e *graph.Edge) error) error {
 		if e.Weight < v.opt.MinWeight {
 			return nil
 		}
-		if v.opt.filtersNodes() && !(v.kept.has(e.From) && v.kept.has(e.To)) {
+		if v.filtersNodes() && !(v.kept.has(e.From) && v.kept.has(e.To)) {
 			return nil
 		}
 		return emit(e)

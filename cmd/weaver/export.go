@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,12 +18,12 @@ import (
 func init() {
 	register(&command{
 		Name:    "export",
-		Summary: "write the graph as SQLite, GraphML, DOT, JSON or an HTML map",
+		Summary: "write the graph as SQLite, GraphML, DOT, JSON, GEXF, CSV or an HTML map",
 		Run:     runExport,
 	})
 }
 
-const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --cc-hostgraph PREFIX) [flags]
+const exportSynopsis = `weaver export [--db weaver.bolt] (--sqlite FILE | --graphml [FILE] | --dot [FILE] | --json [FILE] | --html [FILE] | --gexf [FILE] | --csv PREFIX | --cc-hostgraph PREFIX) [flags]
 
 Writes the store's host graph in one or more formats. A format flag without
 FILE, or with -, writes to stdout (at most one format may). Files are built
@@ -31,7 +32,7 @@ file is replaced only with --force. A device or pipe (/dev/stdout) is
 written in place. --html writes the map page: one self-contained file a
 browser opens from disk. --cc-hostgraph writes PREFIX-vertices.txt.gz and
 PREFIX-edges.txt.gz, the text form of Common Crawl's host-level graphs
-(reversed host names).`
+(reversed host names). --csv writes PREFIX-nodes.csv and PREFIX-edges.csv.`
 
 const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --dot | dot -Tsvg > map.svg
@@ -39,13 +40,15 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --db crawl.bolt --domains --min-weight 3 --dot domains.dot
   weaver export --html map.html
   weaver export --db huge.bolt --no-ranks --graphml huge.graphml
-  weaver export --cc-hostgraph ac-uk --no-mirrors`
+  weaver export --cc-hostgraph ac-uk --no-mirrors
+  weaver export --csv crawl
+  weaver export --db huge.bolt --top 200 --by in-weight --gexf core.gexf`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
 var (
-	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true}
-	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true}
+	exportFlagsWithOptionalFile = map[string]bool{"graphml": true, "dot": true, "json": true, "html": true, "gexf": true}
+	exportFlagsWithValue        = map[string]bool{"db": true, "sqlite": true, "min-weight": true, "cc-hostgraph": true, "csv": true, "top": true, "by": true}
 )
 
 // exportTarget is one format to write, to a file or to stdout.
@@ -63,6 +66,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
 		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
+		export.FormatGEXF:    fs.String("gexf", "", "write GEXF 1.3 for Gephi to `FILE` (stdout without FILE or with -)"),
 	}
 	minWeight := uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
@@ -71,7 +75,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then")
+	top := uintFlag(fs, "top", 0, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by: `pagerank`, harmonic or in-weight (ties by host name)")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
+	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
@@ -92,7 +99,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var targets []exportTarget
 	toStdout := 0
-	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML} {
+	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML, export.FormatGEXF} {
 		if !set[string(f)] {
 			continue
 		}
@@ -111,9 +118,21 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if set["cc-hostgraph"] && *ccPrefix == "" {
 		return usagef("--cc-hostgraph needs a PREFIX")
 	}
+	if set["csv"] && *csvPrefix == "" {
+		return usagef("--csv needs a PREFIX")
+	}
+	if set["by"] && !set["top"] {
+		return usagef("--by needs --top N")
+	}
+	if set["top"] && (*top == 0 || *top > 1<<31) {
+		return usagef("--top %d: N must be from 1 to 2147483648", *top)
+	}
+	if !slices.Contains(export.TopMeasures, export.TopMeasure(*by)) {
+		return usagef("--by %q: one of pagerank, harmonic, in-weight", *by)
+	}
 	switch {
-	case len(targets) == 0 && *ccPrefix == "":
-		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --cc-hostgraph PREFIX")
+	case len(targets) == 0 && *ccPrefix == "" && *csvPrefix == "":
+		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --gexf [FILE], --csv PREFIX, --cc-hostgraph PREFIX")
 	case toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
@@ -159,6 +178,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	if *csvPrefix != "" {
+		npath, epath := export.CSVFiles(*csvPrefix)
+		for _, p := range []string{npath, epath} {
+			if err := export.CheckTarget(s, p, export.FormatCSV, *force); err != nil {
+				return exportError(err)
+			}
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -174,6 +201,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
 		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version, At: atTime,
+		Top: int(*top), TopBy: export.TopMeasure(*by),
 	}
 	for _, t := range targets {
 		var st export.Stats
@@ -203,6 +231,18 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return exportError(err)
 		}
 		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", *ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
+	}
+	if *csvPrefix != "" {
+		st, err := export.CSV(ctx, s, *csvPrefix, opt)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: %s not written", *csvPrefix)
+		}
+		if err != nil {
+			return exportError(err)
+		}
+		npath, epath := export.CSVFiles(*csvPrefix)
+		fmt.Fprintf(e.Stderr, "weaver export: %s, %s: %s, %s, %s, total weight %d\n",
+			npath, epath, export.FormatCSV, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	}
 	return nil
 }

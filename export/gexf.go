@@ -1,0 +1,166 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// FormatGEXF is GEXF 1.3, Gephi's own format.
+const FormatGEXF Format = "gexf"
+
+// gexfSkipNode and gexfSkipEdge are the columns GEXF carries elsewhere
+// than in attvalues: a node's id, an edge's ends and weight are XML
+// attributes, and an edge's hosts are its ends' labels.
+var (
+	gexfSkipNode = []string{"id"}
+	gexfSkipEdge = []string{"source", "target", "weight", "source_host", "target_host"}
+)
+
+// gexfColumns returns cols without the names in skip.
+func gexfColumns[T any](cols []column[T], skip []string) []column[T] {
+	return slices.DeleteFunc(slices.Clone(cols), func(c column[T]) bool { return slices.Contains(skip, c.name) })
+}
+
+// gexfAttributes appends the <attributes> declaration of cols for class.
+func gexfAttributes[T any](b []byte, class string, cols []column[T]) []byte {
+	b = append(b, `    <attributes class="`...)
+	b = append(b, class...)
+	b = append(b, "\" mode=\"static\">\n"...)
+	for _, c := range cols {
+		b = append(b, `      <attribute id="`...)
+		b = append(b, c.name...)
+		b = append(b, `" title="`...)
+		b = append(b, c.name...)
+		b = append(b, `" type="`...)
+		b = append(b, c.kind.gexfType()...)
+		b = append(b, "\"/>\n"...)
+	}
+	return append(b, "    </attributes>\n"...)
+}
+
+// gexfValues appends <attvalues> with the non-empty values of cols for x.
+func gexfValues[T any](b []byte, v *view, cols []column[T], x *T) []byte {
+	b = append(b, "<attvalues>"...)
+	for _, c := range cols {
+		val := c.cell(v, x)
+		if val == "" {
+			continue
+		}
+		b = append(b, `<attvalue for="`...)
+		b = append(b, c.name...)
+		b = append(b, `" value="`...)
+		b = appendXMLAttr(b, val)
+		b = append(b, `"/>`...)
+	}
+	return append(b, "</attvalues>"...)
+}
+
+// gexfViz appends the node's viz elements: its size by PageRank (4 to 40,
+// by the square root of its share of the largest PageRank), none without
+// ranks. viz:position and viz:color (by community) go here too.
+func gexfViz(b []byte, v *view, n *graph.Node, maxPR float64) []byte {
+	pr, _, ok := v.rankOf(n.ID)
+	if !ok || maxPR <= 0 {
+		return b
+	}
+	b = append(b, `<viz:size value="`...)
+	b = strconv.AppendFloat(b, 4+36*math.Sqrt(max(pr, 0)/maxPR), 'f', 2, 64)
+	return append(b, `"/>`...)
+}
+
+// GEXF writes s to w as a directed GEXF 1.3 graph for Gephi (namespace
+// http://gexf.net/1.3, viz http://gexf.net/1.3/viz): node ids are the
+// store ids, labels the hosts, every attribute of the JSON export
+// declared in <attributes> with its type (string, integer, long, double;
+// times as RFC 3339 strings) and given where it has a value, viz:size by
+// PageRank (unless Options.NoRanks); edges an id (0, 1, 2... in (source, target) order), their weight, and
+// first_seen, last_seen, nofollow and redirect. The creator and the
+// filters are in <meta>. Every string is escaped for XML, and characters
+// XML 1.0 cannot hold are dropped. It returns what was written, or the
+// writer's, the store's or the context's error.
+func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
+	opt = opt.withDefaults()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	st, err := walk(ctx, s, opt, func(v *view) error {
+		nodeCols := csvNodeColumns
+		maxPR := 0.0
+		if v.ranks != nil {
+			nodeCols = append(nodeCols[:len(nodeCols):len(nodeCols)], csvRankColumns...)
+			for _, pr := range v.ranks.r.PageRank {
+				maxPR = max(maxPR, pr)
+			}
+		}
+		nodeCols = gexfColumns(nodeCols, gexfSkipNode)
+		edgeCols := gexfColumns(csvEdgeColumns(nil), gexfSkipEdge)
+		b := make([]byte, 0, 8192)
+		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
+<gexf xmlns="http://gexf.net/1.3" xmlns:viz="http://gexf.net/1.3/viz" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://gexf.net/1.3 http://gexf.net/1.3/gexf.xsd" version="1.3">
+  <meta lastmodifieddate="`...)
+		b = append(b, opt.Now().UTC().Format("2006-01-02")...)
+		b = append(b, "\">\n    <creator>weaver "...)
+		b = appendXMLText(b, opt.Version)
+		b = append(b, "</creator>\n    <description>"...)
+		desc := "host graph; " + opt.filters()
+		if m := v.harmonicMethod(); m != "" {
+			desc += "; harmonic " + m
+		}
+		b = appendXMLText(b, desc)
+		b = append(b, "</description>\n  </meta>\n  <graph defaultedgetype=\"directed\" mode=\"static\">\n"...)
+		b = gexfAttributes(b, "node", nodeCols)
+		b = gexfAttributes(b, "edge", edgeCols)
+		b = append(b, "    <nodes>\n"...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		err := v.nodes(func(n *graph.Node) error {
+			b = append(b[:0], `      <node id="`...)
+			b = strconv.AppendUint(b, n.ID, 10)
+			b = append(b, `" label="`...)
+			b = appendXMLAttr(b, n.Host)
+			b = append(b, `">`...)
+			b = gexfValues(b, v, nodeCols, n)
+			b = gexfViz(b, v, n, maxPR)
+			b = append(b, "</node>\n"...)
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString("    </nodes>\n    <edges>\n"); err != nil {
+			return err
+		}
+		var edgeID uint64
+		err = v.edges(func(e *graph.Edge) error {
+			b = append(b[:0], `      <edge id="`...)
+			b = strconv.AppendUint(b, edgeID, 10)
+			edgeID++
+			b = append(b, `" source="`...)
+			b = strconv.AppendUint(b, e.From, 10)
+			b = append(b, `" target="`...)
+			b = strconv.AppendUint(b, e.To, 10)
+			b = append(b, `" weight="`...)
+			b = strconv.AppendUint(b, e.Weight, 10)
+			b = append(b, `">`...)
+			b = gexfValues(b, v, edgeCols, e)
+			b = append(b, "</edge>\n"...)
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString("    </edges>\n  </graph>\n</gexf>\n"); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	return st, wrap(FormatGEXF, "", err)
+}
