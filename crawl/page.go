@@ -67,8 +67,6 @@ type page struct {
 	// answered 304 to a conditional request (notModified), and whether
 	// the crawl changed something (set by the commit).
 	etag, lastModified string
-	ifNoneMatch        string // validators of the last crawl, sent on a revisit
-	ifModifiedSince    string
 	notModified        bool
 	changed            bool
 	revisit            bool  // the host was crawled before (set by the commit)

@@ -175,7 +175,7 @@ func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, er
 		entries = append(entries, frontier.Entry{NodeID: id, Host: n.Host, URL: url, Depth: n.Depth})
 	}
 	next := time.Time{}
-	if k != nil && len(k) == 16 {
+	if len(k) == 16 {
 		next = time.Unix(0, int64(binary.BigEndian.Uint64(k)))
 	}
 	for _, key := range keys {

@@ -196,7 +196,7 @@ func CrawlAt(tx *kv.Tx, node uint64, t time.Time) (Crawl, bool, error) {
 	prefix := kv.U64(node)
 	var k, v []byte
 	if t.IsZero() {
-		k, v = c.Seek(kv.U64(node + 1))
+		k, _ = c.Seek(kv.U64(node + 1))
 		if k == nil {
 			k, v = c.Last()
 		} else {
@@ -204,7 +204,7 @@ func CrawlAt(tx *kv.Tx, node uint64, t time.Time) (Crawl, bool, error) {
 		}
 	} else {
 		seek := crawlKey(node, t.Add(time.Nanosecond))
-		k, v = c.Seek(seek)
+		k, _ = c.Seek(seek)
 		if k == nil {
 			k, v = c.Last()
 		} else {

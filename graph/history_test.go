@@ -113,7 +113,7 @@ func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 func TestHistory_Damaged(t *testing.T) {
 	s := storetest.MustOpen(t)
 	key := append(kv.U64(1), kv.U64(uint64(t0.UnixNano()))...)
-	for _, v := range [][]byte{{0, 0x80}, {0, 1, 0x80}, {0, 1, 2 | 0}, {0, 1, 0xfe}} {
+	for _, v := range [][]byte{{0, 0x80}, {0, 1, 0x80}, {0, 1, 2 /* nofollow flag, its count missing */}, {0, 1, 0xfe}} {
 		if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(kv.BucketCrawls, key, v) }); err != nil {
 			t.Fatal(err)
 		}
