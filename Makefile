@@ -18,7 +18,7 @@ build:
 
 # The README's test command: every package, with the race detector.
 test:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 
 test-short:
 	$(GO) test -count=1 $(PKGS)

@@ -448,6 +448,7 @@ func TestSnapshot_LeasesReclaimed(t *testing.T) {
 // would not do: an excluded host is dropped from link selection, so the
 // edges into the other half would be lost.)
 func TestMerge_OverlappingHalves(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 26})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -520,6 +521,7 @@ func TestMerge_OverlappingHalves(t *testing.T) {
 // or changed weight (every host is fetched once, so an edge, once
 // recorded, keeps its weight).
 func TestDiff_LaterCrawl(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 27})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

@@ -77,6 +77,7 @@ func startTokenCrawl(t *testing.T, extra ...string) (p *proc, db, base string) {
 // demands the token; a browser gets a session cookie from ?token= and can
 // then read, and change things only with JSON from the same origin.
 func TestAuth_ListenToken(t *testing.T) {
+	t.Parallel()
 	p, db, base := startTokenCrawl(t)
 	bearer := map[string]string{"Authorization": "Bearer " + testToken}
 
@@ -171,6 +172,7 @@ func TestAuth_ListenToken(t *testing.T) {
 
 // TestAuth_MetricsPublic: --metrics-public opens /metrics, nothing else.
 func TestAuth_MetricsPublic(t *testing.T) {
+	t.Parallel()
 	p, _, base := startTokenCrawl(t, "--metrics-public")
 	if code, body, _ := request(t, nil, "GET", base+"/metrics", nil, ""); code != http.StatusOK || !strings.Contains(body, "weaver_") {
 		t.Errorf("GET /metrics without a token, --metrics-public: %d", code)
@@ -186,6 +188,7 @@ func TestAuth_MetricsPublic(t *testing.T) {
 // token is refused before anything is written, with one line naming
 // --token-file; a bad token file is refused too.
 func TestAuth_ExposedWithoutToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	empty := filepath.Join(dir, "empty")
@@ -238,6 +241,7 @@ func TestAuth_ExposedWithoutToken(t *testing.T) {
 
 // TestAuth_ServeJobAPI: weaver serve's job API is behind the token too.
 func TestAuth_ServeJobAPI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir, "serve", "--dir", filepath.Join(dir, "jobs"), "--listen", "127.0.0.1:0", "--token-file", tokenFile(t, dir))
 	base := jobAPI(t, p).base
@@ -259,6 +263,7 @@ func TestAuth_ServeJobAPI(t *testing.T) {
 // browser can neither change anything cross-origin nor reach the API
 // under a rebound host name.
 func TestAuth_LoopbackWithoutToken(t *testing.T) {
+	t.Parallel()
 	sc := startSlowCrawl(t)
 	base := sc.api.base
 	if code, body, _ := request(t, nil, "GET", base+"/status", nil, ""); code != http.StatusOK || !strings.Contains(body, `"crawl"`) {

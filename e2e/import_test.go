@@ -46,6 +46,7 @@ func homeURLs(w *fakeweb.Web) []string {
 // graph computed from the web's definition, and each host the facts of
 // its home page: its title, and one crawl.
 func TestImport_Wget_GroundTruth(t *testing.T) {
+	t.Parallel()
 	wget, err := exec.LookPath("wget")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -221,6 +222,7 @@ type warcioReport struct {
 // revisits and truncated responses) pass warcio.js with every block and
 // payload digest recomputed, and import to the web's graph.
 func TestImport_WriterFiles_Warcio(t *testing.T) {
+	t.Parallel()
 	w := importWeb(200, 5)
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -272,6 +274,7 @@ func TestImport_WriterFiles_Warcio(t *testing.T) {
 // a byte of a gzip member flipped, give the pages before the damage, one
 // line naming the file and the damaged record's offset, and exit 1.
 func TestImport_Damaged(t *testing.T) {
+	t.Parallel()
 	w := importWeb(40, 9)
 	srv := startWeb(t, w)
 	dir := t.TempDir()

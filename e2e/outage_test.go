@@ -202,6 +202,7 @@ func maxOutageRequests(away time.Duration) int64 {
 // the web is away, resumes by itself, and ends with exactly the graph of
 // an uninterrupted crawl, no host failed.
 func TestOutage_WebAwayAndBack(t *testing.T) {
+	t.Parallel()
 	for _, via := range []string{"connect-to", "proxy"} {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
@@ -345,6 +346,7 @@ func maxResolverOutageQueries(away time.Duration) int64 {
 // uninterrupted crawl: no host is charged the resolver's silence, not
 // before the pause, nor after it from a failure kept in the DNS cache.
 func TestOutage_ResolverStopsAnswering(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		mode int32

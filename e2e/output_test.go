@@ -51,6 +51,7 @@ func outputStore(t *testing.T, dir string) (string, *fakeweb.Server) {
 // and to /dev/stdout, as a user would: each is written into the device,
 // none replaces it.
 func TestOutput_Devices(t *testing.T) {
+	t.Parallel()
 	before := devNull(t)
 	dir := t.TempDir()
 	db, _ := outputStore(t, dir)
@@ -113,6 +114,7 @@ func TestOutput_Devices(t *testing.T) {
 // TestOutput_FIFO: an export or snapshot to a named pipe is written into
 // the pipe, which stays a pipe.
 func TestOutput_FIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, srv := outputStore(t, dir)
 	for _, args := range [][]string{{"export", "--db", db, "--json"}, {"snapshot", "--db", db}, {"crawl", "--db", db, "--max-pages", "1", "--connect-to", srv.ConnectTo(), "--delay", "0", "--quiet", "--metrics"}} {
@@ -163,6 +165,7 @@ func TestOutput_FIFO(t *testing.T) {
 // the file is replaced, a symbolic link keeps pointing at the new file;
 // a directory is refused.
 func TestOutput_ExistingFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, _ := outputStore(t, dir)
 	other := filepath.Join(dir, "other.bolt")
@@ -232,6 +235,7 @@ func TestOutput_ExistingFiles(t *testing.T) {
 // a command line that misses what to choose is two lines on stderr, exit
 // 2; weaver help names every command, version too.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, cmd := range []string{"check", "crawl", "diff", "export", "merge", "rank", "serve", "snapshot", "status"} {
 		for _, h := range []string{"-h", "--help"} {
@@ -264,6 +268,7 @@ func TestHelp(t *testing.T) {
 // TestMessages: counts of one are singular; a store a crawl holds is
 // refused with what to do instead, for a crawl with and without --listen.
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 20, Seed: 5, RobotsDisallowEvery: -1,
 		Faults: map[string]fakeweb.Fault{"slow.drip.test": fakeweb.SlowDrip}})
 	srv := startWeb(t, w)

@@ -480,6 +480,7 @@ func TestServe_RestartResume(t *testing.T) {
 
 // TestServe_Errors: the job API's errors through the real binary.
 func TestServe_Errors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir, "serve", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "jobs"))
 	a := jobAPI(t, p)
@@ -515,6 +516,7 @@ func TestServe_Errors(t *testing.T) {
 // first's open file alone. Keys a job cannot honour are refused, and not
 // listed as known.
 func TestServe_WarcDir(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 71, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

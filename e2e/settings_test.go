@@ -44,6 +44,7 @@ func statusSettings(t *testing.T, dir, db string) map[string]any {
 // settings; a store without settings (an older weaver's) still resumes,
 // and gets them.
 func TestCrawl_Settings(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 11})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

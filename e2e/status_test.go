@@ -13,6 +13,7 @@ import (
 
 // TestStatus_IdleStore: weaver status on a finished crawl's store.
 func TestStatus_IdleStore(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.Loop3()
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -45,6 +46,7 @@ func TestStatus_IdleStore(t *testing.T) {
 // TestStatus_RunningCrawl: while weaver crawl --listen holds the store,
 // weaver status asks it and shows the live figures too.
 func TestStatus_RunningCrawl(t *testing.T) {
+	t.Parallel()
 	sc := startSlowCrawl(t)
 	dir := filepath.Dir(sc.db)
 	r := weaver(t, dir, "status", "--db", sc.db)
@@ -70,6 +72,7 @@ func TestStatus_RunningCrawl(t *testing.T) {
 // TestStatus_InUseWithoutListen: a crawl without --listen cannot be
 // asked; weaver status says how to make it answerable (exit 2).
 func TestStatus_InUseWithoutListen(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 20, Seed: 5, RobotsDisallowEvery: -1,
 		Faults: map[string]fakeweb.Fault{"slow.drip.test": fakeweb.SlowDrip}})
 	srv := startWeb(t, w)
