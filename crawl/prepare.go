@@ -262,15 +262,8 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 	if err != nil || !pass {
 		return 0, err
 	}
-	seedURL := map[string]string{}
-	if err := seeds(func(raw string) error {
-		s, err := rules.check(raw)
-		if err != nil {
-			return err
-		}
-		seedURL[s.host] = s.fetch
-		return nil
-	}); err != nil {
+	seedURL, err := rules.urls(seeds)
+	if err != nil {
 		return 0, err
 	}
 	for pass {

@@ -122,19 +122,12 @@ func (r Requeued) String() string {
 // max_crawls_per_node times) is left as it is. A seed's host is fetched
 // at its seed URL, the others at their home page.
 func (c *Crawler) requeueFailed(causes FailCause, rules seedRules, seeds Seeds) (Requeued, error) {
-	seedURL := map[string]string{}
-	if err := seeds(func(raw string) error {
-		s, err := rules.check(raw)
-		if err != nil {
-			return err
-		}
-		seedURL[s.host] = s.fetch
-		return nil
-	}); err != nil {
+	seedURL, err := rules.urls(seeds)
+	if err != nil {
 		return Requeued{}, err
 	}
 	var out Requeued
-	err := c.store.Update(func(tx *kv.Tx) error {
+	err = c.store.Update(func(tx *kv.Tx) error {
 		out = Requeued{}
 		type retry struct {
 			n     graph.Node

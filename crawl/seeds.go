@@ -51,6 +51,20 @@ func (r seedRules) check(s string) (seed, error) {
 	return seed{host, scheme, fetch}, nil
 }
 
+// urls reads seeds and maps each seed's host to the URL fetched for it.
+func (r seedRules) urls(seeds Seeds) (map[string]string, error) {
+	out := map[string]string{}
+	err := seeds(func(raw string) error {
+		s, err := r.check(raw)
+		if err != nil {
+			return err
+		}
+		out[s.host] = s.fetch
+		return nil
+	})
+	return out, err
+}
+
 // checkAll checks every seed of seeds and counts them.
 func (r seedRules) checkAll(seeds Seeds) (n int, err error) {
 	err = seeds(func(s string) error {
