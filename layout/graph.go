@@ -1,0 +1,180 @@
+package layout
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Graph is an undirected graph with weighted edges, held in memory as
+// compressed sparse rows: each edge {u, v} is listed under u and under v,
+// neighbours ascending. The weight of {u, v} is the sum of the weights of
+// the directed edges u→v and v→u it was built from; self-loops are
+// dropped (they neither move a node nor change which community gains it
+// most). Nodes are numbered 0..Len()-1 in the order of their ids.
+type Graph struct {
+	ids []uint64  // ids[i] is node i's id, ascending
+	off []uint32  // node i's neighbours are adj[off[i]:off[i+1]]
+	adj []uint32  // neighbours, ascending within a node
+	w   []float64 // weight of each adj entry
+}
+
+// Len returns the number of nodes.
+func (g *Graph) Len() int { return len(g.ids) }
+
+// Edges returns the number of undirected edges.
+func (g *Graph) Edges() int { return len(g.adj) / 2 }
+
+// ID returns the id of node i.
+func (g *Graph) ID(i int) uint64 { return g.ids[i] }
+
+// Index returns the node whose id is id, and whether there is one.
+func (g *Graph) Index(id uint64) (int, bool) { return slices.BinarySearch(g.ids, id) }
+
+// Neighbors returns node i's neighbours, ascending, and the weights of
+// the edges to them. The slices belong to g and must not be changed.
+func (g *Graph) Neighbors(i int) ([]uint32, []float64) {
+	a, b := g.off[i], g.off[i+1]
+	return g.adj[a:b:b], g.w[a:b:b]
+}
+
+// weight returns the weight of {u, v}, 0 when there is no such edge.
+func (g *Graph) weight(u, v int) float64 {
+	adj, w := g.Neighbors(u)
+	if k, ok := slices.BinarySearch(adj, uint32(v)); ok {
+		return w[k]
+	}
+	return 0
+}
+
+// Builder builds a Graph from nodes in increasing id order and directed
+// edges between them in any order. The zero value is ready to use.
+type Builder struct {
+	ids   []uint64
+	pairs []pair
+	err   error
+}
+
+// pair is an undirected edge, u < v, and its weight.
+type pair struct {
+	u, v uint32
+	w    float64
+}
+
+// NewBuilder returns a Builder with room for nodes nodes and edges
+// edges (hints).
+func NewBuilder(nodes, edges int) *Builder {
+	return &Builder{ids: make([]uint64, 0, max(nodes, 0)), pairs: make([]pair, 0, max(edges, 0))}
+}
+
+// AddNode adds the node id. Ids must come in increasing order, before the
+// edges that name them. It returns ErrOrder or ErrTooLarge (and the first
+// error again for every later call).
+func (b *Builder) AddNode(id uint64) error {
+	switch {
+	case b.err != nil:
+	case len(b.ids) > 0 && id <= b.ids[len(b.ids)-1]:
+		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.ids[len(b.ids)-1])
+	case len(b.ids) >= math.MaxUint32:
+		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, uint64(math.MaxUint32))
+	default:
+		b.ids = append(b.ids, id)
+	}
+	return b.err
+}
+
+// AddEdge adds the directed edge from → to of weight w, which counts
+// towards the undirected edge {from, to}. It returns ErrUnknownNode or
+// ErrTooLarge (and the first error again for every later call).
+func (b *Builder) AddEdge(from, to uint64, w float64) error {
+	if b.err != nil {
+		return b.err
+	}
+	u, ok1 := slices.BinarySearch(b.ids, from)
+	v, ok2 := slices.BinarySearch(b.ids, to)
+	switch {
+	case !ok1 || !ok2:
+		b.err = fmt.Errorf("%w: %d → %d", ErrUnknownNode, from, to)
+		return b.err
+	case u == v:
+		return nil
+	case len(b.pairs) >= math.MaxUint32/2:
+		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, math.MaxUint32/2)
+		return b.err
+	}
+	if u > v {
+		u, v = v, u
+	}
+	b.pairs = append(b.pairs, pair{uint32(u), uint32(v), w})
+	return nil
+}
+
+// AddIndexEdge is AddEdge with node indices (positions in id order)
+// instead of ids, for callers that already know them.
+func (b *Builder) AddIndexEdge(u, v int, w float64) error {
+	if b.err != nil {
+		return b.err
+	}
+	if u < 0 || v < 0 || u >= len(b.ids) || v >= len(b.ids) {
+		b.err = fmt.Errorf("%w: node index %d or %d", ErrUnknownNode, u, v)
+		return b.err
+	}
+	if u == v {
+		return nil
+	}
+	if u > v {
+		u, v = v, u
+	}
+	b.pairs = append(b.pairs, pair{uint32(u), uint32(v), w})
+	return nil
+}
+
+// Graph returns the graph built, merging the edges between the same two
+// nodes; the Builder must not be used again. It returns the first error
+// of AddNode or AddEdge.
+func (b *Builder) Graph() (*Graph, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	p := b.pairs
+	b.pairs = nil
+	slices.SortFunc(p, func(a, c pair) int {
+		if r := cmp.Compare(a.u, c.u); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.v, c.v)
+	})
+	// Merge duplicates in place.
+	m := 0
+	for _, e := range p {
+		if m > 0 && p[m-1].u == e.u && p[m-1].v == e.v {
+			p[m-1].w += e.w
+			continue
+		}
+		p[m] = e
+		m++
+	}
+	p = p[:m]
+	n := len(b.ids)
+	g := &Graph{ids: b.ids, off: make([]uint32, n+1), adj: make([]uint32, 2*m), w: make([]float64, 2*m)}
+	for _, e := range p {
+		g.off[e.u+1]++
+		g.off[e.v+1]++
+	}
+	for i := range n {
+		g.off[i+1] += g.off[i]
+	}
+	fill := make([]uint32, n)
+	copy(fill, g.off[:n])
+	for _, e := range p {
+		g.adj[fill[e.u]], g.w[fill[e.u]] = e.v, e.w
+		fill[e.u]++
+		g.adj[fill[e.v]], g.w[fill[e.v]] = e.u, e.w
+		fill[e.v]++
+	}
+	// Each row is ascending: the pairs come by (u, v), so node x first
+	// gets its neighbours u < x in increasing u, then, at its own turn,
+	// its neighbours v > x in increasing v.
+	return g, nil
+}
