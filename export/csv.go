@@ -101,6 +101,23 @@ var csvRankColumns = []column[graph.Node]{
 	}},
 }
 
+// csvLayoutColumns follow unless Options.NoLayout: the node's community
+// (0 the largest) and its ForceAtlas2 position (see package layout).
+var csvLayoutColumns = []column[graph.Node]{
+	{"community", colLong, func(v *view, n *graph.Node) string {
+		c, _, _, _ := v.layoutOf(n.ID)
+		return strconv.FormatUint(uint64(c), 10)
+	}},
+	{"x", colDouble, func(v *view, n *graph.Node) string {
+		_, x, _, _ := v.layoutOf(n.ID)
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}},
+	{"y", colDouble, func(v *view, n *graph.Node) string {
+		_, _, y, _ := v.layoutOf(n.ID)
+		return strconv.FormatFloat(y, 'f', 3, 64)
+	}},
+}
+
 // csvEdgeColumns are the columns of PREFIX-edges.csv; hosts maps the
 // ids of the nodes written to their hosts.
 func csvEdgeColumns(hosts map[uint64]string) []column[graph.Edge] {
@@ -162,6 +179,9 @@ func CSV(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, e
 			cols := csvNodeColumns
 			if v.ranks != nil {
 				cols = append(cols[:len(cols):len(cols)], csvRankColumns...)
+			}
+			if v.lay != nil {
+				cols = append(cols[:len(cols):len(cols)], csvLayoutColumns...)
 			}
 			hosts := map[uint64]string{}
 			err := writeCSV(nf, cols, v, func(row func(*graph.Node) error) error {

@@ -66,6 +66,20 @@ func gexfValues[T any](b []byte, v *view, cols []column[T], x *T) []byte {
 // by the square root of its share of the largest PageRank), none without
 // ranks. viz:position and viz:color (by community) go here too.
 func gexfViz(b []byte, v *view, n *graph.Node, maxPR float64) []byte {
+	if c, x, y, ok := v.layoutOf(n.ID); ok {
+		col := Palette[int(c)%len(Palette)]
+		b = append(b, `<viz:color r="`...)
+		b = strconv.AppendUint(b, uint64(col[0]), 10)
+		b = append(b, `" g="`...)
+		b = strconv.AppendUint(b, uint64(col[1]), 10)
+		b = append(b, `" b="`...)
+		b = strconv.AppendUint(b, uint64(col[2]), 10)
+		b = append(b, `"/><viz:position x="`...)
+		b = strconv.AppendFloat(b, x, 'f', 3, 64)
+		b = append(b, `" y="`...)
+		b = strconv.AppendFloat(b, y, 'f', 3, 64)
+		b = append(b, `" z="0.0"/>`...)
+	}
 	pr, _, ok := v.rankOf(n.ID)
 	if !ok || maxPR <= 0 {
 		return b
@@ -73,6 +87,14 @@ func gexfViz(b []byte, v *view, n *graph.Node, maxPR float64) []byte {
 	b = append(b, `<viz:size value="`...)
 	b = strconv.AppendFloat(b, 4+36*math.Sqrt(max(pr, 0)/maxPR), 'f', 2, 64)
 	return append(b, `"/>`...)
+}
+
+// Palette is the colour of the first communities (community k takes
+// Palette[k mod len]): twelve hues that can be told apart (ColorBrewer's
+// Paired, reordered so that neighbours differ most), in RGB.
+var Palette = [][3]uint8{
+	{31, 120, 180}, {227, 26, 28}, {51, 160, 44}, {255, 127, 0}, {106, 61, 154}, {177, 89, 40},
+	{166, 206, 227}, {251, 154, 153}, {178, 223, 138}, {253, 191, 111}, {202, 178, 214}, {255, 255, 153},
 }
 
 // GEXF writes s to w as a directed GEXF 1.3 graph for Gephi (namespace
@@ -96,6 +118,9 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			for _, pr := range v.ranks.r.PageRank {
 				maxPR = max(maxPR, pr)
 			}
+		}
+		if v.lay != nil {
+			nodeCols = append(nodeCols[:len(nodeCols):len(nodeCols)], csvLayoutColumns...)
 		}
 		nodeCols = gexfColumns(nodeCols, gexfSkipNode)
 		edgeCols := gexfColumns(csvEdgeColumns(nil), gexfSkipEdge)

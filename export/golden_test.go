@@ -23,6 +23,7 @@ var goldenCases = []struct {
 }{
 	{"small.graphml", export.FormatGraphML, nil},
 	{"small.dot", export.FormatDOT, nil},
+	{"no_layout.dot", export.FormatDOT, func(o *export.Options) { o.NoLayout = true }},
 	{"small.json", export.FormatJSON, nil},
 	{"small.sqlite.txt", export.FormatSQLite, nil},
 	{"min_weight_2.json", export.FormatJSON, func(o *export.Options) { o.MinWeight = 2 }},

@@ -37,6 +37,13 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
 `
 
+// graphmlLayoutKeys declare the node's community and position, unless
+// Options.NoLayout.
+const graphmlLayoutKeys = `  <key id="community" for="node" attr.name="community" attr.type="int"/>
+  <key id="x" for="node" attr.name="x" attr.type="double"/>
+  <key id="y" for="node" attr.name="y" attr.type="double"/>
+`
+
 // graphmlRankKeys are the ids of graphmlKeys that only an export with
 // ranks declares.
 var graphmlRankKeys = []string{`id="harmonic_method"`, `id="pagerank"`, `id="harmonic"`}
@@ -78,6 +85,9 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		} else {
 			b = append(b, graphmlKeysNoRanks...)
 		}
+		if v.lay != nil {
+			b = append(b, graphmlLayoutKeys...)
+		}
 		b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
 		b = graphmlData(b, "    ", "weaver_version", opt.Version)
 		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
@@ -113,6 +123,15 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
 				b = append(b, `</data><data key="harmonic">`...)
 				b = strconv.AppendFloat(b, h, 'g', -1, 64)
+				b = append(b, `</data>`...)
+			}
+			if c, x, y, ok := v.layoutOf(n.ID); ok {
+				b = append(b, `<data key="community">`...)
+				b = strconv.AppendUint(b, uint64(c), 10)
+				b = append(b, `</data><data key="x">`...)
+				b = strconv.AppendFloat(b, x, 'f', 3, 64)
+				b = append(b, `</data><data key="y">`...)
+				b = strconv.AppendFloat(b, y, 'f', 3, 64)
 				b = append(b, `</data>`...)
 			}
 			b = append(b, "</node>\n"...)

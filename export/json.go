@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -48,6 +49,12 @@ type jsonNode struct {
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
 	Harmonic *float64 `json:"harmonic,omitempty"`
+	// Community, X and Y are the node's community (0 the largest) and
+	// ForceAtlas2 position (see package layout); left out with
+	// Options.NoLayout.
+	Community *uint32  `json:"community,omitempty"`
+	X         *float64 `json:"x,omitempty"`
+	Y         *float64 `json:"y,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -113,6 +120,12 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		}
 		sep := "\n"
 		err = v.nodes(func(n *graph.Node) error {
+			var community *uint32
+			var x, y *float64
+			if c, px, py, ok := v.layoutOf(n.ID); ok {
+				px, py = math.Round(px*1000)/1000, math.Round(py*1000)/1000
+				community, x, y = &c, &px, &py
+			}
 			var pagerank, harmonic *float64
 			if pr, h, ok := v.rankOf(n.ID); ok {
 				pagerank, harmonic = &pr, &h
@@ -126,6 +139,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
 				PageRank: pagerank, Harmonic: harmonic,
+				Community: community, X: x, Y: y,
 			})
 			if err != nil {
 				return err

@@ -40,6 +40,7 @@ type RankList struct {
 func Top(ctx context.Context, s *kv.Store, opt Options, n int) (RankList, error) {
 	opt = opt.withDefaults()
 	opt.NoRanks = false
+	opt.NoLayout = true
 	var list RankList
 	err := s.View(func(tx *kv.Tx) error {
 		v, err := newView(ctx, tx, opt)

@@ -81,7 +81,10 @@ const (
     canonical TEXT,
     robots TEXT,
     mirror_of INTEGER REFERENCES nodes(node_id),
-    pages_fetched INTEGER DEFAULT 0
+    pages_fetched INTEGER DEFAULT 0,
+    community INTEGER,
+    x REAL,
+    y REAL
 )`
 	edgeFactsTable = `CREATE TABLE edge_facts (
     edge_id INTEGER PRIMARY KEY REFERENCES edges(edge_id),
@@ -179,7 +182,7 @@ const (
 		content_hash, depth, scheme, last_error, first_seen, last_seen, last_crawl`
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
 	rankInsertColumns = "node_id, pagerank, harmonic"
-	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched"
+	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched, community, x, y"
 	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen"
 )
 
@@ -403,7 +406,12 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 			created, times[1].null(n.LastSeen), times[2].null(n.LastCrawl))
 		factRows = append(factRows, int64(n.ID), nullText(n.Canonical), nullText(n.RobotsDirectives),
 			nullInt(int64(n.MirrorOf)), int64(n.PagesFetched))
-		if len(factRows) == 5*nodesPerBatch {
+		if c, x, y, ok := v.layoutOf(n.ID); ok {
+			factRows = append(factRows, int64(c), x, y)
+		} else {
+			factRows = append(factRows, nil, nil, nil)
+		}
+		if len(factRows) == 8*nodesPerBatch {
 			if err := send(tableNodeFacts, &factRows); err != nil {
 				return err
 			}

@@ -91,6 +91,7 @@ func TestTop_Oracle(t *testing.T) {
 	}
 	for name, set := range variants {
 		opt := fixedOptions()
+		opt.NoLayout = true // the cut is the subject: 200 exports need no layout each
 		set(&opt)
 		full, _ := exportTopJSON(t, s, opt)
 		pr := map[uint64]float64{}

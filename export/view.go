@@ -12,6 +12,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 	"github.com/weaver-crawler/weaver/rank"
 )
 
@@ -37,6 +38,10 @@ type Options struct {
 	// every node otherwise carries. Computing them reads the graph once
 	// more and holds it in memory (see package rank).
 	NoRanks bool
+	// NoLayout leaves out the community and position (community, x, y)
+	// every node otherwise carries: those `weaver layout` stored when
+	// they are fresh, else computed in memory (see package layout).
+	NoLayout bool
 	// Top, when above 0, keeps only the Top highest nodes by TopBy, of
 	// the graph the other filters leave (domains when Domains is set),
 	// and the edges among them: the core of a large crawl. Ties are
@@ -184,6 +189,9 @@ type view struct {
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
 	ranks   *viewRanks // nil with NoRanks
+	lay     *layout.Stored // nil with NoLayout
+	// layFresh says lay is the one stored in the store, not computed.
+	layFresh bool
 
 	stats Stats
 	// latest is the latest crawl of node latestOf, for gone.
@@ -212,7 +220,68 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
 			return nil, err
 		}
 	}
+	if !opt.NoLayout {
+		if err := v.layout(); err != nil {
+			return nil, fmt.Errorf("layout: %w", err)
+		}
+	}
 	return v, nil
+}
+
+// layout gives the view its communities and positions. A view of the
+// store's hosts (any filter but Domains and At) shows them as laid out in
+// the whole graph, so that a filtered or top-N picture keeps each host
+// where the whole picture has it: the stored layout when its stamp matches
+// the graph, else one computed now, in memory (an export never writes
+// into the store). The domain graph and the graph at a past time are laid
+// out on their own, in memory.
+func (v *view) layout() error {
+	if v.domains == nil && v.opt.At.IsZero() {
+		st, fresh, err := layout.Load(v.tx)
+		if err != nil {
+			return err
+		}
+		if fresh {
+			v.lay, v.layFresh = st, true
+			return nil
+		}
+		v.lay, err = layout.ComputeStored(v.ctx, v.tx, layout.Options{})
+		return err
+	}
+	b := layout.NewBuilder(0, 0)
+	err := v.nodes(func(n *graph.Node) error { return b.AddNode(n.ID) })
+	if err == nil {
+		err = v.edges(func(e *graph.Edge) error {
+			if e.Weight == 0 {
+				return nil
+			}
+			return b.AddEdge(e.From, e.To, float64(e.Weight))
+		})
+	}
+	if err != nil {
+		return err
+	}
+	v.stats, v.walked, v.kept = Stats{}, false, nil
+	g, err := b.Graph()
+	if err != nil {
+		return err
+	}
+	l, err := layout.Compute(v.ctx, g, layout.Options{})
+	if err != nil {
+		return err
+	}
+	ids := make([]uint64, g.Len())
+	for i := range ids {
+		ids[i] = g.ID(i)
+	}
+	v.lay = &layout.Stored{IDs: ids, Layout: l}
+	return nil
+}
+
+// layoutOf returns the community and position of the node id, and false
+// when the view has no layout.
+func (v *view) layoutOf(id uint64) (comm uint32, x, y float64, ok bool) {
+	return v.lay.Lookup(id)
 }
 
 // keepsNode reports whether the view shows the store's node n: the node

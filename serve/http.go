@@ -123,7 +123,9 @@ func decodeStrict(body []byte, v any) error {
 // when absent), min_weight, crawled_only, domains.
 func graphOptions(r *http.Request, version string) (export.Format, export.Options, error) {
 	q := r.URL.Query()
-	opt := export.Options{Version: version}
+	// A running crawl's graph changes under every request: laying it out
+	// each time would cost more than the request (see `weaver layout`).
+	opt := export.Options{Version: version, NoLayout: true}
 	f := export.Format(strings.ToLower(q.Get("format")))
 	switch f {
 	case "":

@@ -72,6 +72,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
 	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
 	force := fs.Bool("force", false, "replace existing files (never the store)")
+	noLayout := fs.Bool("no-layout", false, "leave out community, x and y (computed when the store's layout, from weaver layout, is missing or stale)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then")
@@ -200,7 +201,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
-		Force: *force, NoRanks: *noRanks, NoMirrors: *noMirrors, Version: Version, At: atTime,
+		Force: *force, NoRanks: *noRanks, NoLayout: *noLayout, NoMirrors: *noMirrors, Version: Version, At: atTime,
 		Top: int(*top), TopBy: export.TopMeasure(*by),
 	}
 	for _, t := range targets {
