@@ -188,7 +188,7 @@ type view struct {
 	top     bitset // with Options.Top, the ids of the top nodes; nil otherwise
 	walked  bool   // nodes has run to the end
 	domains *domainGraph
-	ranks   *viewRanks // nil with NoRanks
+	ranks   *viewRanks     // nil with NoRanks
 	lay     *layout.Stored // nil with NoLayout
 	// layFresh says lay is the one stored in the store, not computed.
 	layFresh bool
