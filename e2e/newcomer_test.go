@@ -61,7 +61,7 @@ func TestNewcomer_Usage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	placeholder := regexp.MustCompile(`^  -([a-z-]+) (\S+)$`)
-	for _, cmd := range []string{"check", "crawl", "diff", "export", "import", "merge", "rank", "serve", "snapshot", "status"} {
+	for _, cmd := range []string{"check", "crawl", "diff", "export", "import", "layout", "merge", "rank", "serve", "snapshot", "status"} {
 		r := weaver(t, dir, cmd, "-h")
 		for _, line := range strings.Split(r.stdout, "\n") {
 			if m := placeholder.FindStringSubmatch(line); m != nil && strings.ToUpper(m[2]) != m[2] {

@@ -45,6 +45,7 @@ func TestDBPath_FromEnvironment(t *testing.T) {
 		{[]string{"check"}, "ok: 6 nodes"},
 		{[]string{"status"}, "Nodes:          6"},
 		{[]string{"rank"}, "host"},
+		{[]string{"layout"}, "laid out 6 hosts"},
 		{[]string{"snapshot", filepath.Join(dir, "copy.bolt")}, "6 nodes"},
 		// --db wins over the environment.
 		{[]string{"export", "--db", flagDB, "--json", "-"}, `"host3.test"`},

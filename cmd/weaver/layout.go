@@ -64,7 +64,7 @@ func runLayout(ctx context.Context, e *env, args []string) error {
 		return errors.New("interrupted: the stored layout is unchanged")
 	}
 	if err != nil {
-		return fmt.Errorf("layout: %w", err)
+		return err
 	}
 	took := time.Since(start)
 	err = s.Update(func(tx *kv.Tx) error {
@@ -74,7 +74,7 @@ func runLayout(ctx context.Context, e *env, args []string) error {
 		return layout.Save(tx, st)
 	})
 	if err != nil {
-		return fmt.Errorf("layout: %w", err)
+		return err
 	}
 	k := 0
 	if len(st.Community) > 0 {

@@ -190,7 +190,7 @@ func run(ctx context.Context, e *env, args []string) int {
 // packagePrefixes are the prefixes weaver's packages put on their errors
 // ("export: sqlite: …"). Under "weaver export: " they say the same thing
 // twice, so message drops them from the front of a message.
-var packagePrefixes = []string{"export: ", "archive: ", "crawl: ", "kv: ", "frontier: ", "graph: ", "rank: ", "serve: ", "cluster: "}
+var packagePrefixes = []string{"export: ", "archive: ", "crawl: ", "kv: ", "frontier: ", "graph: ", "rank: ", "layout: ", "serve: ", "cluster: "}
 
 // message is err's text for the command's one line: without the leading
 // package prefixes, and naming output files rather than the temporary
