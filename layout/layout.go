@@ -4,13 +4,14 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Layout is the communities and the positions of every node of a Graph,
 // by node index.
 type Layout struct {
 	Community  []uint32  // community of each node, 0 the largest
-	X, Y       []float64 // ForceAtlas2 coordinates (arbitrary unit, origin near the centre)
+	X, Y       []float64 // ForceAtlas2 coordinates (arbitrary unit), the smallest 0
 	Modularity float64   // of the partition Community
 }
 
@@ -37,6 +38,15 @@ func Compute(ctx context.Context, g *Graph, opt Options) (Layout, error) {
 	x, y, err := Positions(ctx, g, seedComm, opt.Force)
 	if err != nil {
 		return Layout{}, err
+	}
+	// Translated so that the smallest x and y are 0: no minus signs in a
+	// spreadsheet, where a cell starting with "-" may read as a formula.
+	if len(x) > 0 {
+		mx, my := slices.Min(x), slices.Min(y)
+		for i := range x {
+			x[i] -= mx
+			y[i] -= my
+		}
 	}
 	return Layout{Community: comm, X: x, Y: y, Modularity: q}, nil
 }
