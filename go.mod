@@ -19,7 +19,6 @@ require (
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
-	gonum.org/v1/gonum v0.17.0
 )
 
 require (

@@ -137,15 +137,47 @@ func (b *Builder) Graph() (*Graph, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	p := b.pairs
+	p := mergePairs(b.pairs)
 	b.pairs = nil
+	off, adj, w := csr(len(b.ids), p)
+	return &Graph{ids: b.ids, off: off, adj: adj, w: w}, nil
+}
+
+// csr returns the rows of the undirected graph of n nodes whose edges are
+// p (u < v, sorted by (u, v), no pair twice): each edge under both ends.
+func csr(n int, p []pair) (off, adj []uint32, w []float64) {
+	m := len(p)
+	off, adj, w = make([]uint32, n+1), make([]uint32, 2*m), make([]float64, 2*m)
+	for _, e := range p {
+		off[e.u+1]++
+		off[e.v+1]++
+	}
+	for i := range n {
+		off[i+1] += off[i]
+	}
+	fill := make([]uint32, n)
+	copy(fill, off[:n])
+	for _, e := range p {
+		adj[fill[e.u]], w[fill[e.u]] = e.v, e.w
+		fill[e.u]++
+		adj[fill[e.v]], w[fill[e.v]] = e.u, e.w
+		fill[e.v]++
+	}
+	// Each row is ascending: the pairs come by (u, v), so node x first
+	// gets its neighbours u < x in increasing u, then, at its own turn,
+	// its neighbours v > x in increasing v.
+	return off, adj, w
+}
+
+// mergePairs sorts p by (u, v) and sums the weights of equal pairs, in
+// place.
+func mergePairs(p []pair) []pair {
 	slices.SortFunc(p, func(a, c pair) int {
 		if r := cmp.Compare(a.u, c.u); r != 0 {
 			return r
 		}
 		return cmp.Compare(a.v, c.v)
 	})
-	// Merge duplicates in place.
 	m := 0
 	for _, e := range p {
 		if m > 0 && p[m-1].u == e.u && p[m-1].v == e.v {
@@ -155,26 +187,5 @@ func (b *Builder) Graph() (*Graph, error) {
 		p[m] = e
 		m++
 	}
-	p = p[:m]
-	n := len(b.ids)
-	g := &Graph{ids: b.ids, off: make([]uint32, n+1), adj: make([]uint32, 2*m), w: make([]float64, 2*m)}
-	for _, e := range p {
-		g.off[e.u+1]++
-		g.off[e.v+1]++
-	}
-	for i := range n {
-		g.off[i+1] += g.off[i]
-	}
-	fill := make([]uint32, n)
-	copy(fill, g.off[:n])
-	for _, e := range p {
-		g.adj[fill[e.u]], g.w[fill[e.u]] = e.v, e.w
-		fill[e.u]++
-		g.adj[fill[e.v]], g.w[fill[e.v]] = e.u, e.w
-		fill[e.v]++
-	}
-	// Each row is ascending: the pairs come by (u, v), so node x first
-	// gets its neighbours u < x in increasing u, then, at its own turn,
-	// its neighbours v > x in increasing v.
-	return g, nil
+	return p[:m]
 }
