@@ -39,15 +39,6 @@ func (g *Graph) Neighbors(i int) ([]uint32, []float64) {
 	return g.adj[a:b:b], g.w[a:b:b]
 }
 
-// weight returns the weight of {u, v}, 0 when there is no such edge.
-func (g *Graph) weight(u, v int) float64 {
-	adj, w := g.Neighbors(u)
-	if k, ok := slices.BinarySearch(adj, uint32(v)); ok {
-		return w[k]
-	}
-	return 0
-}
-
 // Builder builds a Graph from nodes in increasing id order and directed
 // edges between them in any order. The zero value is ready to use.
 type Builder struct {
