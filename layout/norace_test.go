@@ -1,0 +1,5 @@
+//go:build !race
+
+package layout_test
+
+const raceOn = false
