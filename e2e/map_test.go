@@ -122,7 +122,7 @@ func TestMap_ExportHTML(t *testing.T) {
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
-	if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", w.Seed())...); r.code != 0 {
+	if r := fixture(t, dir, crawlArgs(srv, db, "--max-depth", "0", w.Seed())...); r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
 	}
 	page := filepath.Join(dir, "map.html")
