@@ -298,11 +298,11 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	return nil
 }
 
-// The WARC 1.1 fields gowarc does not define. Its builder takes any
+// The WARC 1.1 fields gowarc (3.1) does not define. Its builder takes any
 // field, but writes the name of one it does not know canonicalised as an
-// HTTP header name ("Warc-Protocol"): field names are case-insensitive in
-// WARC, yet readers such as warcio.js look them up as written, so
-// spelled names puts the spelling back after the build.
+// HTTP header name ("Warc-Protocol"). Field names are case-insensitive in
+// WARC, yet some readers look them up as written (warcio.js when it keeps
+// the case, grep), so spelled puts the spelling back after the build.
 const (
 	fieldProtocol    = "WARC-Protocol"
 	fieldCipherSuite = "WARC-Cipher-Suite"

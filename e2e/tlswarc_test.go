@@ -1,0 +1,62 @@
+package e2e_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/storetest"
+)
+
+// TestTLS_WARC: a crawl with --warc of a web served over HTTPS (HTTP/2,
+// plain http redirected) records every exchange so that warcio.js reads
+// each HTTP message as HTTP/1.x with its digests right, the https URI as
+// target, and the protocols in WARC-Protocol (h2 and tls/1.3 for each
+// request that came over TLS, http/1.1 for each redirect) with the TLS
+// cipher suite in WARC-Cipher-Suite; weaver import of the files gives the
+// crawl's graph.
+func TestTLS_WARC(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 30, Seed: 61, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	m := webMode{"https", true}
+	srv, trust := m.start(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	r := weaver(t, dir, crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, m.seed(w))...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want := w.ExpectedEdges(10, excluded)
+	storetest.SameGraph(t, edges(t, db), want)
+	h2, redirects := checkTLSLog(t, w)
+
+	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	protocols := map[string]int{}
+	ciphers, https := 0, 0
+	for _, rep := range warcioCheck(t, files) {
+		for _, e := range rep.Errors {
+			t.Errorf("%s: %s", filepath.Base(rep.File), e)
+		}
+		for k, v := range rep.Protocols {
+			protocols[k] += v
+		}
+		ciphers += rep.Ciphers
+		https += rep.HTTPS
+	}
+	// One response record per request the web saw, each with the
+	// protocols it came over.
+	if protocols["h2 tls/1.3"] != h2 || protocols["http/1.1"] != redirects || len(protocols) != 2 {
+		t.Errorf("WARC-Protocol of the response records: %v; want %d \"h2 tls/1.3\" and %d \"http/1.1\" (the web's request log)", protocols, h2, redirects)
+	}
+	if ciphers != h2 || https != h2 {
+		t.Errorf("%d response records name a cipher suite, %d are of an https URI; want %d each", ciphers, https, h2)
+	}
+	t.Logf("%d response records over h2 and tls/1.3, %d redirects over http/1.1", h2, redirects)
+
+	fresh := filepath.Join(dir, "imported.bolt")
+	if r := weaver(t, dir, "import", "--db", fresh, warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, fresh), want)
+}
