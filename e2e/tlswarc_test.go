@@ -60,3 +60,49 @@ func TestTLS_WARC(t *testing.T) {
 	}
 	storetest.SameGraph(t, edges(t, fresh), want)
 }
+
+// TestTLS_Render: --render auto over HTTPS with --ca-file: the shells'
+// pages and scripts are fetched by weaver over TLS (the browser makes no
+// connection: every request it makes is fetched with the crawl's
+// transport, which trusts the CA), and the whole expected graph comes out.
+func TestTLS_Render(t *testing.T) {
+	t.Parallel()
+	browser := chromiumPath(t)
+	w := fakeweb.New(fakeweb.Config{Hosts: 12, Seed: 83, ShellEvery: 4, RobotsDisallowEvery: -1})
+	m := webMode{"https", true}
+	srv, trust := m.start(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	r := weaver(t, dir, crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1",
+		"--render", "auto", "--browser", browser, m.seed(w))...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, db), w.ExpectedEdges(10, excluded))
+	rendered := 0
+	for h, n := range nodes(t, db) {
+		if n.CrawlCount == 0 {
+			continue
+		}
+		if isShell := w.Shell(h) != fakeweb.NoShell; n.Rendered() != isShell {
+			t.Errorf("%s: rendered %v, shell %v", h, n.Rendered(), isShell)
+		} else if isShell {
+			rendered++
+		}
+	}
+	mt := metrics(t, db+".metrics")
+	if rendered == 0 || mt.PagesRendered != int64(rendered) || mt.RenderFailures != 0 {
+		t.Errorf("%d shells rendered; pages_rendered %d, render_failures %d", rendered, mt.PagesRendered, mt.RenderFailures)
+	}
+	scripts := 0
+	for _, rq := range w.Requests() {
+		if rq.Path == "/app.js" && rq.TLS {
+			scripts++
+		}
+	}
+	if scripts != rendered {
+		t.Errorf("%d scripts fetched over TLS for %d shells rendered", scripts, rendered)
+	}
+	t.Logf("%d shells rendered over https, their scripts fetched over TLS", rendered)
+	checkTLSLog(t, w)
+}
