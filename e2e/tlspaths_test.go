@@ -1,12 +1,17 @@
 package e2e_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 )
+
+// The user-visible paths over HTTPS besides the crawl itself (tls_test.go):
+// WARC, rendering and the cluster.
 
 // TestTLS_WARC: a crawl with --warc of a web served over HTTPS (HTTP/2,
 // plain http redirected) records every exchange so that warcio.js reads
@@ -17,7 +22,7 @@ import (
 // crawl's graph.
 func TestTLS_WARC(t *testing.T) {
 	t.Parallel()
-	w := fakeweb.New(fakeweb.Config{Hosts: 30, Seed: 61, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	w := fakeweb.New(fakeweb.Config{Hosts: 20, Seed: 61, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	m := webMode{"https", true}
 	srv, trust := m.start(t, w)
 	dir := t.TempDir()
@@ -105,4 +110,45 @@ func TestTLS_Render(t *testing.T) {
 	}
 	t.Logf("%d shells rendered over https, their scripts fetched over TLS", rendered)
 	checkTLSLog(t, w)
+}
+
+// TestTLS_Cluster: two shards crawl a web served over HTTPS (HTTP/2, plain
+// http redirected), each with --ca-file; their merged stores hold the
+// web's graph, each shard fetched pages over TLS, and no home page was
+// fetched twice across the cluster.
+func TestTLS_Cluster(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 60, Seed: 67})
+	m := webMode{"https", true}
+	srv, trust := m.start(t, w)
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		args := crawlArgs(srv, db, append(trust, "--max-depth", "0", "--max-crawls-per-node", "1",
+			"--cluster", ns.URL(), "--shard", fmt.Sprintf("%d/2", k), m.seed(w))...)
+		procs = append(procs, startShard(t, dir, nil, args...))
+	}
+	waitShards(t, procs, 2*time.Minute)
+	for k, db := range dbs {
+		if mt := metrics(t, db+".metrics"); mt.TerminationReason != "queue_empty" || mt.PagesFetched == 0 || mt.PagesFailed != 0 {
+			t.Errorf("shard %d: termination_reason %q, %d pages fetched, %d failed", k, mt.TerminationReason, mt.PagesFetched, mt.PagesFailed)
+		}
+	}
+	storetest.SameGraph(t, edges(t, mergeShards(t, dir, dbs)), w.ExpectedEdges(10, excluded))
+	checkTLSLog(t, w)
+	home := map[string]int{}
+	for _, rq := range w.Requests() {
+		if rq.Path == "/" && rq.TLS {
+			home[rq.Host]++
+		}
+	}
+	for h, n := range home {
+		if n > 1 {
+			t.Errorf("%s's home page fetched %d times over TLS across the cluster", h, n)
+		}
+	}
 }
