@@ -216,6 +216,11 @@ type warcioReport struct {
 	Types   map[string]int `json:"types"`
 	Digests int            `json:"digests"`
 	Errors  []string       `json:"errors"`
+	// Of response records: their WARC-Protocol fields joined by spaces
+	// → count, how many name a cipher suite, how many are of an https URI.
+	Protocols map[string]int `json:"protocols"`
+	Ciphers   int            `json:"ciphers"`
+	HTTPS     int            `json:"https"`
 }
 
 // TestImport_WriterFiles_Warcio: weaver's writer's files (rotated, with
