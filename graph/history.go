@@ -542,3 +542,28 @@ func rewriteHistory(tx *kv.Tx, node uint64, compact bool) error {
 // reports a record without links, which stands for those of the crawl
 // before it.
 func DecodeCrawl(k, v []byte) (c Crawl, same bool, err error) { return decodeCrawl(k, v) }
+
+// Uncount takes back what crawl c of node added to its edges' weights and
+// link facts, and to the weight counter: for weaver merge, which meets
+// the same crawl (one host, one time) in two stores and would otherwise
+// count it twice. An edge never goes below zero.
+func Uncount(tx *kv.Tx, node uint64, c *Crawl) error {
+	for _, l := range c.Links {
+		e, ok, err := GetEdge(tx, node, l.To)
+		if err != nil || !ok {
+			return err
+		}
+		w := min(l.Weight, e.Weight)
+		e.Weight -= w
+		e.Nofollow -= min(l.Nofollow, e.Nofollow)
+		e.Redirect -= min(l.Redirect, e.Redirect)
+		e.Nofollow, e.Redirect = min(e.Nofollow, e.Weight), min(e.Redirect, e.Weight)
+		if err := tx.Put(kv.BucketEdges, edgeKey(node, l.To), &e); err != nil {
+			return err
+		}
+		if _, err := tx.AddCounter(counterWeight, -int64(w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
