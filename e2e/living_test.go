@@ -524,3 +524,49 @@ func TestLiving_WarcNotModified(t *testing.T) {
 		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestLiving_Cluster: two shards crawl a changing web with a revisit
+// policy, each revisiting the hosts it owns; the merged store holds every
+// host's history (a crawl record per answer the web gave it) and answers
+// --at as the web served, now and at a moment of the crawl.
+func TestLiving_Cluster(t *testing.T) {
+	t.Parallel()
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
+	srv, err := l.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		procs = append(procs, startShard(t, dir, nil, livingArgs(srv, db, "--delay", "0", "--revisit", "200ms",
+			"--revisit-max", "1600ms", "--max-duration", "3s", "--cluster", ns.URL(), "--shard", fmt.Sprintf("%d/2", k), l.Seed())...))
+	}
+	waitShards(t, procs, time.Minute)
+	served := l.Served()
+	answers := map[string]int{}
+	for _, s := range served {
+		answers[s.Host]++
+	}
+	for k, db := range dbs {
+		if m := metrics(t, db+".metrics"); m.TerminationReason != "max_duration" || m.Revisits == 0 {
+			t.Errorf("shard %d: termination_reason %q, %d revisits", k, m.TerminationReason, m.Revisits)
+		}
+	}
+	merged := mergeShards(t, dir, dbs)
+	got := nodes(t, merged)
+	for i := range 8 {
+		h := l.Host(i)
+		if answers[h] < 2 || got[h].CrawlCount != answers[h] {
+			t.Errorf("%s: %d crawls merged, the web answered it %d times (want at least 2)", h, got[h].CrawlCount, answers[h])
+		}
+	}
+	sameGraph(t, "merged export --at now", exportAt(t, dir, merged, "now"), l.ExpectedAt(time.Now()))
+	mid := quietMoment(served)
+	sameGraph(t, "merged export --at "+mid.Format(time.RFC3339Nano), exportAt(t, dir, merged, mid.Format(time.RFC3339Nano)), l.ExpectedAt(mid))
+}
