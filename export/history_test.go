@@ -207,7 +207,30 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	runTool(t, nil, needTool(t, "xmllint"), "--noout", "--nonet", p)
+	// networkx knows no timeformat "dateTime"; as docs/exports.md says,
+	// it reads the file as "date", the times then strings.
+	withNetworkx(t, func(t *testing.T, py string) {
+		out := runTool(t, nil, py, "-c", gexfDynamicNetworkx, p)
+		if want := "[['2025-01-16T10:01:00Z', '2025-01-16T10:03:00Z'], ['2025-01-16T10:04:00Z', 'None']]"; !strings.Contains(string(out), want) {
+			t.Errorf("networkx: a→b spells %s, want %s", out, want)
+		}
+	})
 }
+
+// gexfDynamicNetworkx reads a dynamic GEXF export with networkx, its
+// timeformat renamed to "date" (and its namespaces to 1.2draft for
+// networkx 2.8), and prints the spells of the edge 1→2.
+const gexfDynamicNetworkx = `
+import io, sys, networkx as nx
+from networkx.readwrite.gexf import GEXF
+data = open(sys.argv[1], encoding="utf-8").read().replace('timeformat="dateTime"', 'timeformat="date"')
+version = "1.3"
+if "1.3" not in GEXF.versions:
+    data = data.replace("http://gexf.net/1.3/viz", "http://www.gexf.net/1.2draft/viz").replace("http://gexf.net/1.3", "http://www.gexf.net/1.2draft").replace('version="1.3"', 'version="1.2"')
+    version = "1.2draft"
+G = nx.read_gexf(io.BytesIO(data.encode("utf-8")), version=version)
+print([list(s) for s in G.edges["1", "2"]["spells"]])
+`
 
 // TestHistory_NodesAt: with At, a node's counts and times are the
 // history's then, its page fields those of its last crawl by then only
