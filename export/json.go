@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -48,6 +49,9 @@ type jsonNode struct {
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
 	Harmonic *float64 `json:"harmonic,omitempty"`
+	// AsOf says, with Options.At, how far the attributes are those at
+	// that time (see AsOfAt).
+	AsOf string `json:"as_of,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -81,6 +85,10 @@ type jsonGraph struct {
 	// HarmonicMethod is "exact", or "hyperball, ..." when the harmonic
 	// centralities are estimates; left out with Options.NoRanks.
 	HarmonicMethod string `json:"harmonic_method,omitempty"`
+	// At is Options.At and NodeAttributes what the nodes' attributes
+	// are then (atNote), left out without it.
+	At             string `json:"at,omitempty"`
+	NodeAttributes string `json:"node_attributes,omitempty"`
 }
 
 // JSON writes s to w as one JSON object in networkx's node-link form:
@@ -102,6 +110,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
 			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains, NoMirrors: opt.NoMirrors,
 			HarmonicMethod: v.harmonicMethod(), Top: opt.Top, TopBy: opt.topByName(),
+			At: atText(opt.At), NodeAttributes: atNoteIf(opt.At),
 		})
 		if err != nil {
 			return err
@@ -125,7 +134,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-				PageRank: pagerank, Harmonic: harmonic,
+				PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
 			})
 			if err != nil {
 				return err
@@ -170,4 +179,20 @@ func writeItem(w *bufio.Writer, sep *string, item []byte) error {
 	*sep = ",\n"
 	_, err := w.Write(item)
 	return err
+}
+
+// atText is t in RFC 3339 with its fractions, "" when zero.
+func atText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// atNoteIf is atNote with At, "" without.
+func atNoteIf(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return atNote
 }
