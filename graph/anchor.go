@@ -56,18 +56,7 @@ func AddAnchors(tx *kv.Tx, from, to uint64, fresh []Anchor, n int) error {
 	if err != nil {
 		return fmt.Errorf("graph: anchors %d→%d: %w", from, to, err)
 	}
-	list := make([]Anchor, 0, min(n, len(fresh)+len(old)))
-	add := func(a *Anchor) {
-		if len(list) < n && !slices.ContainsFunc(list, a.same) {
-			list = append(list, *a)
-		}
-	}
-	for i := range fresh {
-		add(&fresh[i])
-	}
-	for i := range old {
-		add(&old[i])
-	}
+	list := MergeAnchors(fresh, old, n)
 	if slices.EqualFunc(list, old, func(a, b Anchor) bool { return a.equal(&b) }) {
 		return nil
 	}
@@ -75,6 +64,20 @@ func AddAnchors(tx *kv.Tx, from, to uint64, fresh []Anchor, n int) error {
 		return fmt.Errorf("graph: anchors %d→%d: %w", from, to, err)
 	}
 	return nil
+}
+
+// MergeAnchors returns the anchors of first, then those of then, without
+// a second link of the same page to the same URL, at most n.
+func MergeAnchors(first, then []Anchor, n int) []Anchor {
+	list := make([]Anchor, 0, min(n, len(first)+len(then)))
+	for _, from := range [][]Anchor{first, then} {
+		for i := range from {
+			if len(list) < n && !slices.ContainsFunc(list, from[i].same) {
+				list = append(list, from[i])
+			}
+		}
+	}
+	return list
 }
 
 // GetAnchors returns the anchors kept for the edge from→to, none in a
