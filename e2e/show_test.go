@@ -125,4 +125,3 @@ func TestShow_RunningCrawl(t *testing.T) {
 	}
 	sc.stop(t)
 }
-
