@@ -12,6 +12,7 @@ import (
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // TestShow_Anchors: a crawl of the three-host loop with --anchors 2 keeps
@@ -124,4 +125,67 @@ func TestShow_RunningCrawl(t *testing.T) {
 		t.Errorf("limit=x: %d", code)
 	}
 	sc.stop(t)
+}
+
+// TestShow_AnchorsFollowTheGraph: on a web of several pages per host with
+// typed links and cross-host redirects, --anchors 3 leaves the graph as
+// the model says (the same as without anchors) and gives every edge
+// between 1 and 3 example links, each from a page of its source host to
+// its target, typed links with their rel, redirects as redirects.
+func TestShow_AnchorsFollowTheGraph(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.NewSites(fakeweb.SitesConfig{Hosts: 30, Seed: 29})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	weaverOK(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--max-outbound-links", "3",
+		"--pages-per-host", "4", "--anchors", "3", w.Seed())...)
+	sameHostGraph(t, db, w.ExpectedSites(4, 3, nil))
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hostOf := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "?"
+		}
+		h, _ := graph.HostOf(u)
+		return h
+	}
+	var edgesSeen, typed, redirects int
+	s.View(func(tx *kv.Tx) error {
+		hosts := map[uint64]string{}
+		graph.ForEachNode(tx, func(n *graph.Node) error { hosts[n.ID] = n.Host; return nil })
+		return graph.ForEachEdge(tx, func(e *graph.Edge) error {
+			edgesSeen++
+			list, err := graph.GetAnchors(tx, e.From, e.To)
+			from, to := hosts[e.From], hosts[e.To]
+			if err != nil || len(list) < min(int(e.Weight), 3) || len(list) > 3 {
+				t.Errorf("%s→%s (weight %d): %d anchors, %v", from, to, e.Weight, len(list), err)
+			}
+			for _, a := range list {
+				if hostOf(a.URL) != to || (!a.Redirect && hostOf(a.Page) != from) {
+					t.Errorf("%s→%s: anchor %+v", from, to, a)
+				}
+				if e.Redirect == e.Weight && !a.Redirect {
+					t.Errorf("%s→%s redirects only, anchor %+v", from, to, a)
+				}
+				if e.Nofollow == e.Weight && e.Redirect == 0 {
+					typed++
+					if !strings.Contains(a.Rel, "nofollow") && !strings.Contains(a.Rel, "ugc") && !strings.Contains(a.Rel, "sponsored") {
+						t.Errorf("%s→%s is typed, anchor %+v", from, to, a)
+					}
+				}
+				if a.Redirect {
+					redirects++
+				}
+			}
+			return nil
+		})
+	})
+	if edgesSeen < 20 || typed == 0 || redirects == 0 {
+		t.Errorf("the fixture lacks what it tests: %d edges, %d typed anchors, %d redirects", edgesSeen, typed, redirects)
+	}
 }
