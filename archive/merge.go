@@ -61,6 +61,8 @@ type MergeResult struct {
 //     process that held them is not the output's); visited marks and the
 //     subdomain limiter's hosts are unions;
 //   - robots.txt caches are kept per host by the freshest fetch;
+//   - the example links of an edge (--anchors) are the first input's,
+//     then the other inputs' not among them, as many as the longest list;
 //   - the stores of a cluster crawl's shards (meta cluster.shard) hold
 //     stub records of the hosts other shards own: the owner's record
 //     replaces them, whatever their times, and they only widen its times
