@@ -17,7 +17,8 @@ import (
 // anchors), so that the edge records, the most numerous of a store, keep
 // their size whether anchors are kept or not.
 type Anchor struct {
-	_msgpack struct{} `msgpack:",as_array"` // five fields, no keys: the list is stored as written
+	//lint:ignore U1000 read by msgpack: its tag makes the record an array
+	_msgpack struct{} `msgpack:",as_array"` // five fields, no keys: smaller than a map
 
 	Page     string `json:"page"`               // URL of the source host's page that held the link ("" when unknown)
 	URL      string `json:"url"`                // the link's target, absolute, without fragment
