@@ -145,10 +145,16 @@ func (w *parser) noteAnchor(l extract.Link, source, pageURL string, n int) {
 }
 
 // redirectAnchor is the example link of a page of p that redirected to
-// another host: the home page's URL when it is the home page that did.
+// another host: from the URL that answered with the redirect when it was
+// not followed (out of scope), else from the home page's URL when it is
+// the home page that redirected ("" for another page, whose URL the
+// redirects followed replaced).
 func (p *page) redirectAnchor(t *task) graph.Anchor {
 	a := graph.Anchor{URL: p.final.String(), Redirect: true}
-	if t.pageNo == 0 {
+	switch {
+	case t.outRedirect:
+		a.Page = t.url
+	case t.pageNo == 0:
 		a.Page = p.lease.URL
 	}
 	return a
