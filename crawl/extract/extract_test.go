@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,12 +423,32 @@ func FuzzPage(f *testing.F) {
 	}
 	var e extract.Extractor
 	small := extract.Extractor{MaxBuf: 512}
+	anchors := extract.Extractor{AnchorText: true}
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		var plain []string
 		for _, e := range []*extract.Extractor{&e, &small} {
 			links, info := run(t, e, pageURL, string(doc))
 			checkResult(t, links, info)
+			if e == &small {
+				continue
+			}
+			plain = links
 		}
 		checkAttrs(t, doc)
+		// With anchor texts: the same links, in the same order, each
+		// with valid, capped text.
+		u, _ := url.Parse(pageURL)
+		var got []string
+		anchors.Links(strings.NewReader(string(doc)), u, func(l extract.Link) bool {
+			got = append(got, l.URL.String())
+			if !utf8.ValidString(l.Text) || utf8.RuneCountInString(l.Text) > extract.MaxAnchorRunes || len(l.RelAttr) > extract.MaxRelLen {
+				t.Errorf("link %s: text %q, rel %q", l.URL, l.Text, l.RelAttr)
+			}
+			return true
+		})
+		if !slices.Equal(got, plain) {
+			t.Errorf("with anchor texts: %d links %q, without %d %q", len(got), got, len(plain), plain)
+		}
 	})
 }
 
