@@ -100,6 +100,9 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if err := graph.AddEdgeFacts(tx, id, dst.ID, t.weight, t.nofollow, t.redirect, now); err != nil {
 			return err
 		}
+		if err := graph.AddAnchors(tx, id, dst.ID, t.anchors, c.cfg.AnchorsPerEdge); err != nil {
+			return err
+		}
 		if p.fetched {
 			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
 		}

@@ -88,6 +88,7 @@ func damageRefused(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web, d, db, oth
 		{"status", "--db", db},
 		{"status", "--db", db, "--json"},
 		{"rank", "--db", db},
+		{"show", "--db", db, "a.test"},
 		{"export", "--db", db, "--json", "-"},
 		{"export", "--db", db, "--graphml", "-"},
 		{"export", "--db", db, "--dot", "-"},

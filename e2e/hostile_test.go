@@ -350,6 +350,7 @@ func TestHostile_BadStores(t *testing.T) {
 		{"crawl", "--db", "FILE", "http://a.test/"},
 		{"crawl", "--db", "FILE"},
 		{"export", "--db", "FILE", "--json", "-"},
+		{"show", "--db", "FILE", "a.test"},
 	}
 	for name := range files {
 		p := filepath.Join(dir, name)

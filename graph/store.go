@@ -271,7 +271,8 @@ func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
 // Check verifies graph's invariants: every host maps to a node that names
 // it back, every node is indexed, every edge joins two existing nodes with
 // a positive weight at least its link facts, the mirror index agrees with
-// the nodes (see NoteContentHash), and the counters equal what is stored. It returns all
+// the nodes (see NoteContentHash), every edge's anchors are of an edge
+// that exists, and the counters equal what is stored. It returns all
 // problems found (up to a limit), joined, wrapping ErrInconsistent.
 func Check(tx *kv.Tx) error {
 	var problems []error
@@ -334,6 +335,7 @@ func Check(tx *kv.Tx) error {
 		}
 	}
 	checkMirrors(tx, add)
+	checkAnchors(tx, add)
 	c := GetCounts(tx)
 	if c.Nodes != nodes {
 		add("node counter %d, %d nodes stored", c.Nodes, nodes)

@@ -22,17 +22,18 @@ var (
 	BucketMirrors  = []byte("mirrors")  // the mirror index of home-page content hashes (graph/mirror.go)
 	BucketCrawls   = []byte("crawls")   // node id (8 B) | crawl time (8 B, Unix ns) → the crawl's out-links (graph/history.go)
 	BucketDue      = []byte("due")      // due time (8 B, Unix ns) | node id (8 B) → URL: hosts waiting for a revisit
+	BucketAnchors  = []byte("anchors")  // from id (8 B) | to id (8 B) → example links of the edge (graph/anchor.go, --anchors)
 )
 
 var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
-	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue,
+	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
-var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue}
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {
