@@ -48,6 +48,11 @@ type jsonNode struct {
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
 	Harmonic *float64 `json:"harmonic,omitempty"`
+	// Changes counts the crawls that found the host's content or
+	// out-links changed (issue 27), LastChange is the last of them: the
+	// map page rings the hosts changed recently. Left out when none did.
+	Changes    int    `json:"changes,omitempty"`
+	LastChange string `json:"last_change,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -126,6 +131,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
 				PageRank: pagerank, Harmonic: harmonic,
+				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 			})
 			if err != nil {
 				return err
