@@ -216,7 +216,9 @@ func TestMap_StoredLayout(t *testing.T) {
 	if atLoad < 8 || zoomed <= atLoad {
 		t.Errorf("%d labels at load, %d zoomed in: want at least 8, and more zoomed in", atLoad, zoomed)
 	}
-	t.Logf("labels: %d at load, %d zoomed in, none over another", atLoad, zoomed)
+	var renderer string
+	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)
+	t.Logf("labels (%s): %d at load, %d zoomed in, none over another", renderer, atLoad, zoomed)
 
 	// The legend beside the map: no host under it, at the whole graph's
 	// view, open and folded.

@@ -70,36 +70,65 @@ export class MapSigma extends Sigma {
     return super.resetWebGLTexture(id);
   }
 
+  // process is sigma's (the graph indexed again: positions, sizes); the
+  // nodes' order by size, which renderLabels walks, is then taken again.
+  process() {
+    this.sizeOrder = null;
+    return super.process();
+  }
+
   // renderLabels replaces sigma's (a grid that keeps the biggest label of
   // each cell, whose labels still overlap across cells) with
-  // layoutLabels: largest first, none over another. It rings the hosts
-  // changed recently on the same layer, below the labels.
+  // layoutLabels: largest first, none over another. It walks the nodes
+  // from the biggest down to the smallest drawn big enough for a label
+  // (labelRenderedSizeThreshold px), so a frame costs what it labels, not
+  // the graph's size. It rings the hosts changed recently on the same
+  // layer, below the labels.
   renderLabels() {
     const ctx = this.canvasContexts.labels;
-    const thr = this.getSetting('labelRenderedSizeThreshold');
-    const candidates = [];
-    const rings = [];
+    const cache = this.nodeDataCache;
+    if (!this.sizeOrder) {
+      this.sizeOrder = Object.keys(cache).sort((a, b) => cache[b].size - cache[a].size);
+    }
+    const k = this.scaleSize(1); // sizes scale linearly with the camera
+    const minSize = this.getSetting('labelRenderedSizeThreshold') / k;
     const margin = 20;
-    for (const key in this.nodeDataCache) {
-      const d = this.nodeDataCache[key];
-      if (d.hidden) continue;
-      const ringed = state.changed.has(key) && d.color !== DIMMED;
-      const size = this.scaleSize(d.size);
-      const labelled = d.label && (d.highlighted || d.forceLabel || size >= thr);
-      if (!ringed && !labelled) continue;
+    const at = (key, d) => {
       const program = this.nodePrograms[d.type];
-      if (program && program.lodLeavesOut && program.lodLeavesOut(key)) continue;
+      if (program && program.lodLeavesOut && program.lodLeavesOut(key)) return null;
+      const r = d.size * k;
       const p = this.framedGraphToViewport(d);
-      if (p.x < -margin - size || p.y < -margin - size || p.x > this.width + margin + size || p.y > this.height + margin + size) continue;
-      const c = { key, x: p.x, y: p.y, r: size, label: d.label, highlighted: !!d.highlighted };
-      if (ringed) rings.push(c);
-      if (labelled) candidates.push(c);
+      if (p.x < -margin - r || p.y < -margin - r || p.x > this.width + margin + r || p.y > this.height + margin + r) return null;
+      return { key, x: p.x, y: p.y, r, label: d.label, highlighted: !!d.highlighted };
+    };
+    const rings = [];
+    for (const key of state.changed) {
+      const d = cache[key];
+      if (!d || d.hidden || d.color === DIMMED) continue;
+      const c = at(key, d);
+      if (c) rings.push(c);
     }
     drawRings(ctx, rings, CHANGED_RING);
     this.ringsDrawn = rings.length;
     if (!this.getSetting('renderLabels')) {
       this.labelBoxes = [];
       return this;
+    }
+    const candidates = [];
+    const seen = new Set();
+    const consider = (key) => {
+      const d = cache[key];
+      if (!d || d.hidden || !d.label || seen.has(key)) return;
+      seen.add(key);
+      const c = at(key, d);
+      if (c) candidates.push(c);
+    };
+    for (const key of this.highlightedNodes) consider(key);
+    for (const key of this.sizeOrder) {
+      const d = cache[key];
+      if (!d) continue;
+      if (d.size < minSize) break;
+      consider(key);
     }
     const placed = layoutLabels(ctx, candidates, this.width, this.height);
     drawLabels(ctx, placed);

@@ -48,6 +48,7 @@ export const state = {
   changedWithin: 24 * 3600e3,
   newest: 0,
   changed: new Set(), // the hosts marked as changed
+  changeHistory: false, // some host changed once: the legend says what rings mean
   drawnEdges: 0,
   nodeType: null, // 'point' for big graphs, else sigma's circles
   lod: false, // a big graph: fewer nodes while the camera moves (LOD_NODES)
