@@ -693,6 +693,12 @@ func TestMap_CommunityColours(t *testing.T) {
 		return c
 	}
 	first := colours()
+	// No layout in the export: the page lays the graph out itself.
+	var layout string
+	b.eval(`document.getElementById('stats').dataset.layout`, &layout)
+	if layout != "force" {
+		t.Errorf("a graph without positions: layout %q, want force", layout)
+	}
 	if domains <= palette {
 		t.Fatalf("%d domains, not more than the %d colours", domains, palette)
 	}
