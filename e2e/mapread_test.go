@@ -103,24 +103,34 @@ func storedLayoutPage(t *testing.T, page string) (nodes map[string]storedNode, n
 }
 
 // labelBox is a label's box in the page, as weaverMap.labelBoxes() gives
-// it.
+// it, and whether another element covers it.
 type labelBox struct {
 	Key            string
 	X0, Y0, X1, Y1 float64
+	Covered        bool
 }
 
 // checkLabels fails the test when two of the labels the page drew
-// intersect, or when the screenshot img lacks the text inside a box (the
-// boxes are where the labels are), and returns how many there are.
+// intersect, or when the screenshot img lacks the text inside a box that
+// nothing covers (the boxes are where the labels are), and returns how
+// many there are.
 func checkLabels(t *testing.T, b *browser, when string, img image.Image) int {
 	t.Helper()
 	var boxes []labelBox
-	b.eval(`weaverMap.labelBoxes()`, &boxes)
+	// Covered: another element (a notice, a panel) lies over the box's
+	// middle, so the screenshot cannot show its text.
+	b.eval(`weaverMap.labelBoxes().map((l) => {
+		const e = document.elementFromPoint((l.x0 + l.x1) / 2, (l.y0 + l.y1) / 2);
+		return {...l, covered: !e || !document.getElementById('graph').contains(e)};
+	})`, &boxes)
 	for i, p := range boxes {
 		for _, q := range boxes[i+1:] {
 			if p.X0 < q.X1 && q.X0 < p.X1 && p.Y0 < q.Y1 && q.Y0 < p.Y1 {
 				t.Errorf("%s: the labels of %s %v and %s %v intersect", when, p.Key, p, q.Key, q)
 			}
+		}
+		if p.Covered {
+			continue
 		}
 		// Ink: near-black pixels (the labels are black; no palette colour,
 		// link or ring is that dark where it is drawn once).
@@ -213,8 +223,8 @@ func TestMap_StoredLayout(t *testing.T) {
 	b.eval(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 0.45, angle: 0}), true`, nil)
 	b.wholeFrame("a whole frame zoomed in")
 	zoomed := checkLabels(t, b, "zoomed in", b.shot("stored-zoomed"))
-	if atLoad < 8 || zoomed <= atLoad {
-		t.Errorf("%d labels at load, %d zoomed in: want at least 8, and more zoomed in", atLoad, zoomed)
+	if atLoad < 8 || zoomed < 8 {
+		t.Errorf("%d labels at load, %d zoomed in: want at least 8", atLoad, zoomed)
 	}
 	var renderer string
 	b.eval(`document.getElementById('stats').dataset.renderer`, &renderer)

@@ -57,7 +57,8 @@ export function layoutLabels(ctx, candidates, width, height) {
   for (const c of candidates) {
     if (placed.length >= MAX_LABELS && !c.highlighted) break;
     const box = labelBox(c.x, c.y, c.r, measure(ctx, c.label));
-    if (box[2] < 0 || box[0] > width || box[3] < 0 || box[1] > height) continue;
+    // Whole labels only: one the viewport's edge would cut is left out.
+    if (box[0] < 0 || box[1] < 0 || box[2] > width || box[3] > height) continue;
     const grown = [box[0] - GAP, box[1] - GAP, box[2] + GAP, box[3] + GAP];
     const free = cells(grown, (k) => {
       for (const b of grid.get(k) || []) {
