@@ -52,6 +52,11 @@ type jsonNode struct {
 	// AsOf says, with Options.At, how far the attributes are those at
 	// that time (see AsOfAt).
 	AsOf string `json:"as_of,omitempty"`
+	// Changes counts the crawls that found the host's content or
+	// out-links changed (issue 27), LastChange is the last of them: the
+	// map page rings the hosts changed recently. Left out when none did.
+	Changes    int    `json:"changes,omitempty"`
+	LastChange string `json:"last_change,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -135,6 +140,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
 				PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
+				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 			})
 			if err != nil {
 				return err
