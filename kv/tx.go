@@ -47,6 +47,9 @@ func (tx *Tx) bucket(name []byte) *bbolt.Bucket {
 	if b == nil {
 		panic(fmt.Sprintf("kv: bucket %q does not exist (Open creates every bucket)", name))
 	}
+	if f := fillPercent(name); f != 0 {
+		b.FillPercent = f // bbolt does not store it: set in every transaction
+	}
 	return b
 }
 
