@@ -5,7 +5,9 @@
 # bin/weaver) keeping every link (--max-outbound-links 0) and keeping 10,
 # prints CPU (user+sys, from /usr/bin/time) per page and per extra link,
 # the store's bytes per edge and bucket by bucket, and leaves CPU profiles
-# in OUT (go tool pprof -top bin/weaver OUT/crawl-all.cpu).
+# and allocation profiles in OUT (go tool pprof -top bin/weaver
+# OUT/crawl-all.cpu; go tool pprof -sample_index=alloc_space -top bin/weaver
+# OUT/crawl-all.mem).
 #
 #   scripts/profile-links.sh                     # 10,000 hosts into /tmp/weaver-prof
 #   HOSTS=20000 PAGES_PER_HOST=10 scripts/profile-links.sh
@@ -34,7 +36,7 @@ read -r _ _ _ ADDR _ SEED <"$OUT/fakeweb.out"
 crawl() { # name, extra flags...
   local name=$1; shift
   rm -f "$OUT/$name.bolt" "$OUT/$name.json"; rm -rf "$OUT/$name.warc"
-  WEAVER_CPUPROFILE="$OUT/$name.cpu" /usr/bin/time -f '%U %S %e %M' -o "$OUT/$name.time" \
+  WEAVER_CPUPROFILE="$OUT/$name.cpu" WEAVER_MEMPROFILE="$OUT/$name.mem" /usr/bin/time -f '%U %S %e %M' -o "$OUT/$name.time" \
     "$WEAVER" crawl --db "$OUT/$name.bolt" --metrics "$OUT/$name.json" --connect-to "::$ADDR" \
     --delay 0 --max-depth 0 --max-crawls-per-node 1 --workers 3 --quiet --ignore-robots \
     --pages-per-host "$PPH" "$@" "$SEED"

@@ -68,7 +68,9 @@ type Options struct {
 	Settings map[string]string // warcinfo fields: the crawl's settings, written sorted by key
 	Robots   string            // warcinfo robots policy: "obey" or "ignore"
 	// GzipLevel is the gzip level of each record (default
-	// gzip.DefaultCompression).
+	// gzip.BestSpeed: klauspost/compress's level 1 deflates a 30 KB page
+	// 1.8× as fast as its default level 5, into 11 % more bytes; gzip is
+	// most of what --warc costs a crawl).
 	GzipLevel int
 	// NoSync skips fsync: only for benchmarks that want to see its cost.
 	NoSync bool
@@ -123,7 +125,7 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 		opts.Software = "weaver"
 	}
 	if opts.GzipLevel == 0 {
-		opts.GzipLevel = gzip.DefaultCompression
+		opts.GzipLevel = gzip.BestSpeed
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
