@@ -39,8 +39,8 @@ type raw struct {
 	readErr   error  // of reading the payload: after its bytes, as the reader met it
 }
 
-func (r *raw) HTTPStatus() (int, bool)  { return r.status, r.hasStatus }
-func (r *raw) HTTPHeader() http.Header  { return r.header }
+func (r *raw) HTTPStatus() (int, bool) { return r.status, r.hasStatus }
+func (r *raw) HTTPHeader() http.Header { return r.header }
 func (r *raw) Payload() (io.Reader, error) {
 	if r.payload == nil && r.readErr != nil {
 		return nil, r.readErr
