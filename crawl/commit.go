@@ -18,6 +18,12 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		return err
 	}
 	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
+	if a, ok := c.archive.(DeferredArchive); ok {
+		// The page's exchanges are on disk before the page is in the store.
+		if err := a.Sync(); err != nil {
+			return fmt.Errorf("%w: %w", ErrArchive, err)
+		}
+	}
 	now := c.now()
 	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
 		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)

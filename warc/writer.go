@@ -197,6 +197,37 @@ func (w *Writer) WriteExchange(ctx context.Context, ex Exchange) (Written, error
 	return out, nil
 }
 
+// WriteExchangeUnsynced is WriteExchange without the fsync: it returns
+// once the records are written to the file. Sync makes them durable.
+func (w *Writer) WriteExchangeUnsynced(ctx context.Context, ex Exchange) (Written, error) {
+	if err := ctx.Err(); err != nil {
+		return Written{}, err
+	}
+	var out Written
+	buf := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(buf)
+	buf.Reset()
+	if err := w.build(buf, &ex, &out); err != nil {
+		return Written{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Written{}, err
+	}
+	if _, err := w.append(buf.Bytes(), 2, &out); err != nil {
+		return Written{}, err
+	}
+	return out, nil
+}
+
+// Sync returns once every exchange written so far is on disk: one fsync
+// when some are not, none when they are.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	seq := w.seq
+	w.mu.Unlock()
+	return w.syncTo(seq)
+}
+
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // uuidMu serialises what touches google/uuid's globals: gowarc's record
