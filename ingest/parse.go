@@ -118,9 +118,10 @@ type parsed struct {
 
 // chunk is records read in a row, then their parses.
 type chunk struct {
-	recs []*raw
-	out  []parsed
-	err  error // the reader's, after recs: io.EOF at the end of the file
+	recs   []*raw
+	out    []parsed
+	err    error         // the reader's, after recs: io.EOF at the end of the file
+	parsed chan struct{} // closed when out is filled
 }
 
 const (
@@ -128,24 +129,28 @@ const (
 	chunkBytes   = 8 << 20
 )
 
-// pipeline reads r from its goroutine and parses on workers; chunks come
-// out of the returned channel in the file's order, the last carrying the
-// reader's error. stop ends it early; wait for it before closing r.
+// pipeline reads r from its goroutine and hands each chunk of records to
+// whichever parser is free (a parser parses a whole chunk: no barrier
+// between parsers); chunks come out of the returned channel in the file's
+// order, once parsed, the last carrying the reader's error. stop ends it
+// early; wait for it before closing r.
 func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *chunk, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	workers := im.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	read := make(chan *chunk, 2)
-	done := make(chan *chunk, 2)
+	work := make(chan *chunk, workers)
+	order := make(chan *chunk, workers+1) // bounds the chunks in flight
+	done := make(chan *chunk)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(2 + workers)
 	go func() { // the reader
 		defer wg.Done()
-		defer close(read)
+		defer close(work)
+		defer close(order)
 		for {
-			c := &chunk{}
+			c := &chunk{parsed: make(chan struct{})}
 			var size int64
 			for len(c.recs) < chunkRecords && size < chunkBytes {
 				rec, err := r.Next()
@@ -158,7 +163,12 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 				c.recs = append(c.recs, x)
 			}
 			select {
-			case read <- c:
+			case order <- c:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- c:
 			case <-ctx.Done():
 				return
 			}
@@ -167,28 +177,30 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 			}
 		}
 	}()
-	parsers := make([]*parser, workers)
-	for i := range parsers {
-		parsers[i] = im.newParser()
+	for range workers { // the parsers
+		go func() {
+			defer wg.Done()
+			ps := im.newParser()
+			for c := range work {
+				c.out = make([]parsed, len(c.recs))
+				for i, rec := range c.recs {
+					err := ps.record(rec)
+					c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
+					ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
+				}
+				close(c.parsed)
+			}
+		}()
 	}
-	go func() { // the parsers, a chunk at a time
+	go func() { // the chunks in order, each once parsed
 		defer wg.Done()
 		defer close(done)
-		for c := range read {
-			c.out = make([]parsed, len(c.recs))
-			var pw sync.WaitGroup
-			for w, ps := range parsers {
-				pw.Add(1)
-				go func() {
-					defer pw.Done()
-					for i := w; i < len(c.recs); i += len(parsers) {
-						err := ps.record(c.recs[i])
-						c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
-						ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
-					}
-				}()
+		for c := range order {
+			select {
+			case <-c.parsed:
+			case <-ctx.Done():
+				return
 			}
-			pw.Wait()
 			select {
 			case done <- c:
 			case <-ctx.Done():
@@ -199,6 +211,8 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	return done, func() {
 		cancel()
 		for range done { // let a blocked stage see ctx
+		}
+		for range order {
 		}
 		wg.Wait()
 	}
