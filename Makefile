@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZPARALLEL ?=
 FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
-.PHONY: all build test test-short lint fuzz bench demo demo-cluster golden cross clean tools ui map-png
+.PHONY: all build test test-short lint fuzz bench profile-links demo demo-cluster golden cross clean tools ui map-png
 
 all: build
 
@@ -52,6 +52,13 @@ fuzz:
 bench:
 	$(MAKE) build
 	cd bench && $(GO) run ./cmd/benchrun --root .. $(BENCHFLAGS)
+
+# The page shape of issue 28 (30 KB home pages, 40 cross-host links, zero
+# latency, 3 workers, robots off, fsync on): CPU per page and per stored
+# link, bytes per edge bucket by bucket, and CPU profiles in /tmp/weaver-prof
+# (docs/performance.md#the-cost-of-a-link). HOSTS=20000 WARC=1 PAGES_PER_HOST=10.
+profile-links: build
+	./scripts/profile-links.sh
 
 # A real crawl, offline, of the bundled fake internet; then the exports,
 # the map page (demo-out/map.html) among them.

