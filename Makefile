@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZPARALLEL ?=
 FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
-.PHONY: all build test test-short lint fuzz bench demo demo-cluster golden cross clean tools ui map-png
+.PHONY: all build test test-short lint fuzz bench profile-links demo demo-cluster golden cross clean tools ui map-png
 
 all: build
 
@@ -16,9 +16,18 @@ build:
 	$(GO) build -o $(BIN)/weaver ./cmd/weaver
 	$(GO) build -o $(BIN)/fakeweb ./cmd/fakeweb
 
-# The README's test command: every package, with the race detector.
+# The README's test command: every package, with the race detector. The
+# e2e package runs beside the others, itself without -race but running a
+# race-built weaver (WEAVER_E2E_RACE=1): the detector watches the product in
+# every crawl, not the in-process fake internet serving it (see
+# docs/development.md). Both runs go to the end; either failing fails.
 test:
-	$(GO) test -race -count=1 -timeout 45m $(PKGS)
+	@set -u; \
+	$(GO) test -race -count=1 -timeout 45m $$($(GO) list $(PKGS) | grep -v '/e2e$$') & units=$$!; \
+	WEAVER_E2E_RACE=1 $(GO) test -count=1 -timeout 45m ./e2e; e2e=$$?; \
+	wait $$units; units=$$?; \
+	echo "make test: unit packages exit $$units, e2e exit $$e2e"; \
+	test $$units -eq 0 -a $$e2e -eq 0
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
@@ -43,6 +52,13 @@ fuzz:
 bench:
 	$(MAKE) build
 	cd bench && $(GO) run ./cmd/benchrun --root .. $(BENCHFLAGS)
+
+# The page shape of issue 28 (30 KB home pages, 40 cross-host links, zero
+# latency, 3 workers, robots off, fsync on): CPU per page and per stored
+# link, bytes per edge bucket by bucket, and CPU profiles in /tmp/weaver-prof
+# (docs/performance.md#the-cost-of-a-link). HOSTS=20000 WARC=1 PAGES_PER_HOST=10.
+profile-links: build
+	./scripts/profile-links.sh
 
 # A real crawl, offline, of the bundled fake internet; then the exports,
 # the map page (demo-out/map.html) among them.

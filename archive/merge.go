@@ -61,6 +61,8 @@ type MergeResult struct {
 //     process that held them is not the output's); visited marks and the
 //     subdomain limiter's hosts are unions;
 //   - robots.txt caches are kept per host by the freshest fetch;
+//   - the example links of an edge (--anchors) are the first input's,
+//     then the other inputs' not among them, as many as the longest list;
 //   - the stores of a cluster crawl's shards (meta cluster.shard) hold
 //     stub records of the hosts other shards own: the owner's record
 //     replaces them, whatever their times, and they only widen its times
@@ -187,6 +189,11 @@ type merger struct {
 	// shards that do not own them (shard stubs): the owner's record,
 	// when it comes, replaces what they say.
 	stubs map[uint64]bool
+	// multi holds the output ids of hosts whose crawl history came from
+	// several inputs, dups what the inputs counted twice for them (see
+	// history).
+	multi map[uint64]bool
+	dups  map[uint64]*dupCounts
 }
 
 // shardOf returns the shard spec a cluster shard's store records, if any.
@@ -213,6 +220,14 @@ func (m *merger) run(srcs []*kv.Store) error {
 	}
 	for i, s := range srcs {
 		if err := m.history(i, s); err != nil {
+			return err
+		}
+	}
+	if err := m.finishHistory(); err != nil {
+		return err
+	}
+	for i, s := range srcs {
+		if err := m.anchors(i, s); err != nil {
 			return err
 		}
 	}
@@ -626,17 +641,29 @@ func (m *idMap) get(old uint64) uint64 {
 }
 
 // history copies input i's crawl history (graph/history.go) with its node
-// ids remapped. A host crawled in one input only (every host of a cluster:
-// its owner's) keeps its records as they are; for a host another input
-// crawled too, a record that stood for the links of the crawl before it
-// is written out, since the crawl before it may now be another input's.
+// ids remapped, so that each host's history is the union of its inputs'
+// crawl records, keyed by crawl time. A host crawled in one input only
+// (every host of a cluster: its owner's) keeps its records as they are.
+// For a host another input crawled too, each record goes in with its
+// links written out (a record that stood for the links of the crawl
+// before it may now follow another input's crawl), the records already
+// there are written out first (expand), and the host's records are
+// compacted again once every input is in (finishHistory). A record whose
+// key is already there is the same crawl seen in two inputs (a store and
+// its copy, or a copy that crawled on): it is kept once, and what the
+// second input counted for it (the node's crawl, change and 304 counts,
+// its edges' weights) is taken back.
 func (m *merger) history(i int, src *kv.Store) error {
 	ids := &m.ids[i]
 	has := false
 	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketCrawls); return nil }); err != nil || !has {
 		return err // an older weaver's store: no history
 	}
-	var batch []kvPair
+	if m.multi == nil {
+		m.multi, m.dups = map[uint64]bool{}, map[uint64]*dupCounts{}
+	}
+	var batch []crawlRec
+	var expand []uint64   // output nodes whose records in dst are to be written out before this batch
 	var node uint64       // the input's node whose records are being read
 	var resolve bool      // write its records out in full
 	var last []graph.Link // its last crawl's links, remapped
@@ -651,6 +678,10 @@ func (m *merger) history(i int, src *kv.Store) error {
 			if err := m.dst.View(func(tx *kv.Tx) error { resolve = graph.HasCrawls(tx, out); return nil }); err != nil {
 				return err
 			}
+			if resolve && !m.multi[out] {
+				m.multi[out] = true
+				expand = append(expand, out)
+			}
 		}
 		var r []graph.Link
 		if resolve {
@@ -664,11 +695,153 @@ func (m *merger) history(i int, src *kv.Store) error {
 			return fmt.Errorf("%s: %w", src.Path(), err)
 		}
 		last = c.Links
-		batch = append(batch, kvPair{nk, nv})
+		batch = append(batch, crawlRec{nk, nv, c, resolve})
 		return nil
 	}, func() error {
-		slices.SortFunc(batch, func(a, b kvPair) int { return bytes.Compare(a.k, b.k) })
-		return pairsFlush(m.dst, kv.BucketCrawls, &batch)()
+		slices.SortFunc(batch, func(a, b crawlRec) int { return bytes.Compare(a.k, b.k) })
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, out := range expand {
+				if err := graph.ExpandHistory(tx, out); err != nil {
+					return err
+				}
+			}
+			for j := range batch {
+				r := &batch[j]
+				if r.checked && tx.GetRaw(kv.BucketCrawls, r.k) != nil {
+					if err := m.dup(tx, r); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := tx.PutRaw(kv.BucketCrawls, r.k, r.v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch, expand = batch[:0], expand[:0]
+		return err
+	})
+}
+
+// crawlRec is a crawl record on its way to the output: key, value, the
+// crawl, and whether the output may hold it already (its host has
+// records from another input).
+type crawlRec struct {
+	k, v    []byte
+	c       graph.Crawl
+	checked bool
+}
+
+// dupCounts are what the inputs counted twice for a host: crawls met in
+// two inputs, and how many of them changed something or answered 304.
+type dupCounts struct{ crawls, changed, notModified int }
+
+// dup takes back what a second input counted for the crawl r the output
+// already holds: its links' weights now, the node's counts in
+// finishHistory.
+func (m *merger) dup(tx *kv.Tx, r *crawlRec) error {
+	node := binary.BigEndian.Uint64(r.k)
+	d := m.dups[node]
+	if d == nil {
+		d = &dupCounts{}
+		m.dups[node] = d
+	}
+	d.crawls++
+	if r.c.Changed {
+		d.changed++
+	}
+	if r.c.NotModified {
+		d.notModified++
+	}
+	return graph.Uncount(tx, node, &r.c)
+}
+
+// finishHistory compacts the history of every host crawled in several
+// inputs (a record whose links are those of the crawl before it stores
+// none, as the crawler writes it) and takes back from each node's counts
+// the crawls two inputs both held.
+func (m *merger) finishHistory() error {
+	if len(m.multi) == 0 {
+		return nil
+	}
+	nodes := slices.Sorted(maps.Keys(m.multi))
+	for lo := 0; lo < len(nodes); lo += m.batch {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, id := range nodes[lo:min(lo+m.batch, len(nodes))] {
+				if err := graph.CompactHistory(tx, id); err != nil {
+					return err
+				}
+				d := m.dups[id]
+				if d == nil {
+					continue
+				}
+				n, ok, err := graph.Get(tx, id)
+				if err != nil || !ok {
+					return err
+				}
+				n.CrawlCount = max(n.CrawlCount-d.crawls, 0)
+				n.Changes = max(n.Changes-d.changed, 0)
+				n.NotModified = max(n.NotModified-d.notModified, 0)
+				if err := graph.Put(tx, &n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// anchors copies input i's example links (graph.Anchor) with their edge's
+// ids remapped; an edge that has some in two inputs keeps the first
+// input's, then the other's, as many as the longer list had.
+func (m *merger) anchors(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	has := false
+	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketAnchors); return nil }); err != nil || !has {
+		return err // an older weaver's store: no anchors
+	}
+	type rec struct {
+		from, to uint64
+		list     []graph.Anchor
+	}
+	var batch []rec
+	return m.scan(src, kv.BucketAnchors, func(k, v []byte) error {
+		if len(k) != 16 {
+			return fmt.Errorf("%s: anchors key %x: %w", src.Path(), k, graph.ErrInconsistent)
+		}
+		var list []graph.Anchor
+		if err := kv.Decode(v, &list); err != nil {
+			return fmt.Errorf("%s: anchors %x: %w", src.Path(), k, err)
+		}
+		batch = append(batch, rec{ids.get(binary.BigEndian.Uint64(k)), ids.get(binary.BigEndian.Uint64(k[8:])), list})
+		return nil
+	}, func() error {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, r := range batch {
+				if _, ok, err := graph.GetEdge(tx, r.from, r.to); err != nil || !ok {
+					if err != nil {
+						return err
+					}
+					continue // no edge of the output: the anchors have nothing to stand for
+				}
+				old, err := graph.GetAnchors(tx, r.from, r.to)
+				if err != nil {
+					return err
+				}
+				list := graph.MergeAnchors(old, r.list, max(len(old), len(r.list)))
+				if err := graph.PutAnchors(tx, r.from, r.to, list); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
 	})
 }
 

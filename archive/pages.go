@@ -512,6 +512,8 @@ func shape(k, v []byte) string {
 	}
 	isMap := c&0xf0 == 0x80 || c == 0xde || c == 0xdf
 	switch {
+	case len(k) == 16 && c&0xf0 == 0x90 && len(v) > 1 && v[1] == 0x95: // a list of anchors, each [page, url, text, rel, redirect]
+		return string(kv.BucketAnchors)
 	case len(k) == 16 && c == 0x93: // [weight, first, last]
 		return string(kv.BucketEdges)
 	case len(k) == 12 && len(v) == 0:

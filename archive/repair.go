@@ -295,7 +295,7 @@ func (r *repairer) note(format string, a ...any) {
 func (r *repairer) run() error {
 	for _, step := range []func() error{
 		r.copyNodes, r.rebuildMirrors, r.copyEdges, r.readLeases, r.copyFrontier, r.copyVisited,
-		r.copyRoots, r.copyRobots, r.copyOutbox, r.copyInbox, r.copyHistory, r.copyDue, r.copyMeta,
+		r.copyRoots, r.copyRobots, r.copyOutbox, r.copyInbox, r.copyHistory, r.copyDue, r.copyAnchors, r.copyMeta,
 	} {
 		if err := r.ctx.Err(); err != nil {
 			return err

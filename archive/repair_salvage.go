@@ -282,3 +282,44 @@ func (r *repairer) copyDue() error {
 		return nil
 	}, pairsFlush(r.dst, kv.BucketDue, &batch))
 }
+
+// copyAnchors keeps the example links (graph.Anchor) of the edges kept.
+func (r *repairer) copyAnchors() error {
+	var batch []keyed[[]graph.Anchor]
+	return r.scan(kv.BucketAnchors, func(k, v []byte) error {
+		if len(k) != 16 {
+			r.dropKey(kv.BucketAnchors, k, "key of %d bytes, want 16", len(k))
+			return nil
+		}
+		if len(v) == 0 || !(v[0]&0xf0 == 0x90 || v[0] == 0xdc || v[0] == 0xdd) {
+			r.dropKey(kv.BucketAnchors, k, "not a list of anchors")
+			return nil
+		}
+		var list []graph.Anchor
+		if err := kv.Decode(v, &list); err != nil {
+			r.dropKey(kv.BucketAnchors, k, "%v", err)
+			return nil
+		}
+		if len(list) == 0 || len(list) > graph.MaxAnchors {
+			r.dropKey(kv.BucketAnchors, k, "%d anchors, want 1 to %d", len(list), graph.MaxAnchors)
+			return nil
+		}
+		batch = append(batch, keyed[[]graph.Anchor]{bytes.Clone(k), list})
+		return nil
+	}, func() error {
+		err := r.dst.Update(func(tx *kv.Tx) error {
+			for i := range batch {
+				if tx.GetRaw(kv.BucketEdges, batch[i].k) == nil {
+					r.dropKey(kv.BucketAnchors, batch[i].k, "the edge is not in the repaired store")
+					continue
+				}
+				if err := tx.Put(kv.BucketAnchors, batch[i].k, batch[i].v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}

@@ -18,6 +18,12 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		return err
 	}
 	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
+	if a, ok := c.archive.(DeferredArchive); ok {
+		// The page's exchanges are on disk before the page is in the store.
+		if err := a.Sync(); err != nil {
+			return fmt.Errorf("%w: %w", ErrArchive, err)
+		}
+	}
 	now := c.now()
 	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
 		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
@@ -89,6 +95,10 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	if p.fetched {
 		links = make([]graph.Link, 0, len(p.targets))
 	}
+	// The page's edges are written together, in key order, after the
+	// loop (graph.AddEdges): one walk of the page's key range instead of
+	// a lookup per link.
+	adds := make([]graph.EdgeAdd, 0, len(p.targets))
 	for _, t := range p.targets {
 		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
 		if err != nil {
@@ -97,7 +107,8 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if dst.ID == id {
 			continue // never a self-loop
 		}
-		if err := graph.AddEdgeFacts(tx, id, dst.ID, t.weight, t.nofollow, t.redirect, now); err != nil {
+		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
+		if err := graph.AddAnchors(tx, id, dst.ID, t.anchors, c.cfg.AnchorsPerEdge); err != nil {
 			return err
 		}
 		if p.fetched {
@@ -116,6 +127,9 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		if _, err := c.target(tx, t.host, &dst, created, depth, now); err != nil {
 			return err
 		}
+	}
+	if err := graph.AddEdges(tx, id, adds, now); err != nil {
+		return err
 	}
 	p.changed, err = c.record(tx, &old, &n, p, links, now)
 	if err != nil {

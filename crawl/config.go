@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/shard"
 )
 
@@ -58,6 +59,11 @@ type Config struct {
 	// the home page, then up to PagesPerHost−1 more of the same host,
 	// breadth-first from the links found (1: the home page alone).
 	PagesPerHost int `json:"pages_per_host"`
+	// AnchorsPerEdge is how many example links a crawl keeps per edge
+	// (--anchors): the page, the target URL, the anchor text and rel of
+	// the links that made it, in the store's anchors bucket for weaver
+	// show. 0 keeps none: each one costs about as much as an edge.
+	AnchorsPerEdge int `json:"anchors_per_edge"`
 	// Scope, when set, are regular expressions on the normalised host:
 	// only hosts matching one are fetched; links to the others are edges
 	// to nodes marked out_of_scope.
@@ -177,6 +183,7 @@ func (c *Config) fieldsOf() []field {
 		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
+		{"anchors_per_edge", &c.AnchorsPerEdge},
 		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
 		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
 		{"browser", &c.Browser},
@@ -435,6 +442,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RevisitMaxMS > 0 && c.RevisitMaxMS < c.RevisitAfterMS {
 		return c.invalid("revisit_max_ms", "must be at least revisit_after_ms (%dms), got %dms", c.RevisitAfterMS, c.RevisitMaxMS)
+	}
+	if c.AnchorsPerEdge < 0 || c.AnchorsPerEdge > graph.MaxAnchors {
+		return c.invalid("anchors_per_edge", "must be 0 to %d, got %d", graph.MaxAnchors, c.AnchorsPerEdge)
 	}
 	if c.PagesPerHost < 1 || c.PagesPerHost > 10000 {
 		return c.invalid("pages_per_host", "must be 1 to 10000, got %d", c.PagesPerHost)

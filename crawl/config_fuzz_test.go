@@ -93,6 +93,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"exclude_hosts", "(", "exclude_hosts"},
 		{"connect_to", "a:b", "connect_to"},
 		{"user_agent", " ", "user_agent"},
+		{"anchors_per_edge", "-1", "anchors_per_edge"},
+		{"anchors_per_edge", "101", "anchors_per_edge"},
 	} {
 		// The error names the key and the source that set the bad value last.
 		cfg := crawl.Defaults()

@@ -219,6 +219,16 @@ type Archive interface {
 	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *WarcRef) (WarcRef, error)
 }
 
+// DeferredArchive is an Archive whose Record returns once the exchange is
+// written, before it is durable: Sync makes every exchange recorded so far
+// durable, and the crawl calls it in each page's commit, before the page
+// is in the store. One fsync of the WARC file then serves a commit group
+// instead of each exchange.
+type DeferredArchive interface {
+	Archive
+	Sync() error
+}
+
 // WarcRef is where a page's response record is in a crawl's WARC files.
 type WarcRef struct {
 	File   string    // base name of the file (without .open)

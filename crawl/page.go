@@ -116,6 +116,48 @@ type parser struct {
 	ex  extract.Extractor
 	sel selector
 	h   hash.Hash
+	// anchors holds, with anchors_per_edge, the first links of the page
+	// to each other host, up to anchors_per_edge of them by host.
+	anchors map[string][]graph.Anchor
+}
+
+// noteAnchor keeps link l of the page at pageURL as an example of its
+// host's edge, while that host has fewer than n and not the same URL.
+func (w *parser) noteAnchor(l extract.Link, source, pageURL string, n int) {
+	h, err := graph.HostOf(l.URL)
+	if err != nil || h == source {
+		return
+	}
+	list := w.anchors[h]
+	if len(list) >= n {
+		return
+	}
+	to := l.URL.String()
+	for i := range list {
+		if list[i].URL == to {
+			return
+		}
+	}
+	if w.anchors == nil {
+		w.anchors = map[string][]graph.Anchor{}
+	}
+	w.anchors[h] = append(list, graph.Anchor{Page: pageURL, URL: to, Text: l.Text, Rel: l.RelAttr})
+}
+
+// redirectAnchor is the example link of a page of p that redirected to
+// another host: from the URL that answered with the redirect when it was
+// not followed (out of scope), else from the home page's URL when it is
+// the home page that redirected ("" for another page, whose URL the
+// redirects followed replaced).
+func (p *page) redirectAnchor(t *task) graph.Anchor {
+	a := graph.Anchor{URL: p.final.String(), Redirect: true}
+	switch {
+	case t.outRedirect:
+		a.Page = t.url
+	case t.pageNo == 0:
+		a.Page = p.lease.URL
+	}
+	return a
 }
 
 // readBody keeps the (capped) body of the final answer for parse. A read
@@ -154,13 +196,18 @@ var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // title and description out of the store, unless robots are ignored.
 func (c *Crawler) parse(w *parser, t *task) {
 	p := t.p
+	nAnchors := c.cfg.AnchorsPerEdge
+	clear(w.anchors)
 	if t.outRedirect {
 		w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
 		w.sel.add(p.final)
 		if t.pageNo == 0 {
 			p.redirected = true
 		}
-		p.addTargets(w.sel.picked(), true)
+		if nAnchors > 0 {
+			w.redirectAnchor(p, t)
+		}
+		p.addTargets(w.sel.picked(), true, w.anchors, nAnchors)
 		return
 	}
 	if p.body == nil || p.notModified {
@@ -187,6 +234,9 @@ func (c *Crawler) parse(w *parser, t *task) {
 	case finalHost != "" && finalHost != p.lease.Host:
 		w.sel.add(p.final)
 		redirect = true
+		if nAnchors > 0 {
+			w.redirectAnchor(p, t)
+		}
 		if home {
 			// The body is another host's: it says nothing of this one
 			// (no content hash, so no mirror of the target).
@@ -200,7 +250,15 @@ func (c *Crawler) parse(w *parser, t *task) {
 		if t.rendered != nil {
 			doc = t.rendered
 		}
+		w.ex.AnchorText = nAnchors > 0
+		pageURL := ""
+		if nAnchors > 0 {
+			pageURL = p.final.String()
+		}
 		info, _ := w.ex.Links(bytes.NewReader(doc), p.final, func(l extract.Link) bool {
+			if nAnchors > 0 {
+				w.noteAnchor(l, p.lease.Host, pageURL, nAnchors)
+			}
 			if more && len(inner) < maxInnerLinks {
 				if h, err := graph.HostOf(l.URL); err == nil && h == p.lease.Host {
 					inner = append(inner, l.URL)
@@ -229,7 +287,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 	if robots.NoFollow && !c.cfg.IgnoreRobots {
 		return
 	}
-	p.addTargets(w.sel.picked(), redirect)
+	p.addTargets(w.sel.picked(), redirect, w.anchors, nAnchors)
 	for _, u := range inner {
 		t.queuePage(u)
 	}
@@ -241,8 +299,9 @@ const maxInnerLinks = 1000
 
 // addTargets adds one page's selected targets: a page adds at most 1 to
 // the weight of a target, so a target's weight is the number of the
-// host's pages that link to it.
-func (p *page) addTargets(picked []pick.Target, redirect bool) {
+// host's pages that link to it. Each target also takes the page's example
+// links to it (anchors, by host) while it has fewer than n.
+func (p *page) addTargets(picked []pick.Target, redirect bool, anchors map[string][]graph.Anchor, n int) {
 	for _, t := range picked {
 		i, ok := p.targetAt[t.Host]
 		if !ok {
@@ -260,5 +319,25 @@ func (p *page) addTargets(picked []pick.Target, redirect bool) {
 		if redirect {
 			p.targets[i].redirect++
 		}
+		if tg := &p.targets[i]; n > 0 && len(tg.anchors) < n {
+			for _, a := range anchors[t.Host] {
+				if len(tg.anchors) < n {
+					tg.anchors = append(tg.anchors, a)
+				}
+			}
+		}
 	}
+}
+
+// redirectAnchor keeps the redirect of a page of p to another host as
+// the example link of that host's edge.
+func (w *parser) redirectAnchor(p *page, t *task) {
+	h, err := graph.HostOf(p.final)
+	if err != nil {
+		return
+	}
+	if w.anchors == nil {
+		w.anchors = map[string][]graph.Anchor{}
+	}
+	w.anchors[h] = append(w.anchors[h][:0], p.redirectAnchor(t))
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // The selection itself lives in package pick, which weaver import shares;
@@ -17,6 +18,9 @@ type target struct {
 	weight   uint64 // pages of the source host linking to it
 	nofollow uint64 // of them, pages whose links to it were all rel nofollow, ugc or sponsored
 	redirect uint64 // of them, pages that redirected to it
+	// anchors are example links to it from the host's pages, with
+	// anchors_per_edge (graph.Anchor).
+	anchors []graph.Anchor
 }
 
 // excluder decides whether a host is excluded (pick.Excluder).

@@ -44,7 +44,7 @@ var SettingKeys = []string{
 	"concurrent_workers", "request_timeout_ms", "retry_attempts", "retry_delay_ms",
 	"politeness_delay_ms", "user_agent", "max_body_bytes", "robots_cache_ttl_ms",
 	"pages_per_host", "scope", "render", "browser", "warc_dir", "warc_max_size", "ca_file", "dns_server",
-	"revisit_after_ms", "revisit_max_ms",
+	"revisit_after_ms", "revisit_max_ms", "anchors_per_edge",
 }
 
 // notStored are the config keys SettingKeys leaves out (see there why).

@@ -166,7 +166,7 @@ func referenceCrawl(t *testing.T, dir string, srv *fakeweb.Server, w *fakeweb.We
 		dir = t.TempDir()
 	}
 	db = filepath.Join(dir, "one.bolt")
-	if r := weaver(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
+	if r := fixture(t, dir, append(clusterCrawlArgs(srv, db, "", "", 6), w.Seed())...); r.code != 0 {
 		t.Fatalf("one process: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	return db

@@ -135,7 +135,7 @@ func TestCrawlWARC_KillResume(t *testing.T) {
 	db := filepath.Join(dir, "w.bolt")
 	warcs := filepath.Join(dir, "warcs")
 	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs)
-	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
+	killAndResume(t, dir, db, args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
 			return time.Duration(200+round*150) * time.Millisecond
 		}
@@ -161,7 +161,7 @@ func TestImport_Scope(t *testing.T) {
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	warcs := filepath.Join(dir, "warcs")
-	if r := weaver(t, dir, crawlArgs(srv, filepath.Join(dir, "c.bolt"), "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, w.Seed())...); r.code != 0 {
+	if r := fixture(t, dir, crawlArgs(srv, filepath.Join(dir, "c.bolt"), "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, w.Seed())...); r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
 	}
 	db := filepath.Join(dir, "scoped.bolt")

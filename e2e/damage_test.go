@@ -32,7 +32,7 @@ func TestDamagedStore(t *testing.T) {
 	base := filepath.Join(dir, "base.bolt")
 	warcDir := filepath.Join(dir, "warc")
 	// Stopped by --max-pages, so that the frontier holds entries too.
-	if r := weaver(t, dir, crawlArgs(srv, base, "--max-pages", "200", "--warc", warcDir, w.Seed())...); r.code != 0 {
+	if r := fixture(t, dir, crawlArgs(srv, base, "--max-pages", "200", "--warc", warcDir, w.Seed())...); r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	pristine, err := os.ReadFile(base)
@@ -88,6 +88,7 @@ func damageRefused(t *testing.T, srv *fakeweb.Server, w *fakeweb.Web, d, db, oth
 		{"status", "--db", db},
 		{"status", "--db", db, "--json"},
 		{"rank", "--db", db},
+		{"show", "--db", db, "a.test"},
 		{"export", "--db", db, "--json", "-"},
 		{"export", "--db", db, "--graphml", "-"},
 		{"export", "--db", db, "--dot", "-"},

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,8 +25,12 @@ import (
 )
 
 // weaverBin is the binary the tests run: built with -race when the tests
-// are. plainBin is always built without it, for the measurements of
-// memory (the race detector's shadow memory multiplies RSS several times).
+// are, or when WEAVER_E2E_RACE=1 asks for it (make test runs this package
+// without -race and the weaver it runs with it: the race detector then
+// watches the product, not the fake internet serving it, which costs a
+// third of the suite's CPU). plainBin is always built without it, for the
+// measurements of memory (the race detector's shadow memory multiplies RSS
+// several times) and for the crawls that only build a fixture.
 var weaverBin, plainBin string
 
 func TestMain(m *testing.M) {
@@ -35,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	weaverBin = filepath.Join(dir, "weaver")
 	plainBin = weaverBin
-	if raceEnabled {
+	if raceEnabled || os.Getenv("WEAVER_E2E_RACE") == "1" {
 		plainBin = filepath.Join(dir, "weaver-plain")
 		build(plainBin)
 		build(weaverBin, "-race")
@@ -68,6 +73,16 @@ type run struct {
 func weaver(t *testing.T, dir string, args ...string) run {
 	t.Helper()
 	r, _ := execute(t, 3*time.Minute, dir, weaverBin, args...)
+	return r
+}
+
+// fixture runs the binary without the race detector, for a run that only
+// builds what a test then examines (a reference crawl, a store or WARC to
+// damage, export or import): the detector is for the runs under test, and
+// costs ten times the CPU.
+func fixture(t *testing.T, dir string, args ...string) run {
+	t.Helper()
+	r, _ := execute(t, 3*time.Minute, dir, plainBin, args...)
 	return r
 }
 
@@ -106,16 +121,27 @@ func executeEnv(t *testing.T, timeout time.Duration, dir string, env []string, n
 
 // cleanEnv is the environment without WEAVER_* or proxy variables, so a
 // developer's shell does not change what the tests see.
+//
+// It also tells the race-built binary not to sleep a second before it
+// exits (the race runtime's atexit_sleep_ms, 1000 by default, a grace
+// period for goroutines still running): the suite runs weaver hundreds of
+// times, and those seconds were a sixth of it. A race is reported when it
+// happens, and exits 66, which every test's exit-code check catches.
 func cleanEnv() []string {
 	var env []string
+	gorace := "atexit_sleep_ms=0"
 	for _, kv := range os.Environ() {
 		up := strings.ToUpper(kv)
 		if strings.HasPrefix(up, "WEAVER_") || strings.Contains(strings.SplitN(up, "=", 2)[0], "PROXY") {
 			continue
 		}
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			gorace = strings.TrimSpace(v + " " + gorace)
+			continue
+		}
 		env = append(env, kv)
 	}
-	return env
+	return append(env, "GORACE="+gorace)
 }
 
 // startWeb serves w on loopback for the test's lifetime.
@@ -152,6 +178,19 @@ func interrupt(t *testing.T, dir string, args []string, d time.Duration, sig os.
 		cmd.Process.Signal(sig)
 		return true, <-done
 	}
+}
+
+// seeded reports whether the store at db holds a node: the seed is given
+// to a resumed crawl until a run has queued it, because a kill that lands
+// before the store exists, or before the seed is in it (a loaded machine),
+// has written nothing, which is a legal outcome; the user then runs the
+// same command again.
+func seeded(t *testing.T, db string) bool {
+	t.Helper()
+	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return len(nodes(t, db)) > 0
 }
 
 // crawlArgs are the flags of a deterministic, fast crawl of srv.

@@ -174,7 +174,7 @@ func TestHostGraph_KillResume_SameGraph(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	args := politeArgs(srv, db, "50ms", "--max-depth", "0", "--max-crawls-per-node", "1", "--max-outbound-links", "3", "--pages-per-host", "4")
-	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
+	killAndResume(t, dir, db, args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
 			return time.Duration(300+round*150) * time.Millisecond
 		}

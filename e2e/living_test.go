@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -56,6 +57,56 @@ func exportAt(t *testing.T, dir, db, at string) map[[2]string]int {
 		out[[2]string{hosts[e.Source], hosts[e.Target]}] = int(e.Weight)
 	}
 	return out
+}
+
+// nodesAt checks the nodes of export --at: each says how far its
+// attributes are those then (as_of), and a host whose page is given has
+// the title of the edition the web last served it by then; a host the
+// history cannot tell about has none.
+func nodesAt(t *testing.T, dir, db string, at time.Time, served []fakeweb.Served) {
+	t.Helper()
+	edition := map[string]int{}
+	for _, s := range served {
+		if s.Status == 200 && !s.At.After(at) {
+			edition[s.Host] = s.Edition
+		}
+	}
+	r := weaver(t, dir, "export", "--db", db, "--no-ranks", "--json", "-", "--at", at.Format(time.RFC3339Nano))
+	var doc struct {
+		Graph struct {
+			NodeAttributes string `json:"node_attributes"`
+		} `json:"graph"`
+		Nodes []struct {
+			Host, Title, Status string
+			AsOf                string `json:"as_of"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+		t.Fatalf("export --at: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	if doc.Graph.NodeAttributes == "" {
+		t.Error("export --at: no node_attributes in the graph's metadata")
+	}
+	kinds := map[string]int{}
+	for _, n := range doc.Nodes {
+		kinds[n.AsOf]++
+		ed, fetched := edition[n.Host]
+		switch n.AsOf {
+		case "at", "page":
+			if want := fmt.Sprintf("%s edition %d", n.Host, ed); fetched && n.Title != want {
+				t.Errorf("export --at: %s (as_of %s) title %q, the web served %q", n.Host, n.AsOf, n.Title, want)
+			}
+		case "crawls":
+			if n.Title != "" {
+				t.Errorf("export --at: %s (as_of crawls) has the title %q", n.Host, n.Title)
+			}
+		default:
+			t.Errorf("export --at: %s as_of %q", n.Host, n.AsOf)
+		}
+	}
+	if kinds["page"] == 0 || kinds["crawls"] == 0 {
+		t.Errorf("export --at: as_of %v: want stable hosts' pages and volatile hosts' crawls", kinds)
+	}
 }
 
 func sameGraph(t *testing.T, what string, got, want map[[2]string]int) {
@@ -174,6 +225,7 @@ func TestLiving_Revisits(t *testing.T) {
 	sameGraph(t, "export --at now", exportAt(t, dir, db, "now"), l.ExpectedAt(time.Now()))
 	mid := quietMoment(served)
 	sameGraph(t, "export --at "+mid.Format(time.RFC3339Nano), exportAt(t, dir, db, mid.Format(time.RFC3339Nano)), l.ExpectedAt(mid))
+	nodesAt(t, dir, db, mid, served)
 	if got := exportAt(t, dir, db, began.Add(-time.Hour).Format(time.RFC3339)); len(got) != 0 {
 		t.Errorf("export --at an hour before the crawl: %d edges, want none", len(got))
 	}
@@ -217,6 +269,20 @@ func TestLiving_Revisits(t *testing.T) {
 	}
 	if present != len(now) || len(all.Edges) <= len(now) {
 		t.Errorf("export: %d edges, %d present; the web links %d now", len(all.Edges), present, len(now))
+	}
+	// The CSV export marks the same edges gone, and the GEXF export
+	// plays the history on Gephi's timeline.
+	r = weaver(t, dir, "export", "--db", db, "--no-ranks", "--csv", filepath.Join(dir, "g"), "--gexf", filepath.Join(dir, "g.gexf"))
+	csvEdges, err := os.ReadFile(filepath.Join(dir, "g-edges.csv"))
+	if r.code != 0 || err != nil {
+		t.Fatalf("export --csv --gexf: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	if gone := strings.Count(string(csvEdges), ",true\n"); gone != len(all.Edges)-present || gone == 0 {
+		t.Errorf("export --csv: %d edges gone, the JSON export %d", gone, len(all.Edges)-present)
+	}
+	if gexf, err := os.ReadFile(filepath.Join(dir, "g.gexf")); err != nil || !strings.Contains(string(gexf), `mode="dynamic" timeformat="dateTime"`) ||
+		strings.Count(string(gexf), `<attvalue for="gone" value="true"/>`) != len(all.Edges)-present || !strings.Contains(string(gexf), " end=\"") {
+		t.Errorf("export --gexf: not dynamic, or gone edges not marked (%v)", err)
 	}
 	r = weaver(t, dir, "status", "--db", db)
 	if r.code != 0 || !strings.Contains(r.stdout, "Revisits:") || !strings.Contains(r.stdout, "Next due:") {
@@ -457,4 +523,50 @@ func TestLiving_WarcNotModified(t *testing.T) {
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestLiving_Cluster: two shards crawl a changing web with a revisit
+// policy, each revisiting the hosts it owns; the merged store holds every
+// host's history (a crawl record per answer the web gave it) and answers
+// --at as the web served, now and at a moment of the crawl.
+func TestLiving_Cluster(t *testing.T) {
+	t.Parallel()
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
+	srv, err := l.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		procs = append(procs, startShard(t, dir, nil, livingArgs(srv, db, "--delay", "0", "--revisit", "200ms",
+			"--revisit-max", "1600ms", "--max-duration", "3s", "--cluster", ns.URL(), "--shard", fmt.Sprintf("%d/2", k), l.Seed())...))
+	}
+	waitShards(t, procs, time.Minute)
+	served := l.Served()
+	answers := map[string]int{}
+	for _, s := range served {
+		answers[s.Host]++
+	}
+	for k, db := range dbs {
+		if m := metrics(t, db+".metrics"); m.TerminationReason != "max_duration" || m.Revisits == 0 {
+			t.Errorf("shard %d: termination_reason %q, %d revisits", k, m.TerminationReason, m.Revisits)
+		}
+	}
+	merged := mergeShards(t, dir, dbs)
+	got := nodes(t, merged)
+	for i := range 8 {
+		h := l.Host(i)
+		if answers[h] < 2 || got[h].CrawlCount != answers[h] {
+			t.Errorf("%s: %d crawls merged, the web answered it %d times (want at least 2)", h, got[h].CrawlCount, answers[h])
+		}
+	}
+	sameGraph(t, "merged export --at now", exportAt(t, dir, merged, "now"), l.ExpectedAt(time.Now()))
+	mid := quietMoment(served)
+	sameGraph(t, "merged export --at "+mid.Format(time.RFC3339Nano), exportAt(t, dir, merged, mid.Format(time.RFC3339Nano)), l.ExpectedAt(mid))
 }

@@ -122,7 +122,7 @@ func TestMap_ExportHTML(t *testing.T) {
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
-	if r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", w.Seed())...); r.code != 0 {
+	if r := fixture(t, dir, crawlArgs(srv, db, "--max-depth", "0", w.Seed())...); r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
 	}
 	page := filepath.Join(dir, "map.html")
@@ -469,8 +469,12 @@ func TestMap_NoWebGL(t *testing.T) {
 		t.Errorf("the stats say %v, want %d hosts and %d links", s, hosts, links)
 	}
 	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
-	if n := colouredPixels(b.shot("nowebgl-export")); n < 20000 {
+	img := b.shot("nowebgl-export")
+	if n := colouredPixels(img); n < 20000 {
 		t.Errorf("%d coloured pixels: the hosts are not drawn", n)
+	}
+	if n := checkLabels(t, b, "without WebGL", img); n < 5 {
+		t.Errorf("%d labels drawn without WebGL", n)
 	}
 	b.must("opening the notice", chromedp.Click(chromedp.CSS("#notice summary")))
 	b.shot("nowebgl-notice")
@@ -689,6 +693,12 @@ func TestMap_CommunityColours(t *testing.T) {
 		return c
 	}
 	first := colours()
+	// No layout in the export: the page lays the graph out itself.
+	var layout string
+	b.eval(`document.getElementById('stats').dataset.layout`, &layout)
+	if layout != "force" {
+		t.Errorf("a graph without positions: layout %q, want force", layout)
+	}
 	if domains <= palette {
 		t.Fatalf("%d domains, not more than the %d colours", domains, palette)
 	}

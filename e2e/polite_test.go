@@ -130,9 +130,10 @@ func TestPolite_RetriesDoNotHoldWorkers(t *testing.T) {
 				t.Errorf("%s: retry %d came %v after the failure, want ≥ 1 s", h, k, gap)
 			}
 			// One worker, 10 ms answers: a worker that slept the second
-			// would let nothing through.
-			if others := at[k] - at[k-1] - 1; others < 20 {
-				t.Errorf("%s: %d requests to other hosts during retry %d's wait, want ≥ 20", h, others, k)
+			// would let nothing through; a free one fetches dozens (18
+			// under the race detector on a loaded 2-core machine).
+			if others := at[k] - at[k-1] - 1; others < 8 {
+				t.Errorf("%s: %d requests to other hosts during retry %d's wait, want ≥ 8", h, others, k)
 			}
 		}
 	}
@@ -152,7 +153,7 @@ func TestPolite_KillWhileParked_SameGraph(t *testing.T) {
 	db := filepath.Join(dir, "w.bolt")
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	args := politeArgs(srv, db, delay.String(), "--max-depth", "0", "--max-crawls-per-node", "1")
-	killAndResume(t, dir, db+".metrics", args, w.Seed(), func(round int) time.Duration {
+	killAndResume(t, dir, db, args, w.Seed(), func(round int) time.Duration {
 		if round < 5 {
 			return time.Duration(600+rng.Intn(900)) * time.Millisecond
 		}
@@ -293,16 +294,17 @@ func TestPolite_SlowHostDoesNotHoldTheOthers(t *testing.T) {
 	}
 }
 
-// killAndResume runs a crawl of seed with args, killing it with SIGKILL
+// killAndResume runs a crawl of seed into db with args (the seed given
+// until the store holds it: see seeded), killing it with SIGKILL
 // after delay(round) for the first rounds (delay returns 0 once a run is
 // to be left to end) and running it again, until a run ends by itself
 // with queue_empty. It returns how many kills landed.
-func killAndResume(t *testing.T, dir, metricsPath string, args []string, seed string, delay func(round int) time.Duration) int {
+func killAndResume(t *testing.T, dir, db string, args []string, seed string, delay func(round int) time.Duration) int {
 	t.Helper()
 	kills := 0
 	for round := 0; ; round++ {
 		a := args
-		if round == 0 {
+		if !seeded(t, db) {
 			a = append(append([]string(nil), args...), seed)
 		}
 		signalled, err := interrupt(t, dir, a, delay(round), syscall.SIGKILL)
@@ -313,7 +315,7 @@ func killAndResume(t *testing.T, dir, metricsPath string, args []string, seed st
 			kills++
 			continue
 		}
-		if m := metrics(t, metricsPath); m.TerminationReason == "queue_empty" {
+		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
 			break
 		}
 	}

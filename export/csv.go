@@ -39,11 +39,12 @@ const (
 	colLong                  // a 64-bit integer
 	colDouble                // a float
 	colTime                  // RFC 3339 in UTC
+	colBool                  // true or false
 )
 
 // gexfType is the GEXF attribute type of k.
 func (k colKind) gexfType() string {
-	return [...]string{colText: "string", colInt: "integer", colLong: "long", colDouble: "double", colTime: "string"}[k]
+	return [...]string{colText: "string", colInt: "integer", colLong: "long", colDouble: "double", colTime: "string", colBool: "boolean"}[k]
 }
 
 func csvInt[N int | int64](n N) string { return strconv.FormatInt(int64(n), 10) }
@@ -118,6 +119,27 @@ var csvLayoutColumns = []column[graph.Node]{
 	}},
 }
 
+// csvAtColumns follow the node columns with Options.At: how far the
+// node's attributes are those at At (see AsOfAt).
+var csvAtColumns = []column[graph.Node]{
+	{"as_of", colText, func(v *view, _ *graph.Node) string { return v.asOf }},
+}
+
+// nodeColumns are the node columns of v's CSV and GEXF exports.
+func (v *view) nodeColumns() []column[graph.Node] {
+	cols := csvNodeColumns
+	if v.ranks != nil {
+		cols = append(cols[:len(cols):len(cols)], csvRankColumns...)
+	}
+	if v.lay != nil {
+		cols = append(cols[:len(cols):len(cols)], csvLayoutColumns...)
+	}
+	if !v.opt.At.IsZero() {
+		cols = append(cols[:len(cols):len(cols)], csvAtColumns...)
+	}
+	return cols
+}
+
 // csvEdgeColumns are the columns of PREFIX-edges.csv; hosts maps the
 // ids of the nodes written to their hosts.
 func csvEdgeColumns(hosts map[uint64]string) []column[graph.Edge] {
@@ -131,6 +153,7 @@ func csvEdgeColumns(hosts map[uint64]string) []column[graph.Edge] {
 		{"last_seen", colTime, func(_ *view, e *graph.Edge) string { return isoTime(e.LastSeen) }},
 		{"nofollow", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Nofollow) }},
 		{"redirect", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Redirect) }},
+		{"gone", colBool, func(v *view, e *graph.Edge) string { return strconv.FormatBool(v.gone(e)) }},
 	}
 }
 
@@ -156,7 +179,9 @@ func csvText(s string) string {
 // the JSON export (ranks included unless Options.NoRanks), and
 // PREFIX-edges.csv, a row per edge with source and target ids, their
 // hosts (source_host, target_host), weight, first_seen, last_seen,
-// nofollow and redirect. Text cells are guarded against formula injection
+// nofollow, redirect and gone (true for an edge its source's latest crawl
+// no longer links; see graph.Gone). With Options.At the nodes file ends
+// with an as_of column (see AsOfAt). Text cells are guarded against formula injection
 // (see csvText). Both files come from one read of the store; each is
 // built beside its name and renamed into place when complete, the nodes
 // file after the edges file. It holds a map of the kept nodes' hosts in
@@ -176,13 +201,7 @@ func CSV(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, e
 	failed := npath
 	st, err := walk(ctx, s, opt, func(v *view) error {
 		return ntarget.Write(0o644, func(nf io.Writer) error {
-			cols := csvNodeColumns
-			if v.ranks != nil {
-				cols = append(cols[:len(cols):len(cols)], csvRankColumns...)
-			}
-			if v.lay != nil {
-				cols = append(cols[:len(cols):len(cols)], csvLayoutColumns...)
-			}
+			cols := v.nodeColumns()
 			hosts := map[uint64]string{}
 			err := writeCSV(nf, cols, v, func(row func(*graph.Node) error) error {
 				return v.nodes(func(n *graph.Node) error {

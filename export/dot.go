@@ -23,11 +23,14 @@ import (
 // sized by their PageRank (the label's font size, see fontsize) and carry
 // their pagerank and harmonic as attributes (unless Options.NoRanks);
 // edges carry their weight (as their label without a layout, as weight=
-// with one: Graphviz would spend most of its time placing the labels) and
-// are drawn with a pen width that grows with its logarithm. Every string
-// is quoted and escaped (see appendDOTString) so that dot accepts any page
-// title. It returns what was written, or the writer's, the store's or the
-// context's error.
+// with one: Graphviz would spend most of its time placing the labels),
+// first_seen and last_seen (RFC 3339), and are drawn with a pen width
+// that grows with its logarithm; an edge only ever linked with rel
+// nofollow is dashed, and one its source's latest crawl no longer links
+// (gone=true) dotted. With Options.At, nodes carry as_of (see AsOfAt).
+// Every string is quoted and escaped (see appendDOTString) so that dot
+// accepts any page title. It returns what was written, or the writer's,
+// the store's or the context's error.
 func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -42,6 +45,10 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 		if m := v.harmonicMethod(); m != "" {
 			b = append(b, ", harmonic: "...)
 			b = appendDOTLine(b, m)
+		}
+		if !opt.At.IsZero() {
+			b = append(b, "\n// "...)
+			b = append(b, atNote...)
 		}
 		scale := dotScale(v)
 		if scale > 0 {
@@ -85,6 +92,11 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 				b = strconv.AppendFloat(b, h, 'g', -1, 64)
 				b = append(b, '"')
 			}
+			if v.asOf != "" {
+				b = append(b, `, as_of="`...)
+				b = append(b, v.asOf...)
+				b = append(b, '"')
+			}
 			b = append(b, "];\n"...)
 			_, err := bw.Write(b)
 			return err
@@ -118,9 +130,24 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 				b = strconv.AppendUint(b, e.Nofollow, 10)
 				b = append(b, `, redirect=`...)
 				b = strconv.AppendUint(b, e.Redirect, 10)
-				if e.Nofollow == e.Weight {
+				if e.Nofollow == e.Weight && !v.gone(e) {
 					b = append(b, `, style=dashed`...)
 				}
+			}
+			if !e.FirstSeen.IsZero() {
+				b = append(b, `, first_seen="`...)
+				b = append(b, isoTime(e.FirstSeen)...)
+				b = append(b, '"')
+			}
+			if !e.LastSeen.IsZero() {
+				b = append(b, `, last_seen="`...)
+				b = append(b, isoTime(e.LastSeen)...)
+				b = append(b, '"')
+			}
+			// An edge its source's latest crawl no longer links is
+			// drawn dotted.
+			if v.gone(e) {
+				b = append(b, `, gone=true, style=dotted`...)
 			}
 			b = append(b, "];\n"...)
 			_, err := bw.Write(b)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -97,6 +98,18 @@ var Palette = [][3]uint8{
 	{166, 206, 227}, {251, 154, 153}, {178, 223, 138}, {253, 191, 111}, {202, 178, 214}, {255, 255, 153},
 }
 
+// gexfSpan appends the start and end attributes of iv (end only when
+// set), times in RFC 3339 with the crawls' nanoseconds, UTC.
+func gexfSpan(b []byte, iv graph.Interval) []byte {
+	b = append(b, ` start="`...)
+	b = iv.Start.UTC().AppendFormat(b, time.RFC3339Nano)
+	if !iv.End.IsZero() {
+		b = append(b, `" end="`...)
+		b = iv.End.UTC().AppendFormat(b, time.RFC3339Nano)
+	}
+	return append(b, '"')
+}
+
 // GEXF writes s to w as a directed GEXF 1.3 graph for Gephi (namespace
 // http://gexf.net/1.3, viz http://gexf.net/1.3/viz): node ids are the
 // store ids, labels the hosts, every attribute of the JSON export
@@ -111,18 +124,17 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	st, err := walk(ctx, s, opt, func(v *view) error {
-		nodeCols := csvNodeColumns
 		maxPR := 0.0
 		if v.ranks != nil {
-			nodeCols = append(nodeCols[:len(nodeCols):len(nodeCols)], csvRankColumns...)
 			for _, pr := range v.ranks.r.PageRank {
 				maxPR = max(maxPR, pr)
 			}
 		}
-		if v.lay != nil {
-			nodeCols = append(nodeCols[:len(nodeCols):len(nodeCols)], csvLayoutColumns...)
-		}
-		nodeCols = gexfColumns(nodeCols, gexfSkipNode)
+		nodeCols := gexfColumns(v.nodeColumns(), gexfSkipNode)
+		// With a crawl history the graph is dynamic: nodes start when
+		// first seen, edges are present in the intervals their sources'
+		// crawls linked them, so that Gephi's timeline plays the graph.
+		dynamic := v.domains == nil && graph.HasHistory(v.tx)
 		edgeCols := gexfColumns(csvEdgeColumns(nil), gexfSkipEdge)
 		b := make([]byte, 0, 8192)
 		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
@@ -136,8 +148,16 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		if m := v.harmonicMethod(); m != "" {
 			desc += "; harmonic " + m
 		}
+		if !opt.At.IsZero() {
+			desc += "; " + atNote
+		}
 		b = appendXMLText(b, desc)
-		b = append(b, "</description>\n  </meta>\n  <graph defaultedgetype=\"directed\" mode=\"static\">\n"...)
+		b = append(b, "</description>\n  </meta>\n"...)
+		if dynamic {
+			b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"dynamic\" timeformat=\"dateTime\">\n"...)
+		} else {
+			b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"static\">\n"...)
+		}
 		b = gexfAttributes(b, "node", nodeCols)
 		b = gexfAttributes(b, "edge", edgeCols)
 		b = append(b, "    <nodes>\n"...)
@@ -149,7 +169,11 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			b = strconv.AppendUint(b, n.ID, 10)
 			b = append(b, `" label="`...)
 			b = appendXMLAttr(b, n.Host)
-			b = append(b, `">`...)
+			b = append(b, '"')
+			if dynamic && !n.FirstSeen.IsZero() {
+				b = gexfSpan(b, graph.Interval{Start: n.FirstSeen})
+			}
+			b = append(b, '>')
 			b = gexfValues(b, v, nodeCols, n)
 			b = gexfViz(b, v, n, maxPR)
 			b = append(b, "</node>\n"...)
@@ -173,8 +197,33 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			b = strconv.AppendUint(b, e.To, 10)
 			b = append(b, `" weight="`...)
 			b = strconv.AppendUint(b, e.Weight, 10)
-			b = append(b, `">`...)
+			b = append(b, '"')
+			var spells []graph.Interval
+			if dynamic {
+				iv, err := v.intervals(e)
+				if err != nil {
+					return err
+				}
+				switch {
+				case len(iv) == 1:
+					b = gexfSpan(b, iv[0])
+				case len(iv) > 1:
+					spells = iv
+				case !e.FirstSeen.IsZero():
+					b = gexfSpan(b, graph.Interval{Start: e.FirstSeen})
+				}
+			}
+			b = append(b, '>')
 			b = gexfValues(b, v, edgeCols, e)
+			if len(spells) > 0 {
+				b = append(b, "<spells>"...)
+				for _, iv := range spells {
+					b = append(b, "<spell"...)
+					b = gexfSpan(b, iv)
+					b = append(b, "/>"...)
+				}
+				b = append(b, "</spells>"...)
+			}
 			b = append(b, "</edge>\n"...)
 			_, err := bw.Write(b)
 			return err

@@ -90,7 +90,7 @@ func TestGEXF_Structure(t *testing.T) {
 		for _, a := range d.Graph.Attributes {
 			types[a.Class] = map[string]string{}
 			for _, at := range a.Attr {
-				if !slices.Contains([]string{"string", "integer", "long", "double"}, at.Type) || at.ID != at.Title {
+				if !slices.Contains([]string{"string", "integer", "long", "double", "boolean"}, at.Type) || at.ID != at.Title {
 					t.Errorf("attribute %+v", at)
 				}
 				types[a.Class][at.ID] = at.Type
@@ -114,6 +114,10 @@ func TestGEXF_Structure(t *testing.T) {
 				_, err = strconv.ParseInt(val, 10, 64)
 			case "double":
 				_, err = strconv.ParseFloat(val, 64)
+			case "boolean":
+				if val != "true" && val != "false" {
+					err = strconv.ErrSyntax
+				}
 			}
 			if !ok || err != nil {
 				t.Errorf("%s attvalue %s=%q: declared %v as %q, %v", class, name, val, ok, typ, err)

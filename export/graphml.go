@@ -35,6 +35,15 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
   <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
   <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
+  <key id="first_seen" for="edge" attr.name="first_seen" attr.type="string"/>
+  <key id="last_seen" for="edge" attr.name="last_seen" attr.type="string"/>
+  <key id="gone" for="edge" attr.name="gone" attr.type="boolean"><default>false</default></key>
+`
+
+// graphmlAtKeys are declared with Options.At: the graph's note on node
+// attributes and each node's as_of (see AsOfAt).
+const graphmlAtKeys = `  <key id="node_attributes" for="graph" attr.name="node_attributes" attr.type="string"/>
+  <key id="as_of" for="node" attr.name="as_of" attr.type="string"/>
 `
 
 // graphmlLayoutKeys declare the node's community and position, unless
@@ -68,7 +77,10 @@ var graphmlKeysNoRanks = func() string {
 // pages_fetched (default 0), pagerank and harmonic
 // (doubles; the graph's harmonic_method says whether harmonic is exact;
 // Options.NoRanks leaves out all three and their keys), edges their
-// weight, nofollow and redirect (default 0, written when not). Every
+// weight, nofollow and redirect (default 0, written when not), first_seen
+// and last_seen (RFC 3339) and gone (default false: true for an edge its
+// source's latest crawl no longer links). With Options.At, nodes carry
+// as_of and the graph node_attributes (see AsOfAt). Every
 // string is escaped for XML, and characters XML 1.0 cannot hold are
 // dropped, so any page title gives a well-formed file. It returns what was
 // written, or the writer's, the store's or the context's error.
@@ -88,11 +100,17 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		if v.lay != nil {
 			b = append(b, graphmlLayoutKeys...)
 		}
+		if !opt.At.IsZero() {
+			b = append(b, graphmlAtKeys...)
+		}
 		b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
 		b = graphmlData(b, "    ", "weaver_version", opt.Version)
 		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
 		b = graphmlData(b, "    ", "filters", opt.filters())
 		b = graphmlData(b, "    ", "harmonic_method", v.harmonicMethod())
+		if !opt.At.IsZero() {
+			b = graphmlData(b, "    ", "node_attributes", atNote)
+		}
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -118,6 +136,7 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 			b = graphmlData(b, "", "robots", n.RobotsDirectives)
 			b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
 			b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
+			b = graphmlData(b, "", "as_of", v.asOf)
 			if pr, h, ok := v.rankOf(n.ID); ok {
 				b = append(b, `<data key="pagerank">`...)
 				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
@@ -151,6 +170,11 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 			b = append(b, "</data>"...)
 			b = graphmlInt(b, "nofollow", e.Nofollow)
 			b = graphmlInt(b, "redirect", e.Redirect)
+			b = graphmlData(b, "", "first_seen", isoTime(e.FirstSeen))
+			b = graphmlData(b, "", "last_seen", isoTime(e.LastSeen))
+			if v.gone(e) {
+				b = append(b, `<data key="gone">true</data>`...)
+			}
 			b = append(b, "</edge>\n"...)
 			_, err := bw.Write(b)
 			return err

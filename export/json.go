@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -55,6 +56,14 @@ type jsonNode struct {
 	Community *uint32  `json:"community,omitempty"`
 	X         *float64 `json:"x,omitempty"`
 	Y         *float64 `json:"y,omitempty"`
+	// AsOf says, with Options.At, how far the attributes are those at
+	// that time (see AsOfAt).
+	AsOf string `json:"as_of,omitempty"`
+	// Changes counts the crawls that found the host's content or
+	// out-links changed (issue 27), LastChange is the last of them: the
+	// map page rings the hosts changed recently. Left out when none did.
+	Changes    int    `json:"changes,omitempty"`
+	LastChange string `json:"last_change,omitempty"`
 }
 
 // jsonEdge is an edge of the JSON export.
@@ -88,6 +97,10 @@ type jsonGraph struct {
 	// HarmonicMethod is "exact", or "hyperball, ..." when the harmonic
 	// centralities are estimates; left out with Options.NoRanks.
 	HarmonicMethod string `json:"harmonic_method,omitempty"`
+	// At is Options.At and NodeAttributes what the nodes' attributes
+	// are then (atNote), left out without it.
+	At             string `json:"at,omitempty"`
+	NodeAttributes string `json:"node_attributes,omitempty"`
 }
 
 // JSON writes s to w as one JSON object in networkx's node-link form:
@@ -109,6 +122,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			Name: "weaver", WeaverVersion: opt.Version, ExportedAt: isoTime(opt.Now()),
 			MinWeight: opt.MinWeight, CrawledOnly: opt.CrawledOnly, Domains: opt.Domains, NoMirrors: opt.NoMirrors,
 			HarmonicMethod: v.harmonicMethod(), Top: opt.Top, TopBy: opt.topByName(),
+			At: atText(opt.At), NodeAttributes: atNoteIf(opt.At),
 		})
 		if err != nil {
 			return err
@@ -138,7 +152,8 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-				PageRank: pagerank, Harmonic: harmonic,
+				PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
+				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 				Community: community, X: x, Y: y,
 			})
 			if err != nil {
@@ -184,4 +199,20 @@ func writeItem(w *bufio.Writer, sep *string, item []byte) error {
 	*sep = ",\n"
 	_, err := w.Write(item)
 	return err
+}
+
+// atText is t in RFC 3339 with its fractions, "" when zero.
+func atText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// atNoteIf is atNote with At, "" without.
+func atNoteIf(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return atNote
 }

@@ -91,7 +91,14 @@ const (
     nofollow INTEGER NOT NULL DEFAULT 0,
     redirect INTEGER NOT NULL DEFAULT 0,
     first_seen TIMESTAMP,
-    last_seen TIMESTAMP
+    last_seen TIMESTAMP,
+    gone INTEGER NOT NULL DEFAULT 0
+)`
+	// nodeAtTable is written with Options.At: how far each node's
+	// attributes are those at that time (see AsOfAt).
+	nodeAtTable = `CREATE TABLE node_at (
+    node_id INTEGER PRIMARY KEY REFERENCES nodes(node_id),
+    as_of TEXT NOT NULL
 )`
 )
 
@@ -112,8 +119,9 @@ CREATE VIEW edge_hosts AS
 // (node_id, pagerank, harmonic: see rankTable; none with Options.NoRanks),
 // node_facts (node_id, canonical, robots, mirror_of: the node_id of the
 // mirror group's first host for a copy, else NULL, pages_fetched) and
-// edge_facts (edge_id, nofollow, redirect, first_seen, last_seen), a row
-// per node and per edge, a meta table (weaver
+// edge_facts (edge_id, nofollow, redirect, first_seen, last_seen, gone:
+// 1 for an edge its source's latest crawl no longer links), a row per node
+// and per edge, with Options.At node_at (node_id, as_of: see AsOfAt), a meta table (weaver
 // version, export time, the store's creation time, the crawl's time range,
 // counts, filters and how harmonic centrality was computed) and an
 // edge_hosts view. node_id is the store's id,
@@ -183,7 +191,8 @@ const (
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
 	rankInsertColumns = "node_id, pagerank, harmonic"
 	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched, community, x, y"
-	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen"
+	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen, gone"
+	nodeAtColumns     = "node_id, as_of"
 )
 
 // Rows go to SQLite several at a time, one multi-row INSERT per batch: a
@@ -203,6 +212,7 @@ const (
 	tableRanks
 	tableNodeFacts
 	tableEdgeFacts
+	tableNodeAt
 )
 
 // rowBatch is the values of up to a batch of rows of one table.
@@ -255,6 +265,9 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		ddl = append(ddl, rankTable)
 	}
 	ddl = append(ddl, nodeFactsTable, edgeFactsTable)
+	if !opt.At.IsZero() {
+		ddl = append(ddl, nodeAtTable)
+	}
 	for _, c := range nodeColumns {
 		ddl = append(ddl, "ALTER TABLE nodes ADD COLUMN "+c)
 	}
@@ -286,6 +299,14 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 		return Stats{}, err
 	}
 	defer edgeFacts.close()
+	var nodeAt *inserter // nil without At: the walk sends no as_of rows
+	if !opt.At.IsZero() {
+		nodeAt, err = newInserter(bg, tx, "node_at", nodeAtColumns, ranksPerBatch)
+		if err != nil {
+			return Stats{}, err
+		}
+		defer nodeAt.close()
+	}
 	var ranks *inserter // nil with NoRanks: the walk sends no rank rows
 	if !opt.NoRanks {
 		ranks, err = newInserter(bg, tx, "node_ranks", rankInsertColumns, ranksPerBatch)
@@ -319,7 +340,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	for b := range batches {
 		if insErr == nil {
 			ins := [...]*inserter{tableNodes: nodes, tableEdges: edges, tableRanks: ranks,
-				tableNodeFacts: nodeFacts, tableEdgeFacts: edgeFacts}[b.table]
+				tableNodeFacts: nodeFacts, tableEdgeFacts: edgeFacts, tableNodeAt: nodeAt}[b.table]
 			if insErr = ins.exec(b.args); insErr != nil {
 				stop() // the walker stops at its next row
 			}
@@ -364,6 +385,9 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 	if opt.Top > 0 {
 		meta = append(meta, [2]string{"top", strconv.Itoa(opt.Top)}, [2]string{"top_by", opt.topByName()})
 	}
+	if !opt.At.IsZero() {
+		meta = append(meta, [2]string{"at", atText(opt.At)}, [2]string{"node_attributes", atNote + "; table node_at"})
+	}
 	for _, kv := range meta {
 		if _, err := tx.ExecContext(bg, "INSERT INTO meta (key, value) VALUES (?, ?)", kv[0], nullText(kv[1])); err != nil {
 			return st, fmt.Errorf("meta: %w", err)
@@ -378,7 +402,7 @@ func writeSQLite(ctx context.Context, s *kv.Store, file string, opt Options) (st
 // walkRows turns the view's nodes and edges into batches of row values
 // and sends them on batches, reusing the slices that come back on free.
 func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan []any) error {
-	var cur, rankRows, factRows []any
+	var cur, rankRows, factRows, atRows []any
 	send := func(table int, rows *[]any) error {
 		if len(*rows) == 0 {
 			return nil
@@ -416,6 +440,14 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 				return err
 			}
 		}
+		if v.asOf != "" {
+			atRows = append(atRows, int64(n.ID), v.asOf)
+			if len(atRows) == 2*ranksPerBatch {
+				if err := send(tableNodeAt, &atRows); err != nil {
+					return err
+				}
+			}
+		}
 		if pr, h, ok := v.rankOf(n.ID); ok {
 			rankRows = append(rankRows, int64(n.ID), pr, h)
 			if len(rankRows) == 3*ranksPerBatch {
@@ -438,6 +470,9 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 	if err == nil {
 		err = send(tableNodeFacts, &factRows)
 	}
+	if err == nil {
+		err = send(tableNodeAt, &atRows)
+	}
 	if err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
@@ -446,7 +481,11 @@ func walkRows(ctx context.Context, v *view, batches chan<- rowBatch, free <-chan
 		edgeID++
 		first, last := times[3].null(e.FirstSeen), times[4].null(e.LastSeen)
 		cur = append(cur, edgeID, int64(e.From), int64(e.To), int64(e.Weight), first, last)
-		factRows = append(factRows, edgeID, int64(e.Nofollow), int64(e.Redirect), first, last)
+		gone := int64(0)
+		if v.gone(e) {
+			gone = 1
+		}
+		factRows = append(factRows, edgeID, int64(e.Nofollow), int64(e.Redirect), first, last, gone)
 		if len(cur) == 6*edgesPerBatch {
 			if err := send(tableEdges, &cur); err != nil {
 				return err

@@ -57,7 +57,9 @@ type Options struct {
 	// At, when set, exports the graph as it was at that time (issue 27):
 	// the nodes first seen by At and the edges present at At, each with
 	// the weight of its source's last crawl at or before At (see
-	// graph.EdgesAt). Node attributes are the latest known.
+	// graph.EdgesAt). Node attributes are those at At where the crawl
+	// history records them, and each node says how far in its as_of
+	// (see AsOfAt and nodeAt).
 	At time.Time
 	// Version is the weaver version recorded in the export; "" means "dev".
 	Version string
@@ -198,6 +200,15 @@ type view struct {
 	latest     *graph.Crawl
 	latestOf   uint64
 	latestRead bool
+	// iv are the edge intervals of node ivOf's out-edges and ivFirst its
+	// first crawl, for intervals.
+	iv      map[uint64][]graph.Interval
+	ivFirst time.Time
+	ivOf    uint64
+	ivRead  bool
+	// asOf is the as_of of the node nodes hands out (with At), or of
+	// each domain (domainAsOf).
+	asOf string
 	// first and last are the earliest and latest times over every node of
 	// the store, filters aside: the crawl's time range.
 	first, last time.Time
@@ -466,6 +477,7 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 				continue
 			}
 			v.stats.Nodes++
+			v.asOf = v.domains.nodes[i].asOf
 			if err := fn(&v.domains.nodes[i].Node); err != nil {
 				return err
 			}
@@ -478,6 +490,11 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 			return err
 		}
 		v.span(n)
+		asOf, err := v.nodeAt(n)
+		if err != nil {
+			return err
+		}
+		v.asOf = asOf
 		if v.filtersNodes() {
 			if !v.keepsNode(n) {
 				return nil
@@ -569,7 +586,8 @@ type domainGraph struct {
 // of its representative host.
 type domainNode struct {
 	graph.Node
-	rank int // of the representative host, see repRank
+	rank int    // of the representative host, see repRank
+	asOf string // with At, the least exact as_of of its hosts
 }
 
 // repRank orders the hosts of a domain for the choice of the one whose
@@ -601,6 +619,10 @@ func (v *view) collapse() (*domainGraph, error) {
 			return err
 		}
 		v.span(n)
+		asOf, err := v.nodeAt(n)
+		if err != nil {
+			return err
+		}
 		if !v.opt.keeps(n) {
 			return nil
 		}
@@ -618,6 +640,9 @@ func (v *view) collapse() (*domainGraph, error) {
 			}, rank: -1})
 		}
 		dn := &d.nodes[i]
+		if dn.asOf == "" || asOfRank[asOf] > asOfRank[dn.asOf] {
+			dn.asOf = asOf
+		}
 		if r := repRank(n); r > dn.rank {
 			dn.rank = r
 			dn.Scheme, dn.Title, dn.Description = n.Scheme, n.Title, n.Description

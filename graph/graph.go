@@ -1,8 +1,12 @@
 package graph
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
+
+	"github.com/weaver-crawler/weaver/kv"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -165,6 +169,65 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	return nil
 }
+
+// edgeMaxLen bounds appendEdge's output: a fixarray byte and five
+// numbers of at most 9 bytes.
+const edgeMaxLen = 1 + 5*9
+
+// appendEdge appends the bytes EncodeMsgpack writes for e, without an
+// encoder: msgpack's compact unsigned form for the weight and facts, its
+// int form for the times (which msgpack writes as unsigned when ≥ 0).
+func appendEdge(b []byte, e *Edge) []byte {
+	facts := e.Nofollow != 0 || e.Redirect != 0
+	if facts {
+		b = append(b, 0x95)
+	} else {
+		b = append(b, 0x93)
+	}
+	b = appendUint(b, e.Weight)
+	b = appendInt(b, unixNano(e.FirstSeen))
+	b = appendInt(b, unixNano(e.LastSeen))
+	if facts {
+		b = appendUint(b, e.Nofollow)
+		b = appendUint(b, e.Redirect)
+	}
+	return b
+}
+
+// appendUint is msgpack's compact EncodeUint.
+func appendUint(b []byte, n uint64) []byte {
+	switch {
+	case n <= 0x7f:
+		return append(b, byte(n))
+	case n <= math.MaxUint8:
+		return append(b, 0xcc, byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(n))
+	case n <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0xcf), n)
+}
+
+// appendInt is msgpack's compact EncodeInt.
+func appendInt(b []byte, n int64) []byte {
+	switch {
+	case n >= 0:
+		return appendUint(b, uint64(n))
+	case n >= -32:
+		return append(b, byte(int8(n)))
+	case n >= math.MinInt8:
+		return append(b, 0xd0, byte(int8(n)))
+	case n >= math.MinInt16:
+		return binary.BigEndian.AppendUint16(append(b, 0xd1), uint16(int16(n)))
+	case n >= math.MinInt32:
+		return binary.BigEndian.AppendUint32(append(b, 0xd2), uint32(int32(n)))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(n))
+}
+
+// decodeEdge decodes an edge value as kv.Decode would.
+func decodeEdge(v []byte, e *Edge) error { return kv.Decode(v, e) }
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {

@@ -391,3 +391,179 @@ func cmpU(a, b uint64) int {
 	}
 	return 0
 }
+
+// ForEachCrawl calls fn for every crawl of node, oldest first, each with
+// its links resolved (a record without links takes those of the crawl
+// before it). fn must not keep c.Links past the call.
+func ForEachCrawl(tx *kv.Tx, node uint64, fn func(c *Crawl) error) error {
+	if !tx.Exists(kv.BucketCrawls) {
+		return nil
+	}
+	cur := tx.Cursor(kv.BucketCrawls)
+	prefix := kv.U64(node)
+	var links []Link
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		c, same, err := decodeCrawl(k, v)
+		if err != nil {
+			return err
+		}
+		if same {
+			c.Links = links
+		}
+		links = c.Links
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Interval is a time an edge was present: from Start, the first crawl of
+// its source that linked it (or the edge's first seen, when earlier), to
+// End, the first later crawl of its source that did not; End is zero for
+// an edge its source's latest crawl links.
+type Interval struct{ Start, End time.Time }
+
+// EdgeIntervals returns, for every target node's crawls ever linked, the
+// intervals in which the edge node→target was present, oldest first, and
+// the time of node's first crawl. It reads node's whole history; a node
+// without history gives none and a zero time.
+func EdgeIntervals(tx *kv.Tx, node uint64) (_ map[uint64][]Interval, first time.Time, _ error) {
+	out := map[uint64][]Interval{}
+	open := map[uint64]bool{}
+	err := ForEachCrawl(tx, node, func(c *Crawl) error {
+		if first.IsZero() {
+			first = c.At
+		}
+		linked := make(map[uint64]bool, len(c.Links))
+		for _, l := range c.Links {
+			linked[l.To] = true
+			if !open[l.To] {
+				open[l.To] = true
+				out[l.To] = append(out[l.To], Interval{Start: c.At})
+			}
+		}
+		for to := range open {
+			if !linked[to] {
+				iv := out[to]
+				iv[len(iv)-1].End = c.At
+				delete(open, to)
+			}
+		}
+		return nil
+	})
+	return out, first, err
+}
+
+// HistoryAt is what a node's crawl history says of it at a time.
+type HistoryAt struct {
+	Records      int       // crawl records in all
+	Crawls       int       // crawls at or before the time
+	Last         time.Time // the last of them; zero when none
+	Changes      int       // crawls at or before the time that changed the page or its links
+	LastChange   time.Time // the last of them
+	NotModified  int       // crawls at or before the time answered 304
+	ChangedAfter bool      // a crawl after the time changed the page or its links
+}
+
+// NodeHistoryAt reads node's history as of t.
+func NodeHistoryAt(tx *kv.Tx, node uint64, t time.Time) (HistoryAt, error) {
+	var h HistoryAt
+	if !tx.Exists(kv.BucketCrawls) {
+		return h, nil
+	}
+	c := tx.Cursor(kv.BucketCrawls)
+	prefix := kv.U64(node)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 16 || len(v) < 1 {
+			return h, fmt.Errorf("%w: key %x", ErrBadHistory, k)
+		}
+		h.Records++
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC()
+		changed := v[0]&crawlChanged != 0
+		if at.After(t) {
+			h.ChangedAfter = h.ChangedAfter || changed
+			continue
+		}
+		h.Crawls++
+		h.Last = at
+		if changed {
+			h.Changes++
+			h.LastChange = at
+		}
+		if v[0]&crawlNotModified != 0 {
+			h.NotModified++
+		}
+	}
+	return h, nil
+}
+
+// ExpandHistory rewrites every record of node that stands for the links
+// of the crawl before it with those links written out, so that records
+// of another store can go between them (weaver merge). CompactHistory
+// undoes it.
+func ExpandHistory(tx *kv.Tx, node uint64) error {
+	return rewriteHistory(tx, node, false)
+}
+
+// CompactHistory rewrites every record of node whose links are those of
+// the crawl before it as a record without links, as PutCrawl writes them.
+func CompactHistory(tx *kv.Tx, node uint64) error {
+	return rewriteHistory(tx, node, true)
+}
+
+func rewriteHistory(tx *kv.Tx, node uint64, compact bool) error {
+	type rec struct {
+		c    Crawl
+		same bool
+	}
+	var recs []rec
+	var prev []Link
+	first := true
+	err := ForEachCrawl(tx, node, func(c *Crawl) error {
+		same := compact && !first && SameLinks(prev, c.Links)
+		first = false
+		prev = c.Links
+		recs = append(recs, rec{*c, same})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := tx.PutRaw(kv.BucketCrawls, crawlKey(node, r.c.At), encodeCrawl(&r.c, r.same)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DecodeCrawl reads one record of kv.BucketCrawls (key k, value v); same
+// reports a record without links, which stands for those of the crawl
+// before it.
+func DecodeCrawl(k, v []byte) (c Crawl, same bool, err error) { return decodeCrawl(k, v) }
+
+// Uncount takes back what crawl c of node added to its edges' weights and
+// link facts, and to the weight counter: for weaver merge, which meets
+// the same crawl (one host, one time) in two stores and would otherwise
+// count it twice. An edge never goes below zero.
+func Uncount(tx *kv.Tx, node uint64, c *Crawl) error {
+	for _, l := range c.Links {
+		e, ok, err := GetEdge(tx, node, l.To)
+		if err != nil || !ok {
+			return err
+		}
+		w := min(l.Weight, e.Weight)
+		e.Weight -= w
+		e.Nofollow -= min(l.Nofollow, e.Nofollow)
+		e.Redirect -= min(l.Redirect, e.Redirect)
+		e.Nofollow, e.Redirect = min(e.Nofollow, e.Weight), min(e.Redirect, e.Weight)
+		if err := tx.Put(kv.BucketEdges, edgeKey(node, l.To), &e); err != nil {
+			return err
+		}
+		if _, err := tx.AddCounter(counterWeight, -int64(w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -102,8 +102,50 @@ func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 		if err != nil || len(app) != 1 || app[0] != (graph.EdgeChange{From: b, To: a, Weight: 1}) || len(dis) != 1 || dis[0].To != c || dis[0].Weight != 2 {
 			t.Errorf("diff: appeared %v, disappeared %v, %v", app, dis, err)
 		}
+		// The intervals of a's edges: b went at 3 s and came back at 4 s.
+		iv, first, err := graph.EdgeIntervals(tx, a)
+		sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+		wantIv := map[uint64][]graph.Interval{
+			b: {{Start: sec(1), End: sec(3)}, {Start: sec(4)}},
+			c: {{Start: sec(1), End: sec(3)}},
+			d: {{Start: sec(3), End: sec(4)}},
+		}
+		if err != nil || !first.Equal(sec(1)) || len(iv) != len(wantIv) {
+			t.Errorf("intervals %v, first %v, %v", iv, first, err)
+		}
+		for to, w := range wantIv {
+			if got := iv[to]; len(got) != len(w) || !got[0].Start.Equal(w[0].Start) || !got[0].End.Equal(w[0].End) ||
+				len(w) == 2 && (!got[1].Start.Equal(w[1].Start) || !got[1].End.IsZero()) {
+				t.Errorf("intervals a→%d: %v, want %v", to, got, w)
+			}
+		}
+		h, err := graph.NodeHistoryAt(tx, a, sec(2.5))
+		if err != nil || h.Records != 4 || h.Crawls != 2 || !h.Last.Equal(sec(2)) || h.ChangedAfter {
+			t.Errorf("history of a at 2.5 s: %+v, %v", h, err)
+		}
 		return nil
 	})
+	// Written out, then compacted again: the same crawls, the unchanged
+	// one back to one byte.
+	key2 := append(kv.U64(a), kv.U64(uint64(t0.Add(2*time.Second).UnixNano()))...)
+	for _, tc := range []struct {
+		fn   func(*kv.Tx, uint64) error
+		size func(int) bool
+	}{{graph.ExpandHistory, func(n int) bool { return n > 1 }}, {graph.CompactHistory, func(n int) bool { return n == 1 }}} {
+		if err := s.Update(func(tx *kv.Tx) error { return tc.fn(tx, a) }); err != nil {
+			t.Fatal(err)
+		}
+		s.View(func(tx *kv.Tx) error {
+			if v := tx.GetRaw(kv.BucketCrawls, key2); !tc.size(len(v)) {
+				t.Errorf("record at 2 s: %d bytes", len(v))
+			}
+			cr, _, err := graph.CrawlAt(tx, a, t0.Add(2*time.Second))
+			if err != nil || len(cr.Links) != 2 || cr.Links[1].Nofollow != 1 {
+				t.Errorf("CrawlAt +2s: %+v %v", cr, err)
+			}
+			return nil
+		})
+	}
 	if err := storetest.CheckAll(s); err != nil {
 		t.Fatal(err)
 	}

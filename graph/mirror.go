@@ -385,3 +385,18 @@ func checkNodeMirror(tx *kv.Tx, n *Node, complete bool, add func(format string, 
 		add("node %d (%q) is a mirror of %d, the index says %d", n.ID, n.Host, n.MirrorOf, want)
 	}
 }
+
+// MirrorMembers returns the ids of the mirror group of n (hosts whose
+// home page has n's content hash), n included, in first-seen order; none
+// when n is in no group of two or more.
+func MirrorMembers(tx *kv.Tx, n *Node) []uint64 {
+	h, ok := mirrorHash(n)
+	if !ok || !tx.Exists(kv.BucketMirrors) {
+		return nil
+	}
+	ids := groupMembers(tx, h)
+	if len(ids) < 2 {
+		return nil
+	}
+	return ids
+}

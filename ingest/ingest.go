@@ -69,6 +69,10 @@ type Options struct {
 	MaxBodyBytes int64 // bytes of a page read, as the crawl's cap (0: 1 MiB)
 	BatchRecords int   // records per transaction (0: 1,000)
 	BatchBytes   int64 // file bytes per transaction (0: 64 MiB)
+	// Workers is how many goroutines parse records (0: GOMAXPROCS); one
+	// reads the file and the caller's applies and commits, in the file's
+	// order: the store is the same for any number.
+	Workers int
 	// Progress, when set, is called about every ProgressEvery (0: 5 s)
 	// with the import's state, and once at the end of each file.
 	Progress      func(Progress)
@@ -248,14 +252,34 @@ type importer struct {
 	stats   Stats
 	start   time.Time
 
+	batch        []page
+	adds         []graph.EdgeAdd // apply's, reused
+	lastProgress time.Time
+	lastRelease  time.Time // when the store's pages were last given back
+}
+
+// parser turns records into pages (parse.go): one per goroutine that
+// parses. What it parsed since the caller last took it is in stats,
+// batch and logs.
+type parser struct {
+	opts    Options
+	exclude *pick.Excluder
+	scope   *regexp.Regexp
+
 	sel  pick.Selector
 	ex   extract.Extractor
 	body bytes.Buffer
 	gz   *gzip.Reader
 
-	batch        []page
-	lastProgress time.Time
-	lastRelease  time.Time // when the store's pages were last given back
+	stats Stats    // the counts of the records parsed
+	batch []page   // the pages they add
+	logs  []string // the lines they log
+}
+
+func (im *parser) logf(format string, a ...any) {
+	if im.opts.Log != nil {
+		im.logs = append(im.logs, fmt.Sprintf(format, a...))
+	}
 }
 
 // page is what one record adds to the graph.
@@ -349,41 +373,64 @@ func (im *importer) file(ctx context.Context, path string) error {
 		batchBytes, batchRecords = 0, 0
 		return err
 	}
-	for {
+	chunks, stop := im.pipeline(ctx, r)
+	defer stop()
+	for c := range chunks {
+		for i, rec := range c.recs {
+			if err := ctx.Err(); err != nil {
+				if cerr := commit(false); cerr != nil {
+					return cerr
+				}
+				return err
+			}
+			out := &c.out[i]
+			if out.err != nil {
+				return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, out.err)
+			}
+			for _, l := range out.logs {
+				im.opts.Log(l)
+			}
+			im.stats.add(&out.stats)
+			im.batch = append(im.batch, out.pages...)
+			im.stats.Records++
+			im.stats.Bytes += rec.End - rec.Offset
+			batchBytes += rec.End - rec.Offset
+			batchRecords++
+			st.Offset = rec.End
+			st.Records++
+			if batchRecords >= int64(im.opts.BatchRecords) || batchBytes >= im.opts.BatchBytes {
+				if err := commit(false); err != nil {
+					return err
+				}
+			}
+			if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
+				im.lastProgress = time.Now()
+				im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start)})
+			}
+		}
+		if c.err == nil {
+			continue
+		}
+		if errors.Is(c.err, io.EOF) {
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			if cerr := commit(false); cerr != nil {
 				return cerr
 			}
 			return err
 		}
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
+		if cerr := commit(false); cerr != nil {
+			return cerr
 		}
-		if err != nil {
-			if cerr := commit(false); cerr != nil {
-				return cerr
-			}
-			return err
+		return c.err
+	}
+	if err := ctx.Err(); err != nil {
+		// The pipeline stopped early: what was applied is committed.
+		if cerr := commit(false); cerr != nil {
+			return cerr
 		}
-		if err := im.record(rec); err != nil {
-			return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, err)
-		}
-		im.stats.Records++
-		im.stats.Bytes += rec.End - rec.Offset
-		batchBytes += rec.End - rec.Offset
-		batchRecords++
-		st.Offset = rec.End
-		st.Records++
-		if batchRecords >= int64(im.opts.BatchRecords) || batchBytes >= im.opts.BatchBytes {
-			if err := commit(false); err != nil {
-				return err
-			}
-		}
-		if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
-			im.lastProgress = time.Now()
-			im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start)})
-		}
+		return err
 	}
 	if err := commit(true); err != nil {
 		return err
@@ -444,6 +491,7 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 	if err := graph.Put(tx, &n); err != nil {
 		return err
 	}
+	adds := im.adds[:0]
 	for _, t := range p.targets {
 		dst, _, err := graph.EnsureHeadAt(tx, t.Host, t.Scheme, 1, p.date)
 		if err != nil {
@@ -457,11 +505,12 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 				}
 			}
 		}
-		if err := graph.AddEdge(tx, n.ID, dst.ID, 1, p.date); err != nil {
-			return err
-		}
+		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: 1})
 	}
-	return nil
+	im.adds = adds
+	// The page's edges in key order, one walk of its key range (see
+	// graph.AddEdges).
+	return graph.AddEdges(tx, n.ID, adds, p.date)
 }
 
 // facts records an HTML capture's facts in n. A host's facts (title,
@@ -522,7 +571,7 @@ func pagePath(u *url.URL) string {
 }
 
 // record turns one record into a page of the batch, or a count.
-func (im *importer) record(rec *warc.Record) error {
+func (im *parser) record(rec *raw) error {
 	switch rec.Type {
 	case "response":
 		return im.response(rec)
@@ -543,7 +592,7 @@ func (im *importer) record(rec *warc.Record) error {
 
 // source parses a record's target URI into its URL and normalised host;
 // ok is false (and the record counted as other) when it has none.
-func (im *importer) source(uri string) (*url.URL, string, bool) {
+func (im *parser) source(uri string) (*url.URL, string, bool) {
 	u, err := url.Parse(strings.TrimSpace(uri))
 	if err != nil {
 		im.stats.Other++
@@ -561,7 +610,7 @@ func (im *importer) source(uri string) (*url.URL, string, bool) {
 	return u, host, true
 }
 
-func (im *importer) response(rec *warc.Record) error {
+func (im *parser) response(rec *raw) error {
 	status, ok := rec.HTTPStatus()
 	if !ok {
 		im.stats.Other++
@@ -615,7 +664,7 @@ func (im *importer) response(rec *warc.Record) error {
 
 // redirect records a 3xx answer whose Location is on another host as an
 // edge to that host.
-func (im *importer) redirect(p *page, u *url.URL, location string) {
+func (im *parser) redirect(p *page, u *url.URL, location string) {
 	im.stats.Redirects++
 	if location == "" {
 		return
@@ -636,7 +685,7 @@ func (im *importer) redirect(p *page, u *url.URL, location string) {
 // readBody reads at most MaxBodyBytes of a payload into im.body, undoing
 // chunked transfer coding and gzip or deflate content coding as an HTTP
 // client would (archives keep the bytes as they were sent).
-func (im *importer) readBody(r io.Reader, te, ce string) error {
+func (im *parser) readBody(r io.Reader, te, ce string) error {
 	im.body.Reset()
 	if strings.Contains(strings.ToLower(te), "chunked") {
 		r = httputil.NewChunkedReader(r)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/pick"
-	"github.com/weaver-crawler/weaver/warc"
 )
 
 // watRecord is the part of a Common Crawl WAT record's JSON that import
@@ -69,7 +68,7 @@ func header(h map[string]json.RawMessage, name string) string {
 // wat records a WAT metadata record of an HTML response as a crawled page
 // whose links are those of its <a href> and <area href>, in the order the
 // WAT lists them, selected as a crawl selects; a redirect as an edge.
-func (im *importer) wat(rec *warc.Record) error {
+func (im *parser) wat(rec *raw) error {
 	body, err := rec.Payload()
 	if err != nil {
 		return err

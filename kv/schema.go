@@ -23,17 +23,18 @@ var (
 	BucketCrawls   = []byte("crawls")   // node id (8 B) | crawl time (8 B, Unix ns) → the crawl's out-links (graph/history.go)
 	BucketDue      = []byte("due")      // due time (8 B, Unix ns) | node id (8 B) → URL: hosts waiting for a revisit
 	BucketLayout   = []byte("layout")   // node id (8 B) → community (4 B) | x | y (float64 bits, 8 B each): `weaver layout` (layout/store.go)
+	BucketAnchors  = []byte("anchors")  // from id (8 B) | to id (8 B) → example links of the edge (graph/anchor.go, --anchors)
 )
 
 var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
-	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketLayout,
+	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
-var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketLayout}
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {
@@ -42,6 +43,21 @@ func isLater(name []byte) bool {
 		}
 	}
 	return false
+}
+
+// fillPercent is how full bbolt packs the leaves it splits in the
+// append-mostly buckets: their keys start with a node id or a time that
+// mostly grows (ids are handed out in discovery order, a crawl takes hosts
+// about in that order), so a leaf split is mostly at the end of the key
+// space and a full left half is never written to again. bbolt's default,
+// 0.5, leaves those buckets half empty on disk. A key inserted into a full
+// leaf still splits it, as before. 0 means bbolt's default.
+func fillPercent(name []byte) float64 {
+	switch string(name) {
+	case "edges", "nodes", "crawls", "visited":
+		return 0.95
+	}
+	return 0
 }
 
 // Meta keys kv itself maintains.

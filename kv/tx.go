@@ -22,6 +22,11 @@ type Tx struct {
 	// written ones are stored once, when the transaction commits, instead
 	// of once per change (a page changes them dozens of times).
 	counters map[string]*counter
+	// cursors serve Get and GetRaw, one per bucket: a bbolt Get makes a
+	// cursor and grows its stack each time, the allocation a page's
+	// commit made most of (a lookup per link and bucket). Seek starts
+	// from the bucket's root, so writes between lookups do not matter.
+	cursors map[string]*bbolt.Cursor
 }
 
 type counter struct {
@@ -47,6 +52,9 @@ func (tx *Tx) bucket(name []byte) *bbolt.Bucket {
 	if b == nil {
 		panic(fmt.Sprintf("kv: bucket %q does not exist (Open creates every bucket)", name))
 	}
+	if f := fillPercent(name); f != 0 {
+		b.FillPercent = f // bbolt does not store it: set in every transaction
+	}
 	return b
 }
 
@@ -60,7 +68,7 @@ func (tx *Tx) Writable() bool { return tx.btx.Writable() }
 // Get decodes the msgpack value at key into v. It reports false when the
 // key is absent, and returns a decoding error naming the bucket and key.
 func (tx *Tx) Get(bucket, key []byte, v any) (bool, error) {
-	data := tx.bucket(bucket).Get(key)
+	data := tx.get(bucket, key)
 	if data == nil {
 		return false, nil
 	}
@@ -72,7 +80,24 @@ func (tx *Tx) Get(bucket, key []byte, v any) (bool, error) {
 
 // GetRaw returns the bytes at key, or nil. They are valid until the
 // transaction ends.
-func (tx *Tx) GetRaw(bucket, key []byte) []byte { return tx.bucket(bucket).Get(key) }
+func (tx *Tx) GetRaw(bucket, key []byte) []byte { return tx.get(bucket, key) }
+
+// get is bbolt's Bucket.Get on the transaction's cursor of bucket.
+func (tx *Tx) get(bucket, key []byte) []byte {
+	c := tx.cursors[string(bucket)]
+	if c == nil {
+		c = tx.bucket(bucket).Cursor()
+		if tx.cursors == nil {
+			tx.cursors = make(map[string]*bbolt.Cursor)
+		}
+		tx.cursors[string(bucket)] = c
+	}
+	k, v := c.Seek(key)
+	if k == nil || !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
 
 // Put encodes v with msgpack and stores it at key. It returns an encoding
 // or bbolt error (bbolt.ErrTxNotWritable in a read transaction).

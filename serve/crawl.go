@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,7 @@ type crawlHandler struct {
 }
 
 // NewCrawlHandler returns the status API of crawler c running on store s:
-// GET /status, /metrics, /graph and /snapshot, POST /seeds and /stop, and
+// GET /status, /metrics, /graph, /host and /snapshot, POST /seeds and /stop, and
 // the map page: GET / and /map/data. stop
 // is called by POST /stop and must stop the crawl gracefully (cancel Run's
 // context); version is recorded in /status and graph exports.
@@ -76,6 +77,7 @@ func NewCrawlHandler(c *crawl.Crawler, s *kv.Store, stop func(), version string)
 	mx.handle("/status", route{http.MethodGet: h.status})
 	mx.handle("/metrics", route{http.MethodGet: metrics.ServeHTTP})
 	mx.handle("/graph", route{http.MethodGet: h.graph})
+	mx.handle("/host", route{http.MethodGet: h.host})
 	mx.handle("/snapshot", route{http.MethodGet: h.snapshot})
 	mx.handle("/seeds", route{http.MethodPost: h.seeds})
 	mx.handle("/stop", route{http.MethodPost: h.stopCrawl})
@@ -100,6 +102,59 @@ func (h *crawlHandler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	live := h.c.Status()
 	writeJSON(w, http.StatusOK, Status{Version: h.version, DBPath: h.dbPath, Listen: localAddr(r), Store: sum, Crawl: &live})
+}
+
+// DefaultHostLimit is how many links in each direction GET /host lists
+// when the request does not say.
+const DefaultHostLimit = 50
+
+// host answers GET /host?h=HOST[&limit=N][&ranks=false]: weaver show's
+// report (export.HostReport) on one host of the store.
+func (h *crawlHandler) host(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for key := range q {
+		switch key {
+		case "h", "limit", "ranks":
+		default:
+			writeError(w, http.StatusBadRequest, "unknown query parameter %q (known: h, limit, ranks)", key)
+			return
+		}
+	}
+	host := q.Get("h")
+	if host == "" {
+		writeError(w, http.StatusBadRequest, "no host: want /host?h=HOST")
+		return
+	}
+	if _, err := export.HostKey(host); err != nil {
+		writeError(w, http.StatusBadRequest, "h %q: %v", host, err)
+		return
+	}
+	opt := export.HostOptions{Limit: DefaultHostLimit, Version: h.version}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "limit %q: want a whole number, 0 for all", v)
+			return
+		}
+		opt.Limit = n
+	}
+	if v := q.Get("ranks"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "ranks %q: want true or false", v)
+			return
+		}
+		opt.NoRanks = !on
+	}
+	rep, err := export.Host(r.Context(), h.s, host, opt)
+	switch {
+	case errors.Is(err, export.ErrUnknownHost):
+		writeError(w, http.StatusNotFound, "%v", err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "reading the store: %v", err)
+	default:
+		writeJSON(w, http.StatusOK, rep)
+	}
 }
 
 func (h *crawlHandler) graph(w http.ResponseWriter, r *http.Request) {

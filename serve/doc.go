@@ -8,6 +8,7 @@
 //	GET  /status    the store summary (ReadSummary) and the live crawl.Status, as JSON
 //	GET  /metrics   Prometheus text format, read from crawl.Status at scrape time
 //	GET  /graph     ?format=json|graphml|dot: the graph so far, from one read transaction
+//	GET  /host      ?h=HOST[&limit=N][&ranks=false]: weaver show's report on one host (export.Host)
 //	GET  /snapshot  a consistent copy of the whole store file (application/octet-stream)
 //	POST /seeds     {"urls": [...]} or {"url": "..."}: queue seeds in the running crawl;
 //	                the answer says, per seed, whether it was queued and why not

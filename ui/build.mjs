@@ -1,10 +1,11 @@
-// Builds dist/map.js (the page's script: sigma.js, graphology, ForceAtlas2
-// and Louvain, minified into one file) and dist/map.html (the page, with
+// Builds dist/map.js (the page's script, src/map.js and the modules it
+// imports, with sigma.js, graphology, ForceAtlas2 and Louvain, minified
+// into one file) and dist/map.html (the page, with
 // the places where weaver puts the script, the config and the graph).
 // Both are committed and embedded into the weaver binary (ui.go), so
 // building weaver needs no node. Run through `make ui`.
 import { build } from 'esbuild';
-import { copyFileSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 // The banner names what the bundle holds, with versions and licences,
@@ -16,8 +17,14 @@ const pkgs = Object.entries(lock.packages)
   .sort();
 // The sources' hash lets a Go test (ui_test.go) tell a stale bundle
 // without node.
+// Every file of src/ counts, by name and content, in the order of their
+// names (as ui_test.go reads them).
 const hash = createHash('sha256');
-for (const f of ['src/map.js', 'src/map.html', 'package-lock.json', 'build.mjs']) hash.update(readFileSync(f));
+const sources = readdirSync('src').sort().map((f) => 'src/' + f);
+for (const f of [...sources, 'package-lock.json', 'build.mjs']) {
+  hash.update(f + '\n');
+  hash.update(readFileSync(f));
+}
 const banner = '/* weaver map page, built from ui/src by `make ui`. Sources sha256 ' + hash.digest('hex') +
   '. Bundles: ' + pkgs.join(', ') + ' */';
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,12 +92,26 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 // the tree: the bundle names the sources' hash, and the page is src's.
 // A change to src/ without `make ui` fails here, without node.
 func TestBundle_UpToDate(t *testing.T) {
+	// Every file of src/ by name and content, in the order of their
+	// names, then the lock file and the build script (as build.mjs).
+	entries, err := os.ReadDir("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, "src/"+e.Name())
+	}
+	if !slices.Contains(files, "src/map.js") || !slices.Contains(files, "src/map.html") {
+		t.Fatalf("src/ lacks map.js or map.html: %v", files)
+	}
 	h := sha256.New()
-	for _, f := range []string{"src/map.js", "src/map.html", "package-lock.json", "build.mjs"} {
+	for _, f := range append(files, "package-lock.json", "build.mjs") {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		h.Write([]byte(f + "\n"))
 		h.Write(data)
 	}
 	if want := "Sources sha256 " + hex.EncodeToString(h.Sum(nil)); !strings.Contains(ui.Script()[:400], want) {

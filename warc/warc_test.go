@@ -321,3 +321,159 @@ func TestFromHTTP(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestFromHTTP_Protocols records exchanges over plain HTTP/1.1, HTTP/1.1
+// over TLS and HTTP/2 over TLS: the messages are HTTP/1.1 whatever was
+// spoken, and both records name the protocols and the cipher suite in
+// WARC-Protocol and WARC-Cipher-Suite, spelled as WARC 1.1 spells them.
+func TestFromHTTP_Protocols(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tls, h2   bool
+		protocols []string
+	}{
+		{"http", false, false, []string{"http/1.1"}},
+		{"https", true, false, []string{"http/1.1", "tls/1.3"}},
+		{"h2", true, true, []string{"h2", "tls/1.3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				rw.Header().Set("Content-Type", "text/html")
+				fmt.Fprintf(rw, "<p>%s</p>", r.Proto)
+			}))
+			srv.EnableHTTP2 = tc.h2
+			if tc.tls {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tc.h2 != (resp.ProtoMajor == 2) {
+				t.Fatalf("the exchange was %s", resp.Proto)
+			}
+			ex := warc.FromHTTP(req, resp, body, false, "127.0.0.1", time.Now())
+			if !strings.HasPrefix(string(ex.Response), "HTTP/1.1 200 OK\r\n") {
+				t.Errorf("status line of a %s answer: %q", resp.Proto, strings.SplitN(string(ex.Response), "\r\n", 2)[0])
+			}
+			if fmt.Sprint(ex.Protocols) != fmt.Sprint(tc.protocols) {
+				t.Errorf("protocols %q, want %q", ex.Protocols, tc.protocols)
+			}
+			if tc.tls != strings.HasPrefix(ex.CipherSuite, "TLS_") {
+				t.Errorf("cipher suite %q", ex.CipherSuite)
+			}
+			dir := t.TempDir()
+			w := openWriter(t, dir, warc.Options{})
+			if _, err := w.WriteExchange(context.Background(), ex); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			text := rawText(t, dir)
+			fields := ""
+			for _, p := range tc.protocols {
+				fields += "WARC-Protocol: " + p + "\r\n"
+			}
+			if tc.tls {
+				fields += "WARC-Cipher-Suite: " + ex.CipherSuite + "\r\n"
+			}
+			for _, typ := range []string{"request", "response"} {
+				rec := recordText(text, typ)
+				if !strings.Contains(rec, "WARC-Target-URI: "+srv.URL+"/\r\n") || !strings.Contains(rec, fields) {
+					t.Errorf("%s record lacks %q:\n%s", typ, fields, rec)
+				}
+				if !tc.tls && strings.Contains(rec, "Cipher") {
+					t.Errorf("%s record of plain HTTP names a cipher:\n%s", typ, rec)
+				}
+			}
+			// weaver's reader finds the fields and the status.
+			r, err := warc.NewReader(mustGlob(t, dir), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Type == "response" {
+					if code, ok := rec.HTTPStatus(); !ok || code != 200 || rec.Header("warc-protocol") != tc.protocols[0] {
+						t.Errorf("read back: status %d %v, WARC-Protocol %q", code, ok, rec.Header("warc-protocol"))
+					}
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestWriter_ProtocolFields: fields are written as given, one line each,
+// on revisits too; an exchange without them has none.
+func TestWriter_ProtocolFields(t *testing.T) {
+	dir := t.TempDir()
+	w := openWriter(t, dir, warc.Options{})
+	ex := exchange("https://example.com/", "x")
+	ex.Protocols = []string{"h2", "tls/1.3\r\nWARC-Type: forged"}
+	ex.CipherSuite = "TLS_CHACHA20_POLY1305_SHA256"
+	ex.Revisit = &warc.Original{URL: ex.URL, Date: ex.Date}
+	if _, err := w.WriteExchange(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteExchange(context.Background(), exchange("http://example.com/", "y")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	text := rawText(t, dir)
+	rec := recordText(text, "revisit")
+	if !strings.Contains(rec, "WARC-Protocol: h2\r\nWARC-Protocol: tls/1.3  WARC-Type: forged\r\nWARC-Cipher-Suite: TLS_CHACHA20_POLY1305_SHA256\r\n") {
+		t.Errorf("revisit record:\n%s", rec)
+	}
+	if n := strings.Count(text, "WARC-Protocol:"); n != 4 {
+		t.Errorf("%d WARC-Protocol fields, want 4 (2 on each record of the first exchange)", n)
+	}
+}
+
+// rawText is the decompressed text of the one WARC file in dir.
+func rawText(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(mustGlob(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// recordText is the header of the first record of type typ in text.
+func recordText(text, typ string) string {
+	i := strings.Index(text, "WARC-Type: "+typ+"\r\n")
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndex(text[:i], "WARC/1.1\r\n")
+	end := strings.Index(text[i:], "\r\n\r\n")
+	return text[start : i+end]
+}
+
+func mustGlob(t *testing.T, dir string) string {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(names) != 1 {
+		t.Fatalf("files in %s: %v", dir, names)
+	}
+	return names[0]
+}

@@ -92,6 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
 	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
+	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
 	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
@@ -139,6 +140,9 @@ Examples:
 	if *shellEvery < 0 {
 		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
 	}
+	if *links < 0 {
+		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", *links, errUsage)
+	}
 	if *latency < 0 || *latency > time.Hour {
 		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
 	}
@@ -147,6 +151,7 @@ Examples:
 		Hosts:               *hosts,
 		Seed:                *seed,
 		Latency:             *latency,
+		LinksPerPage:        *links,
 		Faults:              faults,
 		RobotsDisallowEvery: *disallow,
 		CrawlDelayEvery:     *delay,

@@ -195,7 +195,7 @@ func TestDurationFlags_NeedUnit(t *testing.T) {
 		}
 	}
 	sort.Strings(checked)
-	want := []string{"crawl --delay", "crawl --max-duration", "crawl --retry-delay", "crawl --revisit", "crawl --revisit-max", "crawl --timeout", "import --progress", "status --timeout"}
+	want := []string{"crawl --delay", "crawl --max-duration", "crawl --retry-delay", "crawl --revisit", "crawl --revisit-max", "crawl --timeout", "import --progress", "show --timeout", "status --timeout"}
 	if !slices.Equal(checked, want) {
 		t.Errorf("duration flags checked: %q, want at least %q", checked, want)
 	}

@@ -19,6 +19,7 @@ var otherVariables = []string{
 	"WEAVER_TRACE",             // profiled
 	"WEAVER_BLOCKPROFILE",      // profiled
 	"WEAVER_MUTEXPROFILE",      // profiled
+	"WEAVER_MEMPROFILE",        // profiled
 	"WEAVER_TEST_CLUSTER_KILL", // cluster crash tests: killHook
 }
 

@@ -75,7 +75,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	noLayout := fs.Bool("no-layout", false, "leave out community, x and y (computed when the store's layout, from weaver layout, is missing or stale)")
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
-	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then")
+	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
 	top := uintFlag(fs, "top", 0, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
 	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")

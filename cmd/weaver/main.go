@@ -99,7 +99,9 @@ func main() {
 // profiled runs fn under the profilers the environment asks for, for
 // performance work: WEAVER_CPUPROFILE=FILE (go tool pprof bin/weaver FILE),
 // WEAVER_BLOCKPROFILE and WEAVER_MUTEXPROFILE (where goroutines wait), and
-// WEAVER_TRACE (go tool trace FILE).
+// WEAVER_TRACE (go tool trace FILE), and WEAVER_MEMPROFILE (the heap
+// profile at exit: go tool pprof -sample_index=alloc_space bin/weaver FILE
+// for where the run allocated).
 func profiled(fn func() int) int {
 	if p := os.Getenv("WEAVER_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
@@ -113,14 +115,15 @@ func profiled(fn func() int) int {
 			defer trace.Stop()
 		}
 	}
-	for _, prof := range []struct{ env, name string }{{"WEAVER_BLOCKPROFILE", "block"}, {"WEAVER_MUTEXPROFILE", "mutex"}} {
+	for _, prof := range []struct{ env, name string }{{"WEAVER_BLOCKPROFILE", "block"}, {"WEAVER_MUTEXPROFILE", "mutex"}, {"WEAVER_MEMPROFILE", "allocs"}} {
 		p := os.Getenv(prof.env)
 		if p == "" {
 			continue
 		}
-		if prof.name == "block" {
+		switch prof.name {
+		case "block":
 			runtime.SetBlockProfileRate(10_000) // one sample per 10 µs blocked
-		} else {
+		case "mutex":
 			runtime.SetMutexProfileFraction(5)
 		}
 		defer func(name, path string) {

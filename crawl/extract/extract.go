@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,13 @@ type Info struct {
 type Link struct {
 	URL *url.URL // absolute http(s), without fragment; the callee may keep it
 	Rel Rel      // nofollow, ugc, sponsored: see Rel.Typed
+	// Text and RelAttr are set with Extractor.AnchorText only. Text is the
+	// link's text: the text of the <a> element, the alt text of the
+	// images in it, or an <area>'s alt, normalised as Info.Title is, at
+	// most MaxAnchorRunes runes. RelAttr is the rel attribute's keywords,
+	// lower case, one space between them, at most MaxRelLen bytes.
+	Text    string
+	RelAttr string
 }
 
 // Limits on what Page reports.
@@ -42,6 +50,8 @@ const (
 	MaxTitleRunes       = 1000    // Info.Title is cut to this many runes
 	MaxDescriptionRunes = 2000    // Info.Description is cut to this many runes
 	DefaultMaxBuf       = 1 << 20 // Extractor.MaxBuf when zero
+	MaxAnchorRunes      = 100     // Link.Text is cut to this many runes
+	MaxRelLen           = 64      // Link.RelAttr is cut to this many bytes (at a keyword)
 )
 
 // Extractor extracts links and Info from pages, reusing its buffers from
@@ -53,8 +63,14 @@ type Extractor struct {
 	// A longer token ends extraction with Info.Truncated set. Zero means
 	// DefaultMaxBuf.
 	MaxBuf int
+	// AnchorText makes Links report each link's text and rel attribute
+	// (Link.Text, Link.RelAttr). A link of an <a> element is then reported
+	// once its text is read: at its </a>, at the next <a>, or at the end
+	// of the page, whichever comes first.
+	AnchorText bool
 
 	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
+	anchor          textBuf // the text of the <a> being read, with AnchorText
 	href            []byte  // the href being cleaned
 }
 
@@ -97,6 +113,8 @@ func (e *Extractor) page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) b
 	e.desc.reset(MaxDescriptionRunes)
 	e.og.reset(MaxDescriptionRunes)
 	p := pageState{base: pageURL}
+	anchors := e.AnchorText && lfn != nil
+	var pend Link // with anchors: the <a> whose text is being read, when pend.URL != nil
 
 	z := html.NewTokenizer(r)
 	maxBuf := e.MaxBuf
@@ -111,6 +129,9 @@ loop:
 		tt := z.Next()
 		if p.inTitle && tt != html.TextToken {
 			p.inTitle, p.titleDone = false, true
+		}
+		if p.rawText && tt != html.TextToken {
+			p.rawText = false
 		}
 		switch tt {
 		case html.ErrorToken:
@@ -127,6 +148,9 @@ loop:
 			if p.inTitle {
 				e.title.write(z.Text())
 			}
+			if pend.URL != nil && !p.rawText && p.template == 0 {
+				e.anchor.write(z.Text())
+			}
 
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name := tagName(z.Raw())
@@ -135,8 +159,32 @@ loop:
 				if equalLower(name, "template") {
 					p.template++
 				}
+			case anchors && (equalLower(name, "a") || equalLower(name, "area")):
+				// An <a> ends the one before it, as in a browser.
+				if !e.flushAnchor(&pend, lfn) {
+					break loop
+				}
+				u, rel, relAttr, ok := e.link(z, p.base)
+				if !ok {
+					continue
+				}
+				info.Links++
+				l := Link{URL: u, Rel: rel, RelAttr: relText(relAttr)}
+				if equalLower(name, "area") || tt == html.SelfClosingTagToken {
+					if alt, ok := attr(z, "alt"); ok && equalLower(name, "area") {
+						e.anchor.reset(MaxAnchorRunes)
+						e.anchor.write(alt)
+						l.Text = e.anchor.String()
+					}
+					if !lfn(l) {
+						break loop
+					}
+					continue
+				}
+				pend = l
+				e.anchor.reset(MaxAnchorRunes)
 			case equalLower(name, "a"), equalLower(name, "area"):
-				u, rel, ok := e.link(z, p.base)
+				u, rel, _, ok := e.link(z, p.base)
 				if !ok {
 					continue
 				}
@@ -147,6 +195,13 @@ loop:
 				if lfn != nil && !lfn(Link{URL: u, Rel: rel}) {
 					break loop
 				}
+			case pend.URL != nil && equalLower(name, "img"):
+				if alt, ok := attr(z, "alt"); ok {
+					e.anchor.write([]byte(" "))
+					e.anchor.write(alt)
+				}
+			case pend.URL != nil && isRawText(name):
+				p.rawText = true // a script's or style's text is not the link's
 			case equalLower(name, "link"):
 				if info.Canonical == "" {
 					info.Canonical = e.canonical(z, p.base)
@@ -171,6 +226,10 @@ loop:
 		case html.EndTagToken:
 			name := tagName(z.Raw())
 			switch {
+			case pend.URL != nil && equalLower(name, "a"):
+				if !e.flushAnchor(&pend, lfn) {
+					break loop
+				}
 			case equalLower(name, "template"):
 				if p.template > 0 {
 					p.template--
@@ -183,6 +242,9 @@ loop:
 		}
 	}
 
+	if pend.URL != nil {
+		e.flushAnchor(&pend, lfn) // the page ended inside the link
+	}
 	info.Title = e.title.String()
 	info.Description = e.desc.String()
 	if info.Description == "" {
@@ -203,24 +265,69 @@ type pageState struct {
 	titleDone bool     // the first title has been read
 	template  int      // depth of <template> elements, whose content is inert
 	svg       int      // depth of <svg> elements, whose <title> is not the page's
+	rawText   bool     // the next text token is a script's or style's (AnchorText only)
+}
+
+// flushAnchor reports the pending link, if any, with the text read for
+// it, and clears it. It returns false when lfn asks to stop.
+func (e *Extractor) flushAnchor(pend *Link, lfn func(Link) bool) bool {
+	if pend.URL == nil {
+		return true
+	}
+	l := *pend
+	*pend = Link{}
+	l.Text = e.anchor.String()
+	return lfn(l)
+}
+
+// isRawText reports whether a start tag's element holds raw text the
+// tokenizer reports as text, which is not what a reader sees as a link's
+// text.
+func isRawText(name []byte) bool {
+	for _, t := range []string{"script", "style", "noscript", "iframe", "noembed", "noframes", "xmp", "textarea"} {
+		if equalLower(name, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// relText returns a rel attribute's keywords in lower case, separated by
+// one space, cut at a keyword to at most MaxRelLen bytes; "" for none.
+func relText(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	var b []byte
+	for _, w := range bytes.Fields(v) {
+		if len(b)+1+len(w) > MaxRelLen {
+			break
+		}
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, bytes.ToLower(w)...)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // link returns the link of the current <a> or <area> tag, if it has one
-// worth reporting, with the rel keywords weaver records.
-func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, bool) {
+// worth reporting, with the rel keywords weaver records and the rel
+// attribute's value (valid until the tokenizer moves on).
+func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, []byte, bool) {
 	href, rel, hasHref, hasRel := hrefRel(z)
 	if !hasHref {
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	u, ok := e.resolveHref(href, base)
 	if !ok {
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	var r Rel
 	if hasRel {
 		r = parseRel(rel)
 	}
-	return u, r, true
+	return u, r, rel, true
 }
 
 // canonical returns the current <link> tag's href when its rel holds

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,12 +423,32 @@ func FuzzPage(f *testing.F) {
 	}
 	var e extract.Extractor
 	small := extract.Extractor{MaxBuf: 512}
+	anchors := extract.Extractor{AnchorText: true}
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		var plain []string
 		for _, e := range []*extract.Extractor{&e, &small} {
 			links, info := run(t, e, pageURL, string(doc))
 			checkResult(t, links, info)
+			if e == &small {
+				continue
+			}
+			plain = links
 		}
 		checkAttrs(t, doc)
+		// With anchor texts: the same links, in the same order, each
+		// with valid, capped text.
+		u, _ := url.Parse(pageURL)
+		var got []string
+		anchors.Links(strings.NewReader(string(doc)), u, func(l extract.Link) bool {
+			got = append(got, l.URL.String())
+			if !utf8.ValidString(l.Text) || utf8.RuneCountInString(l.Text) > extract.MaxAnchorRunes || len(l.RelAttr) > extract.MaxRelLen {
+				t.Errorf("link %s: text %q, rel %q", l.URL, l.Text, l.RelAttr)
+			}
+			return true
+		})
+		if !slices.Equal(got, plain) {
+			t.Errorf("with anchor texts: %d links %q, without %d %q", len(got), got, len(plain), plain)
+		}
 	})
 }
 
@@ -541,5 +562,72 @@ func TestRobotsTag(t *testing.T) {
 	meta := extract.Directives{NoIndex: true, List: "noindex,noarchive"}
 	if got := meta.Merge(extract.RobotsTag([]string{"nofollow, noarchive"}, "weaver")); got != (extract.Directives{NoIndex: true, NoFollow: true, List: "noindex,noarchive,nofollow"}) {
 		t.Errorf("Merge: got %+v", got)
+	}
+}
+
+// TestLinks_AnchorText: with AnchorText, Links reports each link with its
+// text (an image's alt inside it, an area's alt; no script), normalised
+// and capped, and its rel keywords; an <a> left open ends at the next one
+// or at the end of the page; the links are the same, in the same order,
+// as without.
+func TestLinks_AnchorText(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	doc := `<title>T</title>
+<a href="http://a.example/">  Plain
+   text </a>
+<a rel="NoFollow  noopener" href="http://b.example/"><img src=x alt="Logo of B"> and <b>bold</b></a>
+<area alt=" map area " href="http://c.example/">
+<a href="http://d.example/">before<script>var x = "<a>";</script> after</a>
+<a href="http://e.example/">left open
+<a href="http://f.example/">` + long + `</a>
+<template><a href="http://t.example/">inert</a></template>
+<a href="http://g.example/"></a>
+<a href="http://h.example/">at the end`
+	want := []extract.Link{
+		{Text: "Plain text"},
+		{Text: "Logo of B and bold", RelAttr: "nofollow noopener", Rel: extract.RelNofollow},
+		{Text: "map area"},
+		{Text: "before after"},
+		{Text: "left open"},
+		{Text: strings.TrimSpace(long[:extract.MaxAnchorRunes])},
+		{},
+		{Text: "at the end"},
+	}
+	urls := []string{"http://a.example/", "http://b.example/", "http://c.example/", "http://d.example/", "http://e.example/", "http://f.example/", "http://g.example/", "http://h.example/"}
+	u, _ := url.Parse(pageURL)
+	e := extract.Extractor{AnchorText: true}
+	var got []extract.Link
+	info, err := e.Links(strings.NewReader(doc), u, func(l extract.Link) bool {
+		got = append(got, l)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || info.Links != len(want) || info.Title != "T" {
+		t.Fatalf("got %d links (Info.Links %d, title %q), want %d", len(got), info.Links, info.Title, len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.URL.String() != urls[i] || g.Text != w.Text || g.RelAttr != w.RelAttr || g.Rel != w.Rel {
+			t.Errorf("link %d: got %s %q rel %q (%v), want %s %q rel %q (%v)", i, g.URL, g.Text, g.RelAttr, g.Rel, urls[i], w.Text, w.RelAttr, w.Rel)
+		}
+	}
+	// Stopping at a link stops there.
+	n := 0
+	if _, err := e.Links(strings.NewReader(doc), u, func(l extract.Link) bool { n++; return n < 3 }); err != nil || n != 3 {
+		t.Errorf("stopped after %d links (%v), want 3", n, err)
+	}
+	// Without AnchorText: the same links, no text.
+	e.AnchorText = false
+	var plain []extract.Link
+	e.Links(strings.NewReader(doc), u, func(l extract.Link) bool { plain = append(plain, l); return true })
+	if len(plain) != len(urls) {
+		t.Fatalf("without AnchorText: %d links, want %d", len(plain), len(urls))
+	}
+	for i := range plain {
+		if plain[i].URL.String() != urls[i] || plain[i].Text != "" || plain[i].RelAttr != "" {
+			t.Errorf("without AnchorText, link %d: %s %q %q", i, plain[i].URL, plain[i].Text, plain[i].RelAttr)
+		}
 	}
 }

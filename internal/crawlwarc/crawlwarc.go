@@ -75,7 +75,7 @@ func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Resp
 			revisit = true
 		}
 	}
-	w, err := a.w.WriteExchange(ctx, ex)
+	w, err := a.w.WriteExchangeUnsynced(ctx, ex) // the crawl calls Sync before the page's commit
 	if err != nil {
 		return crawl.WarcRef{}, err
 	}
@@ -84,6 +84,9 @@ func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Resp
 	}
 	return crawl.WarcRef{File: w.File, Offset: w.Offset, ID: w.ResponseID, Digest: w.PayloadDigest, Date: sent, URL: ex.URL}, nil
 }
+
+// Sync makes every exchange recorded so far durable (crawl.DeferredArchive).
+func (a *Archive) Sync() error { return a.w.Sync() }
 
 // Stats are the writer's counts so far.
 func (a *Archive) Stats() warc.Stats { return a.w.Stats() }

@@ -14,8 +14,10 @@ import (
 // ..., BinaryHTML, ManyLinks, InvalidUTF8); on other hosts it does nothing.
 //
 // The home page of a shell is its title, description and <base> as before, an
-// empty <div id="app"></div> and <script src="http://HOST/app.js">; /app.js
-// is the script.
+// empty <div id="app"></div> and <script src="http://HOST/app.js">
+// (https://HOST/app.js when the page is asked over TLS, as a site served
+// over https writes it: a browser refuses an http script on an https page
+// as mixed content); /app.js is the script.
 type Shell uint8
 
 // The shells. Web.Links gives a shell host's links as before (a crawl that
@@ -108,8 +110,8 @@ func shellLinks(sh Shell) bool {
 	return true
 }
 
-// shellPage renders the home page of shell host i.
-func (w *Web) shellPage(i int) []byte {
+// shellPage renders the home page of shell host i, asked over TLS or not.
+func (w *Web) shellPage(i int, overTLS bool) []byte {
 	s := &w.sites[i]
 	title, desc := w.meta(i)
 	var b strings.Builder
@@ -124,7 +126,11 @@ func (w *Web) shellPage(i int) []byte {
 	if s.shell == ShellPrivate {
 		b.WriteString("<script src=\"http://127.0.0.1:1/x.js\"></script>\n<script src=\"http://localhost:1/x.js\"></script>\n")
 	}
-	b.WriteString("</head>\n<body>\n<div id=\"app\"></div>\n<script src=\"http://" + s.name + "/app.js\"></script>\n</body>\n</html>\n")
+	scheme := "http"
+	if overTLS {
+		scheme = "https"
+	}
+	b.WriteString("</head>\n<body>\n<div id=\"app\"></div>\n<script src=\"" + scheme + "://" + s.name + "/app.js\"></script>\n</body>\n</html>\n")
 	return []byte(b.String())
 }
 
@@ -196,8 +202,8 @@ setTimeout(build, `)
 func (w *Web) shellReply(i int, path string) (reply, bool) {
 	switch path {
 	case "/":
-		return reply{http.StatusOK, func(rw http.ResponseWriter, _ *http.Request) {
-			writeBody(rw, http.StatusOK, "text/html; charset=utf-8", w.shellPage(i))
+		return reply{http.StatusOK, func(rw http.ResponseWriter, r *http.Request) {
+			writeBody(rw, http.StatusOK, "text/html; charset=utf-8", w.shellPage(i, r.TLS != nil))
 		}}, true
 	case "/app.js":
 		return reply{http.StatusOK, func(rw http.ResponseWriter, _ *http.Request) {

@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the issue's order.
-var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc"}
+var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc", "links"}
 
 // options are benchrun's flags.
 type options struct {
@@ -53,6 +53,7 @@ type options struct {
 	cpuPairs    int
 	hosts       int
 	hostsSmall  int
+	linksHosts  int
 	hosts3      int
 	hosts32     int
 	latency     time.Duration
@@ -104,6 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.pairs, "pairs", 5, "weaver/Colly pairs `N` per 20 ms throughput configuration (section 2)")
 	fs.IntVar(&o.cpuPairs, "cpu-pairs", 3, "weaver/Colly pairs `N` per zero-latency configuration (section 3)")
 	fs.IntVar(&o.hosts, "hosts", 20000, "fakeweb hosts `N` of the large zero-latency crawls (section 3)")
+	fs.IntVar(&o.linksHosts, "links-hosts", 20000, "fakeweb hosts `N` of the 40-links page shape (section 11)")
 	fs.IntVar(&o.hostsSmall, "hosts-small", 2000, "fakeweb hosts `N` of the small zero-latency crawls (section 3)")
 	fs.IntVar(&o.hosts3, "hosts-3", 1000, "fakeweb hosts `N` of the 3-worker 20 ms crawls")
 	fs.IntVar(&o.hosts32, "hosts-32", 5000, "fakeweb hosts `N` of the 32-worker 20 ms crawls")
@@ -125,7 +127,9 @@ bench/RESULTS.md. Sections: 0 polite (the defaults: 1 s delay, robots.txt,
 100,000 hosts at 20 ms, 3 and 32 workers), 1-2 throughput (20 ms latency, 3 and 32 workers,
 weaver and Colly alternately), 3 cpu (zero latency, robots off and on),
 4 scale (1M queued hosts), 5 export, 6 micro, 7 rank (PageRank and
-HyperBall on 1M hosts / 10M edges). Progress goes to stderr.
+HyperBall on 1M hosts / 10M edges), 8 cluster, 9 render, 10 warc, 11 links
+(40 links a page, every link kept: CPU per page and per link, bytes per
+edge). Progress goes to stderr.
 
 Flags:
 `)
@@ -136,6 +140,7 @@ Examples:
   go run ./cmd/benchrun --root ..               # from bench/, after make build
   go run ./cmd/benchrun --root .. --only throughput --pairs 5
   go run ./cmd/benchrun --root .. --hosts 5000 --cpu-pairs 1 --queued 200000 --out -   # a quick look
+  go run ./cmd/benchrun --root .. --only links --links-hosts 2000 --cpu-pairs 1 --out -
 `)
 	}
 	if err := fs.Parse(args); err != nil {
@@ -209,6 +214,7 @@ Examples:
 	steps := map[string]func(context.Context) ([]row, error){
 		"polite": h.polite, "throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
 		"rank": h.ranks, "cluster": h.clusterSection, "render": h.renderSection, "warc": h.warcSection,
+		"links": h.linksSection,
 	}
 	for _, s := range sections {
 		if !want[s] {

@@ -1,10 +1,17 @@
 // check.mjs FILE... reads WARC files with warcio.js (webrecorder's reader,
 // written independently of weaver and gowarc) and checks every record:
 // WARC-Block-Digest against the sha1 of the block, WARC-Payload-Digest
-// against the sha1 of the HTTP body of response and request records, and
-// Content-Length against the block read. It prints one JSON line per
-// file: {"file", "records", "types": {...}, "digests": N, "errors": [...]}
-// and exits 1 when any check failed.
+// against the sha1 of the HTTP body of response and request records,
+// Content-Length against the block read, that fields are spelled as WARC
+// spells them (headers are looked up case-sensitively), and that the HTTP message of
+// request, response and revisit records starts with an HTTP/1.x request
+// or status line (the form readers parse, whatever protocol was spoken).
+// It prints one JSON line per file: {"file", "records", "types": {...},
+// "digests": N, "errors": [...], "protocols": {"h2 tls/1.3": N, ...} (the
+// WARC-Protocol fields of each response record, as warcio.js reads them),
+// "ciphers": N (response records with WARC-Cipher-Suite), "https": N
+// (response records of an https WARC-Target-URI)} and exits 1 when any
+// check failed.
 import { createReadStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { WARCParser } from "warcio";
@@ -38,8 +45,8 @@ function indexOfCRLFCRLF(buf) {
 
 let failed = false;
 for (const file of process.argv.slice(2)) {
-  const res = { file, records: 0, types: {}, digests: 0, errors: [] };
-  const parser = new WARCParser(createReadStream(file), { parseHttp: false });
+  const res = { file, records: 0, types: {}, digests: 0, errors: [], protocols: {}, ciphers: 0, https: 0 };
+  const parser = new WARCParser(createReadStream(file), { parseHttp: false, keepHeadersCase: true });
   try {
     for await (const record of parser) {
       const h = { get: (name) => record.warcHeader(name) };
@@ -67,6 +74,19 @@ for (const file of process.argv.slice(2)) {
         for (const name of ["WARC-Target-URI", "WARC-Concurrent-To"]) {
           if (!h.get(name)) res.errors.push(`${id}: no ${name}`);
         }
+      }
+      if (type === "response" || type === "request" || type === "revisit") {
+        const nl = block.indexOf("\r\n");
+        const line = block.subarray(0, nl < 0 ? block.length : nl).toString("latin1");
+        const ok = type === "request" ? /^[A-Z]+ \S+ HTTP\/1\.[01]$/.test(line) : /^HTTP\/1\.[01] \d{3}( |$)/.test(line);
+        if (!ok) res.errors.push(`${id}: ${type} starts ${JSON.stringify(line)}, not an HTTP/1.x ${type === "request" ? "request" : "status"} line`);
+      }
+      if (type === "response") {
+        const protocols = record.warcHeaders.headers.getMultiple("WARC-Protocol") || [];
+        const key = protocols.join(" ");
+        res.protocols[key] = (res.protocols[key] || 0) + 1;
+        if (h.get("WARC-Cipher-Suite")) res.ciphers++;
+        if ((h.get("WARC-Target-URI") || "").startsWith("https://")) res.https++;
       }
       if (type === "revisit") {
         for (const name of ["WARC-Profile", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Payload-Digest"]) {

@@ -1,0 +1,237 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/warc"
+)
+
+// Import runs in three stages (issue 28): one goroutine reads the file's
+// records in order (reading and gunzipping them: that cannot be split);
+// Options.Workers goroutines parse them (HTTP decoding, HTML tokenising,
+// link selection, WAT JSON); and the caller's goroutine applies the pages
+// in the records' order and commits, exactly as a serial import would:
+// the same node ids, the same store, the same offsets saved for a resume.
+// Records travel in chunks, so that handing them over costs little.
+
+// raw is a record detached from its reader, with what parsing needs of
+// it: its block can be read after the reader has moved on.
+type raw struct {
+	Offset, End int64
+	Type        string
+	ContentType string
+	TargetURI   string
+	Date        time.Time
+
+	status    int
+	hasStatus bool
+	header    http.Header
+	payload   []byte // nil when parsing does not read it
+	readErr   error  // of reading the payload: after its bytes, as the reader met it
+}
+
+func (r *raw) HTTPStatus() (int, bool) { return r.status, r.hasStatus }
+func (r *raw) HTTPHeader() http.Header { return r.header }
+func (r *raw) Payload() (io.Reader, error) {
+	if r.payload == nil && r.readErr != nil {
+		return nil, r.readErr
+	}
+	return &errAfter{r: bytes.NewReader(r.payload), err: r.readErr}, nil
+}
+
+// errAfter reads r, then returns err (io.EOF when nil): the payload as
+// the record's reader gave it, its error included.
+type errAfter struct {
+	r   *bytes.Reader
+	err error
+}
+
+func (e *errAfter) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if errors.Is(err, io.EOF) && e.err != nil {
+		return n, e.err
+	}
+	return n, err
+}
+
+// maxRawPayload caps the bytes of a payload read for parsing when it is
+// chunked or content-encoded (its decoded size is capped by MaxBodyBytes
+// as it is parsed) and of a WAT record's JSON.
+const maxRawPayload = 64 << 20
+
+// detach copies what parsing needs out of rec, reading its payload when
+// parsing will: an HTML answer below 300, or a WAT record's JSON.
+func detach(rec *warc.Record, maxBody int64) *raw {
+	r := &raw{Offset: rec.Offset, End: rec.End, Type: rec.Type, ContentType: rec.ContentType, TargetURI: rec.TargetURI, Date: rec.Date}
+	limit := int64(-1)
+	switch rec.Type {
+	case "response":
+		r.status, r.hasStatus = rec.HTTPStatus()
+		if !r.hasStatus {
+			return r
+		}
+		r.header = rec.HTTPHeader()
+		if r.status >= 200 && r.status < 300 && extract.IsHTML(r.header.Get("Content-Type")) {
+			limit = maxRawPayload
+			if r.header.Get("Content-Encoding") == "" && !strings.Contains(strings.ToLower(r.header.Get("Transfer-Encoding")), "chunked") {
+				limit = maxBody
+			}
+		}
+	case "metadata":
+		if strings.HasPrefix(strings.ToLower(rec.ContentType), "application/json") {
+			limit = maxRawPayload
+		}
+	}
+	if limit < 0 {
+		return r
+	}
+	body, err := rec.Payload()
+	if err != nil {
+		r.readErr = err
+		return r
+	}
+	var b bytes.Buffer
+	_, err = b.ReadFrom(io.LimitReader(body, limit))
+	r.payload, r.readErr = b.Bytes(), err
+	if r.payload == nil {
+		r.payload = []byte{}
+	}
+	return r
+}
+
+// parsed is what one record gave its parser.
+type parsed struct {
+	stats Stats
+	pages []page
+	logs  []string
+	err   error
+}
+
+// chunk is records read in a row, then their parses.
+type chunk struct {
+	recs   []*raw
+	out    []parsed
+	err    error         // the reader's, after recs: io.EOF at the end of the file
+	parsed chan struct{} // closed when out is filled
+}
+
+const (
+	chunkRecords = 64
+	chunkBytes   = 8 << 20
+)
+
+// pipeline reads r from its goroutine and hands each chunk of records to
+// whichever parser is free (a parser parses a whole chunk: no barrier
+// between parsers); chunks come out of the returned channel in the file's
+// order, once parsed, the last carrying the reader's error. stop ends it
+// early; wait for it before closing r.
+func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *chunk, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	workers := im.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	work := make(chan *chunk, workers)
+	order := make(chan *chunk, workers+1) // bounds the chunks in flight
+	done := make(chan *chunk)
+	var wg sync.WaitGroup
+	wg.Add(2 + workers)
+	go func() { // the reader
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		for {
+			c := &chunk{parsed: make(chan struct{})}
+			var size int64
+			for len(c.recs) < chunkRecords && size < chunkBytes {
+				rec, err := r.Next()
+				if err != nil {
+					c.err = err
+					break
+				}
+				x := detach(rec, im.opts.MaxBodyBytes)
+				size += int64(len(x.payload))
+				c.recs = append(c.recs, x)
+			}
+			select {
+			case order <- c:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- c:
+			case <-ctx.Done():
+				return
+			}
+			if c.err != nil {
+				return
+			}
+		}
+	}()
+	for range workers { // the parsers
+		go func() {
+			defer wg.Done()
+			ps := im.newParser()
+			for c := range work {
+				c.out = make([]parsed, len(c.recs))
+				for i, rec := range c.recs {
+					err := ps.record(rec)
+					c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
+					ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
+				}
+				close(c.parsed)
+			}
+		}()
+	}
+	go func() { // the chunks in order, each once parsed
+		defer wg.Done()
+		defer close(done)
+		for c := range order {
+			select {
+			case <-c.parsed:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case done <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return done, func() {
+		cancel()
+		for range done { // let a blocked stage see ctx
+		}
+		for range order {
+		}
+		wg.Wait()
+	}
+}
+
+func (im *importer) newParser() *parser {
+	return &parser{opts: im.opts, exclude: im.exclude, scope: im.scope}
+}
+
+// add adds a record's counts to s.
+func (s *Stats) add(d *Stats) {
+	s.Pages += d.Pages
+	s.Redirects += d.Redirects
+	s.NonHTML += d.NonHTML
+	s.HTTPErrors += d.HTTPErrors
+	s.Robots += d.Robots
+	s.Requests += d.Requests
+	s.Revisits += d.Revisits
+	s.Metadata += d.Metadata
+	s.Other += d.Other
+	s.OutOfScope += d.OutOfScope
+}
