@@ -403,13 +403,13 @@ func (b *browser) shot(name string) image.Image {
 
 // exportedMap writes the map page (weaver export --html) of a store of n
 // hosts of the fake web, and returns its path with the store's counts of
-// hosts, links and registrable domains.
-func exportedMap(t *testing.T, n int) (page string, hosts, links, domains int) {
+// hosts, links and registrable domains; exportFlags are added to the export.
+func exportedMap(t *testing.T, n int, exportFlags ...string) (page string, hosts, links, domains int) {
 	t.Helper()
 	store, hosts, links := mapStore(t, n)
 	dir := t.TempDir()
 	page = filepath.Join(dir, "map.html")
-	if r := weaver(t, dir, "export", "--db", store, "--html", page); r.code != 0 {
+	if r := weaver(t, dir, append([]string{"export", "--db", store, "--html", page}, exportFlags...)...); r.code != 0 {
 		t.Fatalf("export --html: exit %d\n%s", r.code, r.stderr)
 	}
 	ds := map[string]bool{}
@@ -681,7 +681,9 @@ func contrast(x, y [3]float64) float64 {
 // instead, and a graph of few domains is coloured by domain.
 func TestMap_CommunityColours(t *testing.T) {
 	b := newBrowserWith(t, 1280, 800)
-	page, _, _, domains := exportedMap(t, 300)
+	// --no-layout: a graph without positions or communities (as an older
+	// export, or a live crawl's first answers): the page finds both.
+	page, _, _, domains := exportedMap(t, 300, "--no-layout")
 	var palette int
 	colours := func() map[string]string {
 		t.Helper()
@@ -728,7 +730,7 @@ func TestMap_CommunityColours(t *testing.T) {
 		t.Errorf("coloured by domain: the legend is %q", got)
 	}
 
-	few, _, _, fewDomains := exportedMap(t, 8)
+	few, _, _, fewDomains := exportedMap(t, 8, "--no-layout")
 	b.open("file://"+few, "#stats")
 	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
 	b.eval(`document.getElementById('colour').value`, &choice)
