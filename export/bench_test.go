@@ -125,7 +125,7 @@ func measureChild() int {
 	r := childReport{Seconds: time.Since(start).Seconds()}
 	r.CPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.PeakKB = ru.Maxrss
+		r.PeakKB = int64(ru.Maxrss) // int32 on 32-bit Linux
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
 	return 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 )
 
 // ErrUnknownHost means the host asked about is not in the store. Host
@@ -61,6 +62,10 @@ type HostReport struct {
 	// Ranks are the host's PageRank and harmonic centrality in the whole
 	// host graph, nil when not computed (HostOptions.NoRanks).
 	Ranks *HostRanks `json:"ranks,omitempty"`
+	// Layout is the host's community (0 the largest) and position from the
+	// store's layout (weaver layout), nil when the store has none that is
+	// current: show reads it, never computes it.
+	Layout *HostLayout `json:"layout,omitempty"`
 	// History is the host's crawl history (graph/history.go), the latest
 	// crawl first, at most HostOptions.Limit of them; Crawls counts them all.
 	Crawls  int         `json:"crawls"`
@@ -146,6 +151,13 @@ func HostKey(arg string) (string, error) {
 // ErrUnknownHost, naming the host and suggesting a close one, when the
 // store has no such host, HostKey's error for a host that is no host
 // name, and the store's, rank's or the context's errors.
+// HostLayout is a host's community and position (package layout).
+type HostLayout struct {
+	Community uint32  `json:"community"`
+	X         float64 `json:"x"`
+	Y         float64 `json:"y"`
+}
+
 func Host(ctx context.Context, s *kv.Store, host string, opt HostOptions) (HostReport, error) {
 	key, err := HostKey(host)
 	if err != nil {
@@ -161,6 +173,11 @@ func Host(ctx context.Context, s *kv.Store, host string, opt HostOptions) (HostR
 			return unknownHost(tx, key)
 		}
 		rep = nodeReport(tx, &n)
+		if st, fresh, err := layout.Load(tx); err == nil && fresh {
+			if c, x, y, ok := st.Lookup(n.ID); ok {
+				rep.Layout = &HostLayout{Community: c, X: x, Y: y}
+			}
+		}
 		if err := history(tx, &rep, opt.Limit); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 )
 
 // TestHost_Small: the report on a host of the golden graph has its
@@ -53,6 +54,28 @@ func TestHost_Small(t *testing.T) {
 	}
 	if _, err := export.Host(ctx, s, "bad host", export.HostOptions{}); !errors.Is(err, graph.ErrInvalidHost) {
 		t.Errorf("bad host: %v", err)
+	}
+
+	// No stored layout: none shown (show never computes one); once weaver
+	// layout has stored one, the host's community and position.
+	if rep.Layout != nil {
+		t.Errorf("a layout without weaver layout: %+v", rep.Layout)
+	}
+	var want layout.Stored
+	if err := s.Update(func(tx *kv.Tx) error {
+		st, err := layout.ComputeStored(ctx, tx, layout.Options{})
+		if err != nil {
+			return err
+		}
+		want = *st
+		return layout.Save(tx, st)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = export.Host(ctx, s, "iana.org", export.HostOptions{NoRanks: true})
+	c, x, y, ok := want.Lookup(rep.ID)
+	if err != nil || !ok || rep.Layout == nil || *rep.Layout != (export.HostLayout{Community: c, X: x, Y: y}) {
+		t.Errorf("stored layout: %v %+v, want community %d at (%v, %v)", err, rep.Layout, c, x, y)
 	}
 }
 

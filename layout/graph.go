@@ -67,7 +67,7 @@ func (b *Builder) AddNode(id uint64) error {
 	case b.err != nil:
 	case len(b.ids) > 0 && id <= b.ids[len(b.ids)-1]:
 		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.ids[len(b.ids)-1])
-	case len(b.ids) >= math.MaxUint32:
+	case uint64(len(b.ids)) >= math.MaxUint32:
 		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, uint64(math.MaxUint32))
 	default:
 		b.ids = append(b.ids, id)
@@ -90,7 +90,7 @@ func (b *Builder) AddEdge(from, to uint64, w float64) error {
 		return b.err
 	case u == v:
 		return nil
-	case len(b.pairs) >= math.MaxUint32/2:
+	case uint64(len(b.pairs)) >= math.MaxUint32/2:
 		b.err = fmt.Errorf("%w: more than %d edges", ErrTooLarge, math.MaxUint32/2)
 		return b.err
 	}

@@ -205,6 +205,9 @@ func printHost(w io.Writer, rep *export.HostReport, limit int) error {
 		row("PageRank", "%.6g (#%d of %d)", r.PageRank, r.Position, r.Of)
 		row("Harmonic", "%.2f (%s)", r.Harmonic, r.HarmonicMethod)
 	}
+	if l := rep.Layout; l != nil {
+		row("Community", "%d (at %.1f, %.1f)", l.Community, l.X, l.Y)
+	}
 	if rep.MirrorOf != "" {
 		row("Mirror of", "%s", rep.MirrorOf)
 	}
