@@ -186,20 +186,7 @@ func nextSerial(dir, prefix string) (int, error) {
 // done before the write, and the file system's error otherwise; after a
 // failed write the file is cut back to its last whole record.
 func (w *Writer) WriteExchange(ctx context.Context, ex Exchange) (Written, error) {
-	if err := ctx.Err(); err != nil {
-		return Written{}, err
-	}
-	var out Written
-	buf := bufs.Get().(*bytes.Buffer)
-	defer bufs.Put(buf)
-	buf.Reset()
-	if err := w.build(buf, &ex, &out); err != nil {
-		return Written{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Written{}, err
-	}
-	seq, err := w.append(buf.Bytes(), 2, &out)
+	out, seq, err := w.writeExchange(ctx, &ex)
 	if err != nil {
 		return Written{}, err
 	}
@@ -209,26 +196,34 @@ func (w *Writer) WriteExchange(ctx context.Context, ex Exchange) (Written, error
 	return out, nil
 }
 
-// WriteExchangeUnsynced is WriteExchange without the fsync: it returns
-// once the records are written to the file. Sync makes them durable.
-func (w *Writer) WriteExchangeUnsynced(ctx context.Context, ex Exchange) (Written, error) {
+// writeExchange builds ex's records and appends them to the file, without
+// the fsync; it returns the append's sequence number for syncTo.
+func (w *Writer) writeExchange(ctx context.Context, ex *Exchange) (Written, uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return Written{}, err
+		return Written{}, 0, err
 	}
 	var out Written
 	buf := bufs.Get().(*bytes.Buffer)
 	defer bufs.Put(buf)
 	buf.Reset()
-	if err := w.build(buf, &ex, &out); err != nil {
-		return Written{}, err
+	if err := w.build(buf, ex, &out); err != nil {
+		return Written{}, 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Written{}, err
+		return Written{}, 0, err
 	}
-	if _, err := w.append(buf.Bytes(), 2, &out); err != nil {
-		return Written{}, err
+	seq, err := w.append(buf.Bytes(), 2, &out)
+	if err != nil {
+		return Written{}, 0, err
 	}
-	return out, nil
+	return out, seq, nil
+}
+
+// WriteExchangeUnsynced is WriteExchange without the fsync: it returns
+// once the records are written to the file. Sync makes them durable.
+func (w *Writer) WriteExchangeUnsynced(ctx context.Context, ex Exchange) (Written, error) {
+	out, _, err := w.writeExchange(ctx, &ex)
+	return out, err
 }
 
 // Sync returns once every exchange written so far is on disk: one fsync

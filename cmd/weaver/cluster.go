@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -107,12 +106,7 @@ func clusterStatus(ctx context.Context, e *env, url, name string, asJSON bool, t
 		if reps == nil {
 			reps = []cluster.Report{}
 		}
-		data, err := json.MarshalIndent(reps, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = e.Stdout.Write(append(data, '\n'))
-		return err
+		return writeJSON(e.Stdout, reps)
 	}
 	if len(reps) == 0 {
 		fmt.Fprintf(e.Stdout, "No cluster crawl on %s.\n", cluster.Redact(url))

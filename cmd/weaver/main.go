@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -229,4 +230,15 @@ func printHelp(w io.Writer) {
 	fmt.Fprintf(w, "\t%-10s %s\n", "help", "print this help")
 	fmt.Fprintln(w, "\nRun 'weaver <command> -h' (or 'weaver help <command>') for a command's flags.")
 	fmt.Fprintln(w, "\nExamples:\n\n\tweaver crawl https://example.com\n\tweaver export --sqlite crawler.db\n\tweaver export --dot | dot -Tsvg > map.svg")
+}
+
+// writeJSON writes v to w as indented JSON and a newline: the --json
+// answer of status, show, rank and cluster status.
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
 }

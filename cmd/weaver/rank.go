@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,12 +86,7 @@ func runRank(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *asJSON {
-		data, err := json.MarshalIndent(list, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = e.Stdout.Write(append(data, '\n'))
-		return err
+		return writeJSON(e.Stdout, list)
 	}
 	return printRanks(e.Stdout, list)
 }

@@ -95,12 +95,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *asJSON {
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = e.Stdout.Write(append(data, '\n'))
-		return err
+		return writeJSON(e.Stdout, rep)
 	}
 	return printHost(e.Stdout, &rep, *limit)
 }

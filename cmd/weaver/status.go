@@ -79,12 +79,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		rep = serve.Status{Version: Version, DBPath: abs, Store: sum}
 	}
 	if *asJSON {
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = e.Stdout.Write(append(data, '\n'))
-		return err
+		return writeJSON(e.Stdout, rep)
 	}
 	return printStatus(e.Stdout, rep, time.Now())
 }
