@@ -469,6 +469,9 @@ func TestMap_NoWebGL(t *testing.T) {
 		t.Errorf("the stats say %v, want %d hosts and %d links", s, hosts, links)
 	}
 	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
+	// A stored layout needs no settling: wait for a whole frame drawn at
+	// rest before the picture is taken (CI once took it before any).
+	b.wholeFrame("a whole frame without WebGL")
 	img := b.shot("nowebgl-export")
 	if n := colouredPixels(img); n < 20000 {
 		t.Errorf("%d coloured pixels: the hosts are not drawn", n)
@@ -563,7 +566,8 @@ func TestMap_LinksVisible(t *testing.T) {
 	b.open("file://"+page, "#stats")
 	b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 30*time.Second)
 	b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
-	b.eval(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 500))`, nil)
+	b.eval(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
+	b.wholeFrame("a whole frame at the camera's home")
 	var cfg struct {
 		Colour     string
 		Background string
