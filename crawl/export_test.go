@@ -37,6 +37,17 @@ func (n *Netwatch) Failed(host string) { n.w.failed(host) }
 func (n *Netwatch) Hold(no int) (held, pardon bool) {
 	return n.w.hold(&task{pageNo: no, p: &page{}})
 }
+
+// Changed reports whether the dispatcher was told of a change since the
+// last call.
+func (n *Netwatch) Changed() bool {
+	select {
+	case <-n.w.changed:
+		return true
+	default:
+		return false
+	}
+}
 func (n *Netwatch) Suspect()               { n.w.suspect() }
 func (n *Netwatch) Target() (string, bool) { return n.w.target() }
 func (n *Netwatch) Unprobed() []int        { return pageNos(n.w.unprobed()) }

@@ -174,6 +174,11 @@ func (w *netwatch) failed(host string) {
 // hold takes a page whose fetch failed at the network level. It reports
 // false when the page must go on at once: pardon true, uncharged (the
 // crawl is paused: the failure is the outage's); pardon false, charged.
+//
+// A page held is news to the dispatcher: the worker told it the step was
+// done before holding it, so the dispatcher may already have looked for
+// held pages, found none, and be waiting with nothing else to come (the
+// last page of a crawl, failed by a timeout: the crawl then hung).
 func (w *netwatch) hold(t *task) (held, pardon bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -182,6 +187,7 @@ func (w *netwatch) hold(t *task) (held, pardon bool) {
 		return false, true
 	}
 	w.held = append(w.held, t)
+	w.notify()
 	return true, false
 }
 

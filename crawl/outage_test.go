@@ -38,6 +38,24 @@ func TestNetwatch_FailingHostsAreCharged(t *testing.T) {
 	}
 }
 
+// TestNetwatch_HoldWakesTheDispatcher: a page held is news to the
+// dispatcher. The worker reports the step done before holding the page, so
+// the dispatcher may have looked for held pages already; when that page
+// was the crawl's last, nothing else would wake it, and the crawl hung
+// (a slow host timing out as the last page of a test crawl, under load).
+func TestNetwatch_HoldWakesTheDispatcher(t *testing.T) {
+	w, _ := newWatch()
+	w.Answered("a.test")
+	w.Failed("slow.test")
+	w.Changed()
+	if held, _ := w.Hold(0); !held {
+		t.Fatal("the page was not held")
+	}
+	if !w.Changed() {
+		t.Error("holding a page did not tell the dispatcher")
+	}
+}
+
 // TestNetwatch_RunLength: k distinct hosts failing with no answer between
 // them raise the suspicion; the same host failing again does not count
 // twice; an answer starts the count again. k follows the failure share.

@@ -107,10 +107,17 @@ func executeEnv(t *testing.T, timeout time.Duration, dir string, env []string, n
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), env...)
+	// A run past its time gets SIGQUIT first: a Go program then prints
+	// every goroutine's stack, which is what a hang needs to be found.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	r := run{stdout: out.String(), stderr: errb.String()}
+	if ctx.Err() != nil {
+		t.Errorf("%s %v: still running after %v; stopped it with SIGQUIT:\n%s%s", name, args, timeout, r.stdout, r.stderr)
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
