@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -83,6 +84,31 @@ func TestLayout_Deterministic(t *testing.T) {
 	}
 	if !slices.Equal(a.Community, b.Community) || !slices.Equal(a.X, b.X) || !slices.Equal(a.Y, b.Y) {
 		t.Error("two runs on the same graph differ")
+	}
+}
+
+// TestPositions_WorkersAgree: the positions do not depend on the workers,
+// on a graph large enough that the quadtree is built in parallel too.
+func TestPositions_WorkersAgree(t *testing.T) {
+	const n = 20_000
+	rnd := rand.New(rand.NewPCG(5, 5))
+	var edges []edge
+	truth := make([]uint32, n)
+	for i := range n {
+		truth[i] = uint32(i / 500)
+		edges = append(edges, edge{i, (i + 1) % n, 1}, edge{i, i/500*500 + rnd.IntN(500), 2}, edge{i, rnd.IntN(n), 1})
+	}
+	g := build(t, n, edges)
+	var got [][]float64
+	for _, w := range []int{1, 4} {
+		x, y, err := layout.Positions(context.Background(), g, truth, layout.ForceOptions{Iterations: 5, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, x, y)
+	}
+	if !slices.Equal(got[0], got[2]) || !slices.Equal(got[1], got[3]) {
+		t.Error("1 worker and 4 give other positions")
 	}
 }
 

@@ -50,6 +50,15 @@ func louvain(ctx context.Context, g *Graph, rnd *rand.Rand) ([]uint32, error) {
 // localMove moves nodes of l between communities while modularity grows,
 // and returns the community of each node numbered 0..k-1 in the order of
 // their first node, and whether any node moved.
+//
+// Nodes are visited from a queue (the "fast local move" of Traag, Waltman
+// and van Eck, "From Louvain to Leiden", 2019): first every node, in an
+// order drawn from rnd; then, each time a node moves, those of its
+// neighbours outside its new community that are not queued already. The
+// moving ends when the queue is empty: no node can gain by moving. This
+// reaches the same kind of local optimum as repeated passes over every
+// node, but visits mostly the nodes whose neighbourhood changed: on a
+// million nodes, a fraction of the visits.
 func localMove(l *level, rnd *rand.Rand) (comm []uint32, k int, moved bool) {
 	n := l.len()
 	deg := make([]float64, n) // weighted degree, the self-loop counted twice
@@ -71,41 +80,65 @@ func localMove(l *level, rnd *rand.Rand) (comm []uint32, k int, moved bool) {
 	if m2 == 0 {
 		return comm, n, false
 	}
-	order := rnd.Perm(n)
+	// The queue is a ring of n slots: a node is in it at most once.
+	queue := make([]uint32, n)
+	for k, i := range rnd.Perm(n) {
+		queue[k] = uint32(i)
+	}
+	queued := make([]bool, n)
+	for i := range queued {
+		queued[i] = true
+	}
+	head, size := 0, n
 	link := make([]float64, n) // weight from the node to each community, while visiting it
 	touched := make([]uint32, 0, 64)
-	for pass := 0; pass < 1000; pass++ {
-		moves := 0
-		for _, i := range order {
-			c0 := comm[i]
-			touched = touched[:0]
-			for e := l.off[i]; e < l.off[i+1]; e++ {
-				c := comm[l.adj[e]]
-				if link[c] == 0 {
-					touched = append(touched, c)
-				}
-				link[c] += l.w[e]
+	// A bound on the visits, against floating-point cycles: a node moving
+	// back and forth on gains at the limit of precision.
+	for visits := 0; size > 0 && visits < 1000*n; visits++ {
+		i := queue[head]
+		head++
+		if head == n {
+			head = 0
+		}
+		size--
+		queued[i] = false
+		c0 := comm[i]
+		touched = touched[:0]
+		for e := l.off[i]; e < l.off[i+1]; e++ {
+			c := comm[l.adj[e]]
+			if link[c] == 0 {
+				touched = append(touched, c)
 			}
-			tot[c0] -= deg[i]
-			ki := deg[i] / m2
-			best, gain := c0, link[c0]-tot[c0]*ki
-			for _, c := range touched {
-				if g := link[c] - tot[c]*ki; g > gain+1e-12 {
-					best, gain = c, g
-				}
-			}
-			for _, c := range touched {
-				link[c] = 0
-			}
-			tot[best] += deg[i]
-			if best != c0 {
-				comm[i] = best
-				moves++
-				moved = true
+			link[c] += l.w[e]
+		}
+		tot[c0] -= deg[i]
+		ki := deg[i] / m2
+		best, gain := c0, link[c0]-tot[c0]*ki
+		for _, c := range touched {
+			if g := link[c] - tot[c]*ki; g > gain+1e-12 {
+				best, gain = c, g
 			}
 		}
-		if moves == 0 {
-			break
+		for _, c := range touched {
+			link[c] = 0
+		}
+		tot[best] += deg[i]
+		if best == c0 {
+			continue
+		}
+		comm[i] = best
+		moved = true
+		for e := l.off[i]; e < l.off[i+1]; e++ {
+			j := l.adj[e]
+			if !queued[j] && comm[j] != best {
+				queued[j] = true
+				t := head + size
+				if t >= n {
+					t -= n
+				}
+				queue[t] = j
+				size++
+			}
 		}
 	}
 	// Renumber 0..k-1.
