@@ -1,0 +1,51 @@
+package layout_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
+)
+
+// TestSave_Replaces: a layout saved over another keeps exactly the new
+// one's hosts and values, whatever the old one held (a host gone, a key
+// of the wrong size).
+func TestSave_Replaces(t *testing.T) {
+	s := storetest.MustOpen(t)
+	stored := func(ids []uint64, base float64) *layout.Stored {
+		st := &layout.Stored{IDs: ids}
+		for i := range ids {
+			st.Community = append(st.Community, uint32(i%3))
+			st.X = append(st.X, base+float64(i))
+			st.Y = append(st.Y, base-float64(i))
+		}
+		return st
+	}
+	save := func(st *layout.Stored) {
+		t.Helper()
+		if err := s.Update(func(tx *kv.Tx) error { return layout.Save(tx, st) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(stored([]uint64{1, 2, 3, 7}, 10))
+	if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(kv.BucketLayout, []byte("odd"), []byte("x")) }); err != nil {
+		t.Fatal(err)
+	}
+	want := stored([]uint64{2, 3, 4, 9}, 20)
+	save(want)
+	var got *layout.Stored
+	if err := s.View(func(tx *kv.Tx) error {
+		var err error
+		got, _, err = layout.Load(tx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.Community, want.Community) ||
+		!slices.Equal(got.X, want.X) || !slices.Equal(got.Y, want.Y) {
+		t.Errorf("after a second save the store holds %+v, want %+v", got, want)
+	}
+
+}
