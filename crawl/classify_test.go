@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -61,5 +62,21 @@ func TestClassify_ServerClosedBeforeAnswer(t *testing.T) {
 	t.Logf("%d of 20 errors were net/http's \"server closed idle connection\"", idle)
 	if idle == 0 {
 		t.Skip("net/http never reported the connection closed idle: the case is not exercised")
+	}
+}
+
+// TestClassify_ClosedBeforeWrite: the other side of the race above. When
+// net/http's reader sees the server's FIN first, it closes the connection,
+// and the request's write fails with "use of closed network connection":
+// the server closed before answering, a reset, not "other".
+func TestClassify_ClosedBeforeWrite(t *testing.T) {
+	err := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}}
+	if k := crawl.Classify(err); k != crawl.KindReset {
+		t.Errorf("%v: kind %s, want %s", err, k, crawl.KindReset)
+	}
+	// A read on a connection closed here (weaver's own cancel) is not it.
+	read := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}}
+	if k := crawl.Classify(read); k == crawl.KindReset {
+		t.Errorf("%v: kind %s, want not %s", read, k, crawl.KindReset)
 	}
 }

@@ -78,10 +78,21 @@ func classify(err error) ErrorKind {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return KindConnect
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.EPIPE), serverClosed(err):
+		errors.Is(err, syscall.EPIPE), serverClosed(err), closedBeforeWrite(err):
 		return KindReset
 	}
 	return KindOther
+}
+
+// closedBeforeWrite reports whether err is a request that could not be
+// written because its connection was closed already: net/http closes a
+// connection when its reader sees the server's FIN, and a request written
+// after that fails with "use of closed network connection". It is the
+// server closing before answering, as errServerClosed is when the reader
+// wins the race instead (CI saw it once in 20 such requests).
+func closedBeforeWrite(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "write" && errors.Is(op.Err, net.ErrClosed)
 }
 
 // errServerClosed is net/http's message for a connection the server
