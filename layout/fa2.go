@@ -266,12 +266,16 @@ func pull(w float64) float64 {
 // parallel runs fn over 0..n in chunks on the workers; each worker keeps
 // its own stack.
 func (f *fa2) parallel(n int, fn func(lo, hi int, stack []int32) []int32) {
-	workers := min(f.opt.Workers, max(n/256, 1))
-	if workers == 1 {
+	spread(min(f.opt.Workers, max(n/256, 1)), n, 1024, fn)
+}
+
+// spread runs fn over 0..n in chunks of chunk, taken in turn by workers
+// goroutines; each worker keeps its own stack.
+func spread(workers, n, chunk int, fn func(lo, hi int, stack []int32) []int32) {
+	if workers <= 1 {
 		fn(0, n, nil)
 		return
 	}
-	const chunk = 1024
 	var next int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -281,7 +285,7 @@ func (f *fa2) parallel(n int, fn func(lo, hi int, stack []int32) []int32) {
 			for {
 				mu.Lock()
 				lo := int(next)
-				next += chunk
+				next += int64(chunk)
 				mu.Unlock()
 				if lo >= n {
 					return
@@ -381,35 +385,21 @@ func (t *quadtree) fillParallel(workers int, x0, y0, size float64, x, y, mass []
 		}
 		top = append(top, c)
 		half := size / 2
-		q, first := t.quadrants(lo, hi, x0+half, y0+half, x, y)
-		corners := [4][2]float64{{x0, y0}, {x0, y0 + half}, {x0 + half, y0}, {x0 + half, y0 + half}}
+		q, corners, first := t.quadrants(lo, hi, x0, y0, half, x, y)
 		t.cells[c] = cell{size: size, child: first}
 		for k := range 4 {
 			split(int(first)+k, q[k], q[k+1], corners[k][0], corners[k][1], half, depth+1)
 		}
 	}
 	split(0, 0, int32(len(x)), x0, y0, size, 0)
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range min(workers, len(jobs)) {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				k := int(next)
-				next++
-				mu.Unlock()
-				if k >= len(jobs) {
-					return
-				}
-				j := jobs[k]
-				sub := quadtree{cells: []cell{{}}, perm: t.perm}
-				sub.fill(0, j.lo, j.hi, j.x0, j.y0, j.size, j.depth, x, y, mass)
-				j.cells = sub.cells
-			}
-		})
-	}
-	wg.Wait()
+	spread(min(workers, len(jobs)), len(jobs), 1, func(lo, hi int, stack []int32) []int32 {
+		for _, j := range jobs[lo:hi] {
+			sub := quadtree{cells: []cell{{}}, perm: t.perm}
+			sub.fill(0, j.lo, j.hi, j.x0, j.y0, j.size, j.depth, x, y, mass)
+			j.cells = sub.cells
+		}
+		return stack
+	})
 	for _, j := range jobs {
 		off := int32(len(t.cells)) - 1 // the subtree's cell k > 0 goes to off+k
 		for k, c := range j.cells {
@@ -424,24 +414,31 @@ func (t *quadtree) fillParallel(workers int, x0, y0, size float64, x, y, mass []
 		}
 	}
 	for k := len(top) - 1; k >= 0; k-- {
-		c := &t.cells[top[k]]
-		var m, sx, sy float64
-		for _, ch := range t.cells[c.child : c.child+4] {
-			if ch.mass > 0 {
-				m += ch.mass
-				sx += ch.mass * ch.cx
-				sy += ch.mass * ch.cy
-			}
-		}
-		c.cx, c.cy, c.mass = sx/m, sy/m, m
+		t.sumChildren(top[k])
 	}
 }
 
-// quadrants partitions perm[lo:hi] into the four quadrants about (mx, my)
-// (left bottom, left top, right bottom, right top), appends their four
-// cells, and returns the bounds of each in perm (q[k]:q[k+1]) and the
-// index of the first cell.
-func (t *quadtree) quadrants(lo, hi int32, mx, my float64, x, y []float64) (q [5]int32, first int32) {
+// sumChildren sets the mass and centre of mass of cell c, an inner cell,
+// from its four children's.
+func (t *quadtree) sumChildren(c int) {
+	p := &t.cells[c]
+	var m, sx, sy float64
+	for _, ch := range t.cells[p.child : p.child+4] {
+		if ch.mass > 0 {
+			m += ch.mass
+			sx += ch.mass * ch.cx
+			sy += ch.mass * ch.cy
+		}
+	}
+	p.cx, p.cy, p.mass = sx/m, sy/m, m
+}
+
+// quadrants partitions perm[lo:hi], the nodes of the square at (x0, y0)
+// of side 2·half, into its four quadrants (left bottom, left top, right
+// bottom, right top), appends their four cells, and returns the bounds of
+// each in perm (q[k]:q[k+1]), its corner, and the index of the first cell.
+func (t *quadtree) quadrants(lo, hi int32, x0, y0, half float64, x, y []float64) (q [5]int32, corners [4][2]float64, first int32) {
+	mx, my := x0+half, y0+half
 	p := t.perm
 	split := func(lo, hi int32, left func(i int32) bool) int32 {
 		for lo < hi {
@@ -459,7 +456,8 @@ func (t *quadtree) quadrants(lo, hi int32, mx, my float64, x, y []float64) (q [5
 	q3 := split(mid, hi, func(i int32) bool { return y[i] < my })
 	first = int32(len(t.cells))
 	t.cells = append(t.cells, cell{}, cell{}, cell{}, cell{})
-	return [5]int32{lo, q1, mid, q3, hi}, first
+	corners = [4][2]float64{{x0, y0}, {x0, my}, {mx, y0}, {mx, my}}
+	return [5]int32{lo, q1, mid, q3, hi}, corners, first
 }
 
 // fill makes cell c the square at (x0, y0) of side size holding
@@ -477,18 +475,12 @@ func (t *quadtree) fill(c int, lo, hi int32, x0, y0, size float64, depth int, x,
 		return
 	}
 	half := size / 2
-	q, first := t.quadrants(lo, hi, x0+half, y0+half, x, y)
-	corners := [4][2]float64{{x0, y0}, {x0, y0 + half}, {x0 + half, y0}, {x0 + half, y0 + half}}
+	q, corners, first := t.quadrants(lo, hi, x0, y0, half, x, y)
 	for k := range 4 {
 		t.fill(int(first)+k, q[k], q[k+1], corners[k][0], corners[k][1], half, depth+1, x, y, mass)
-		ch := t.cells[int(first)+k]
-		if ch.mass > 0 {
-			m += ch.mass
-			sx += ch.mass * ch.cx
-			sy += ch.mass * ch.cy
-		}
 	}
-	t.cells[c] = cell{cx: sx / m, cy: sy / m, mass: m, size: size, child: first}
+	t.cells[c] = cell{size: size, child: first}
+	t.sumChildren(c)
 }
 
 // repulse returns the repulsion on node i: k·mass(i)·mass(j)/d from every
