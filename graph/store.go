@@ -309,7 +309,7 @@ func ForEachEdge(tx *kv.Tx, fn func(*Edge) error) error {
 			return fmt.Errorf("graph: edge key %x: %w", k, ErrInconsistent)
 		}
 		e = Edge{}
-		if err := kv.Decode(v, &e); err != nil {
+		if err := decodeEdge(v, &e); err != nil {
 			return fmt.Errorf("graph: edge %x: %w", k, err)
 		}
 		e.From, e.To = binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
@@ -330,7 +330,7 @@ func ForEachEdgeFrom(tx *kv.Tx, from uint64, fn func(*Edge) error) error {
 	var e Edge
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		e = Edge{}
-		if err := kv.Decode(v, &e); err != nil {
+		if err := decodeEdge(v, &e); err != nil {
 			return fmt.Errorf("graph: edge %x: %w", k, err)
 		}
 		e.From, e.To = from, binary.BigEndian.Uint64(k[8:])
@@ -410,7 +410,7 @@ func Check(tx *kv.Tx) error {
 	for k, v := ec.First(); k != nil; k, v = ec.Next() {
 		edges++
 		var e Edge
-		if err := kv.Decode(v, &e); err != nil || len(k) != 16 {
+		if err := decodeEdge(v, &e); err != nil || len(k) != 16 {
 			if err == nil {
 				err = fmt.Errorf("key of %d bytes, want 16", len(k))
 			}

@@ -128,6 +128,13 @@ func Read(ctx context.Context, tx *kv.Tx) (*Graph, error) {
 			return nil, err
 		}
 	}
+	// Edges come in key order, by From: its index is found once per
+	// node. Ids are handed out from 1 in the order hosts are found, so
+	// that an array indexed by id finds To's at once; a store whose ids
+	// are sparse (a merge of shards) searches instead.
+	index := newIDIndex(b.ids)
+	var lastFrom uint64
+	from, fromOK := 0, false
 	err := graph.ForEachEdge(tx, func(e *graph.Edge) error {
 		if rows++; rows%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -138,12 +145,49 @@ func Read(ctx context.Context, tx *kv.Tx) (*Graph, error) {
 		if e.Weight == 0 {
 			return nil
 		}
-		return b.AddEdge(e.From, e.To, float64(e.Weight))
+		if e.From != lastFrom || rows == 1 {
+			lastFrom = e.From
+			from, fromOK = index.find(e.From)
+		}
+		to, toOK := index.find(e.To)
+		if !fromOK || !toOK {
+			return fmt.Errorf("%w: %d → %d", ErrUnknownNode, e.From, e.To)
+		}
+		return b.AddIndexEdge(from, to, float64(e.Weight))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return b.Graph()
+}
+
+// idIndex finds the index of an id in ascending ids: by an array indexed
+// by id when the ids are dense enough for it to cost at most 16 bytes a
+// node, else by binary search.
+type idIndex struct {
+	ids   []uint64
+	table []uint32 // table[id] is the index+1 of id, 0 for none
+}
+
+func newIDIndex(ids []uint64) idIndex {
+	x := idIndex{ids: ids}
+	if n := len(ids); n > 0 && ids[n-1] < 4*uint64(n)+1024 {
+		x.table = make([]uint32, ids[n-1]+1)
+		for i, id := range ids {
+			x.table[id] = uint32(i) + 1
+		}
+	}
+	return x
+}
+
+func (x idIndex) find(id uint64) (int, bool) {
+	if x.table != nil {
+		if id < uint64(len(x.table)) && x.table[id] != 0 {
+			return int(x.table[id]) - 1, true
+		}
+		return 0, false
+	}
+	return slices.BinarySearch(x.ids, id)
 }
 
 // ComputeStored reads the store's graph in tx and computes its layout,
