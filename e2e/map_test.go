@@ -221,7 +221,7 @@ func TestMap_ExportHTML(t *testing.T) {
 	b.must("leaving the search", chromedp.SendKeys(chromedp.ID("search"), kb.Escape),
 		chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`))
 	b.eval(`weaverMap.select(null), weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
-	b.eval(`new Promise((r) => setTimeout(() => requestAnimationFrame(() => r(true)), 1000))`, nil)
+	b.wholeFrame("a whole frame of the whole map")
 	shot := b.screenshot()
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil || img.Bounds().Dx() < 800 || img.Bounds().Dy() < 600 {
@@ -484,7 +484,7 @@ func TestMap_NoWebGL(t *testing.T) {
 	b.must("closing the notice", chromedp.Click(chromedp.CSS("#notice .close")))
 	key, host := b.clickBiggestHost()
 	b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
-	b.eval(`new Promise((r) => setTimeout(() => r(true), 300))`, nil)
+	b.wholeFrame("a whole frame with the host chosen")
 	b.shot("nowebgl-clicked")
 	t.Logf("without WebGL: clicked %s", host)
 
