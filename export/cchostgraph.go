@@ -68,6 +68,7 @@ func ReverseHost(host string) string {
 // file system errors.
 func CCHostGraph(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
+	opt.NoLayout = true // the format has no place for it: not computed
 	vpath, epath := CCHostGraphFiles(prefix)
 	vtarget, err := checkTarget(s, vpath, FormatCCHostGraph, opt.Force)
 	if err != nil {

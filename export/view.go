@@ -42,6 +42,11 @@ type Options struct {
 	// every node otherwise carries: those `weaver layout` stored when
 	// they are fresh, else computed in memory (see package layout).
 	NoLayout bool
+	// Layout, when set, is a layout of the store's graph its caller
+	// computed (layout.ComputeStored), used in place of computing one
+	// when the stored layout is missing or stale and Layout's stamp is
+	// the graph's: an export to several files lays the graph out once.
+	Layout *layout.Stored
 	// Top, when above 0, keeps only the Top highest nodes by TopBy, of
 	// the graph the other filters leave (domains when Domains is set),
 	// and the edges among them: the core of a large crawl. Ties are
@@ -254,6 +259,10 @@ func (v *view) layout() error {
 		}
 		if fresh {
 			v.lay, v.layFresh = st, true
+			return nil
+		}
+		if given := v.opt.Layout; given != nil && given.Stamp == layout.CurrentStamp(v.tx) {
+			v.lay = given
 			return nil
 		}
 		v.lay, err = layout.ComputeStored(v.ctx, v.tx, layout.Options{})

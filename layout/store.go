@@ -94,6 +94,16 @@ func Load(tx *kv.Tx) (st *Stored, fresh bool, err error) {
 	return st, stamp == CurrentStamp(tx) && uint64(len(st.IDs)) == stamp.Nodes, nil
 }
 
+// Fresh reports whether tx holds a layout of the store's graph now, as
+// Load would, without reading its records.
+func Fresh(tx *kv.Tx) bool {
+	if !tx.Exists(kv.BucketLayout) {
+		return false
+	}
+	stamp, ok := parseStamp(tx.MetaString(metaStamp))
+	return ok && stamp == CurrentStamp(tx) && uint64(tx.Len(kv.BucketLayout)) == stamp.Nodes
+}
+
 // parseStamp reads String's form.
 func parseStamp(s string) (Stamp, bool) {
 	var st Stamp

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 )
 
 func init() {
@@ -204,6 +205,23 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		Force: *force, NoRanks: *noRanks, NoLayout: *noLayout, NoMirrors: *noMirrors, Version: Version, At: atTime,
 		Top: int(*top), TopBy: export.TopMeasure(*by),
 	}
+	// Every target but the Common Crawl one carries the hosts' layout.
+	// Without a fresh one in the store, lay the graph out once here, for
+	// all of them, and say so: on a big store it is most of the time.
+	if !*noLayout && !*domains && atTime.IsZero() && (len(targets) > 0 || *csvPrefix != "") {
+		lay, took, err := layoutForExport(ctx, s)
+		if errors.Is(err, context.Canceled) {
+			return errors.New("interrupted: nothing written")
+		}
+		if err != nil {
+			return err
+		}
+		if lay != nil {
+			opt.Layout = lay
+			fmt.Fprintf(e.Stderr, "weaver export: laid out %s in memory in %s: the store has no layout of its graph as it is now (weaver layout --db %s stores one for the next exports)\n",
+				count(lay.Stamp.Nodes, "host", ""), took.Round(time.Millisecond), *db)
+		}
+	}
 	for _, t := range targets {
 		var st export.Stats
 		var err error
@@ -316,4 +334,23 @@ func parseAt(s string, now func() time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-03T12:00:00Z) or now", s)
 	}
 	return t.UTC(), nil
+}
+
+// layoutForExport returns a layout of the store's graph computed now and
+// how long it took, or nil when the store holds a fresh one.
+func layoutForExport(ctx context.Context, s *kv.Store) (*layout.Stored, time.Duration, error) {
+	start := time.Now()
+	var lay *layout.Stored
+	err := s.View(func(tx *kv.Tx) error {
+		if layout.Fresh(tx) {
+			return nil
+		}
+		var err error
+		lay, err = layout.ComputeStored(ctx, tx, layout.Options{})
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("layout: %w", err)
+	}
+	return lay, time.Since(start), nil
 }

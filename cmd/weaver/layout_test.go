@@ -88,3 +88,66 @@ func TestLayout_Usage(t *testing.T) {
 		t.Errorf("-h: exit %d, want the usage on stdout:\n%s\nstderr: %s", code, out, errs)
 	}
 }
+
+// TestExport_LaysOutOnce: an export of a store without a layout lays its
+// graph out once for all its files, says so on stderr, and writes in each
+// file the positions `weaver layout` then stores; once stored, an export
+// lays out nothing (and says nothing of it), nor does one with
+// --no-layout or one of the Common Crawl format alone.
+func TestExport_LaysOutOnce(t *testing.T) {
+	db := exportStore(t)
+	dir := t.TempDir()
+	jsonPositions := func(path string) map[string][3]float64 {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g struct {
+			Nodes []struct {
+				Host      string
+				Community int
+				X, Y      float64
+			}
+		}
+		if err := json.Unmarshal(data, &g); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string][3]float64{}
+		for _, n := range g.Nodes {
+			m[n.Host] = [3]float64{float64(n.Community), n.X, n.Y}
+		}
+		return m
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.graphml")
+	code, _, errs := runExportCmd(t, "--db", db, "--json", a, "--graphml", b, "--csv", filepath.Join(dir, "c"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(errs, "laid out 3 hosts in memory"); n != 1 || !strings.Contains(errs, "weaver layout --db "+db) {
+		t.Errorf("stderr says %d times that it laid the graph out, want once with the command that stores it:\n%s", n, errs)
+	}
+	computed := jsonPositions(a)
+	if code, out, errs := runWeaverCmd(t, nil, "layout", "--db", db); code != 0 {
+		t.Fatalf("weaver layout: exit %d: %q %s", code, out, errs)
+	}
+	code, _, errs = runExportCmd(t, "--db", db, "--force", "--json", a, "--graphml", b)
+	if code != 0 || strings.Contains(errs, "laid out") {
+		t.Fatalf("with a stored layout: exit %d:\n%s", code, errs)
+	}
+	if stored := jsonPositions(a); len(stored) != 3 || !equalLayouts(computed, stored) {
+		t.Errorf("computed for the export %v, stored %v", computed, stored)
+	}
+	// A store without a layout: nothing laid out with --no-layout, nor
+	// for the Common Crawl format, which has no place for it.
+	fresh := exportStore(t)
+	for _, args := range [][]string{
+		{"--db", fresh, "--no-layout", "--json", filepath.Join(dir, "d.json")},
+		{"--db", fresh, "--cc-hostgraph", filepath.Join(dir, "cc")},
+	} {
+		code, _, errs := runExportCmd(t, args...)
+		if code != 0 || strings.Contains(errs, "laid out") {
+			t.Errorf("%v: exit %d:\n%s", args, code, errs)
+		}
+	}
+}
