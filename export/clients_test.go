@@ -17,6 +17,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -101,11 +102,11 @@ func (o oracle) top10() string {
 
 func sqlite3(tb testing.TB, db, query string) string {
 	tb.Helper()
-	return string(runTool(tb, nil, needTool(tb, "sqlite3"), "-batch", db, query))
+	return string(runTool(tb, nil, tooltest.Tool(tb, "sqlite3"), "-batch", db, query))
 }
 
 func TestSQLite_Sqlite3Client(t *testing.T) {
-	needTool(t, "sqlite3")
+	tooltest.Tool(t, "sqlite3")
 	s := paStore(t, 1000)
 	o := readOracle(t, s)
 	path, st := exportFile(t, s, export.FormatSQLite, fixedOptions())
@@ -217,7 +218,7 @@ func queryStrings(tb testing.TB, db *sql.DB, q string) []string {
 }
 
 func TestDOT_GraphvizRenders(t *testing.T) {
-	dot := needTool(t, "dot")
+	dot := tooltest.Tool(t, "dot")
 	s := paStore(t, 1000)
 	path, st := exportFile(t, s, export.FormatDOT, fixedOptions())
 	start := time.Now()
@@ -235,11 +236,11 @@ func TestDOT_GraphvizRenders(t *testing.T) {
 // xmlWellFormed checks a document with xmllint when it is installed.
 func xmlWellFormed(tb testing.TB, doc []byte) {
 	tb.Helper()
-	runTool(tb, doc, needTool(tb, "xmllint"), "--nonet", "--noout", "-")
+	runTool(tb, doc, tooltest.Tool(tb, "xmllint"), "--nonet", "--noout", "-")
 }
 
 func TestGraphML_XSD(t *testing.T) {
-	xmllint := needTool(t, "xmllint")
+	xmllint := tooltest.Tool(t, "xmllint")
 	xsd := graphmlXSD(t)
 	for _, s := range []*kv.Store{smallStore(t), paStore(t, 1000)} {
 		for _, opt := range []export.Options{fixedOptions(), {MinWeight: 2, CrawledOnly: true, Domains: true}} {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -179,9 +180,9 @@ func TestFacts_GraphML(t *testing.T) {
 			t.Errorf("GraphML lacks %s", want)
 		}
 	}
-	xmllint := needTool(t, "xmllint")
+	xmllint := tooltest.Tool(t, "xmllint")
 	runTool(t, nil, xmllint, "--nonet", "--noout", "--schema", graphmlXSD(t), path)
-	out := runTool(t, nil, needPython(t), "-c", `
+	out := runTool(t, nil, tooltest.Python(t, "networkx"), "-c", `
 import sys, networkx as nx
 g = nx.read_graphml(sys.argv[1])
 print(sum(d.get("nofollow", 0) for _, _, d in g.edges(data=True)),
@@ -313,7 +314,7 @@ func needPandas(tb testing.TB) string {
 			return p
 		}
 	}
-	missing(tb, "no python3 with pandas and networkx (apt-get install python3-pandas python3-networkx)")
+	tooltest.Missing(tb, "no python3 with pandas and networkx (apt-get install python3-pandas python3-networkx)")
 	return ""
 }
 
@@ -382,5 +383,5 @@ func TestFacts_DOT(t *testing.T) {
 	if !strings.Contains(doc, "nofollow=1, redirect=1") {
 		t.Errorf("no edge with its facts:\n%s", doc)
 	}
-	runTool(t, b.Bytes(), needTool(t, "dot"), "-Tsvg")
+	runTool(t, b.Bytes(), tooltest.Tool(t, "dot"), "-Tsvg")
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -155,7 +156,7 @@ func TestGEXF_Structure(t *testing.T) {
 // TestGEXF_Xmllint: the file is well-formed XML for libxml2, hostile
 // titles included.
 func TestGEXF_Xmllint(t *testing.T) {
-	xmllint := needTool(t, "xmllint")
+	xmllint := tooltest.Tool(t, "xmllint")
 	path := filepath.Join(t.TempDir(), "h.gexf")
 	if _, err := export.WriteFile(context.Background(), hostileStore(t), path, export.FormatGEXF, fixedOptions()); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -190,41 +191,6 @@ func paStore(tb testing.TB, n int) *kv.Store {
 	return s
 }
 
-// missing reports a client tool that is not installed: a skip on a
-// developer's machine, a failure in CI, where .ci/run installs them all.
-func missing(tb testing.TB, format string, a ...any) {
-	tb.Helper()
-	msg := fmt.Sprintf(format, a...)
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s (CI=true: the client tools must be installed)", msg)
-	}
-	tb.Skipf("%s: skipped (CI fails instead)", msg)
-}
-
-// needTool returns the path of a client program, or skips (fails in CI).
-func needTool(tb testing.TB, name string) string {
-	tb.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		missing(tb, "%s is not installed", name)
-	}
-	return p
-}
-
-// needPython returns a Python 3 that imports networkx: the one on PATH, or
-// the system's (/usr/bin/python3, where Debian's python3-networkx goes,
-// when PATH leads to another Python).
-func needPython(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import networkx").Run() == nil {
-			return p
-		}
-	}
-	missing(tb, "no python3 with networkx (apt-get install python3-networkx)")
-	return ""
-}
-
 // networkxPythons returns the Pythons whose networkx the JSON and GraphML
 // exports are loaded with: the one on PATH (here pyenv's, networkx 3.x)
 // and Debian's, /usr/bin/python3 with python3-networkx (2.8 in Debian
@@ -260,7 +226,7 @@ func withNetworkx(t *testing.T, f func(t *testing.T, py string)) {
 		t.Run(strings.ReplaceAll(strings.Trim(py, "/"), "/", "_"), func(t *testing.T) {
 			out, err := exec.Command(py, "-c", "import networkx; print(networkx.__version__)").Output()
 			if err != nil {
-				missing(t, "%s does not import networkx (apt-get install python3-networkx): %v", py, err)
+				tooltest.Missing(t, "%s does not import networkx (apt-get install python3-networkx): %v", py, err)
 			}
 			t.Logf("%s: networkx %s", py, strings.TrimSpace(string(out)))
 			f(t, py)
@@ -278,7 +244,7 @@ func graphmlXSD(tb testing.TB) string {
 			return p
 		}
 	}
-	missing(tb, "GraphML schema not found: %v", err)
+	tooltest.Missing(tb, "GraphML schema not found: %v", err)
 	return ""
 }
 

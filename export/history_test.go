@@ -14,6 +14,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -206,7 +207,7 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 	if err := os.WriteFile(p, []byte(gexf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runTool(t, nil, needTool(t, "xmllint"), "--noout", "--nonet", p)
+	runTool(t, nil, tooltest.Tool(t, "xmllint"), "--noout", "--nonet", p)
 	// networkx knows no timeformat "dateTime"; as docs/exports.md says,
 	// it reads the file as "date", the times then strings.
 	withNetworkx(t, func(t *testing.T, py string) {

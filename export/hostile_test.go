@@ -10,6 +10,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -131,7 +132,7 @@ func TestHostile_SQLite(t *testing.T) {
 	if got := sqlite3(t, path, "PRAGMA integrity_check; SELECT count(*), sum(length(title)) > 3000 FROM nodes;"); got != "ok\n"+strconv.Itoa(len(hostile))+"|1\n" {
 		t.Errorf("sqlite3: %q", got)
 	}
-	py := needPython(t)
+	py := tooltest.Python(t, "networkx")
 	out := runTool(t, nil, py, "-c", `
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -153,10 +154,10 @@ print(json.dumps({str(i): [t, d] for i, t, d in rows}))
 func TestHostile_GraphML(t *testing.T) {
 	s := hostileStore(t)
 	path, _ := exportFile(t, s, export.FormatGraphML, fixedOptions())
-	xmllint := needTool(t, "xmllint")
+	xmllint := tooltest.Tool(t, "xmllint")
 	runTool(t, nil, xmllint, "--nonet", "--noout", path)
 	runTool(t, nil, xmllint, "--nonet", "--noout", "--schema", graphmlXSD(t), path)
-	out := runTool(t, nil, needPython(t), "-c", `
+	out := runTool(t, nil, tooltest.Python(t, "networkx"), "-c", `
 import json, sys
 import networkx as nx
 g = nx.read_graphml(sys.argv[1])
@@ -183,7 +184,7 @@ print(json.dumps({n: [d.get("title", ""), d.get("description", "")] for n, d in 
 func TestHostile_DOT(t *testing.T) {
 	s := hostileStore(t)
 	path, _ := exportFile(t, s, export.FormatDOT, fixedOptions())
-	dot := needTool(t, "dot")
+	dot := tooltest.Tool(t, "dot")
 	svg := runTool(t, nil, dot, "-Tsvg", path)
 	xmlWellFormed(t, svg)
 	// -Tjson gives each attribute as dot read it, escString escapes and
@@ -241,7 +242,7 @@ func TestHostile_JSON(t *testing.T) {
 	if lines := bytes.Count(data, []byte("\n")); lines != 2*len(hostile)+5 {
 		t.Errorf("%d lines, want %d", lines, 2*len(hostile)+5)
 	}
-	got := loadNetworkX(t, needPython(t), "json", path)
+	got := loadNetworkX(t, tooltest.Python(t, "networkx"), "json", path)
 	if got.Nodes != uint64(len(hostile)) {
 		t.Errorf("networkx: %+v", got)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -32,7 +32,7 @@ func ukStore(tb testing.TB) *kv.Store {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		missing(tb, "the UK-1996 host graph: %v", err)
+		tooltest.Missing(tb, "the UK-1996 host graph: %v", err)
 	}
 	defer f.Close()
 	s := newStore(tb)
@@ -79,19 +79,6 @@ func ukStore(tb testing.TB) *kv.Store {
 		tb.Fatalf("load %s: %v", path, err)
 	}
 	return s
-}
-
-// needPythonScipy returns a Python 3 whose networkx can compute PageRank
-// (networkx.pagerank needs scipy).
-func needPythonScipy(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import networkx, scipy").Run() == nil {
-			return p
-		}
-	}
-	missing(tb, "no python3 with networkx and scipy (apt-get install python3-networkx python3-scipy)")
-	return ""
 }
 
 // networkxRanks loads an export with networkx, computes PageRank (at
@@ -151,7 +138,7 @@ type nxCheck struct {
 // GraphML and JSON, domain level (the ranks of the domain graph) in
 // GraphML.
 func TestExport_RanksMatchNetworkx(t *testing.T) {
-	py := needPythonScipy(t)
+	py := tooltest.Python(t, "networkx, scipy")
 	s := ukStore(t)
 	for _, tc := range []struct {
 		name   string

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/layout"
 )
 
@@ -83,7 +84,7 @@ func ukEdges(tb testing.TB, name string) (n int, edges []edge) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		missing(tb, "the UK-1996 host graph: %v", err)
+		tooltest.Missing(tb, "the UK-1996 host graph: %v", err)
 	}
 	defer f.Close()
 	id := map[string]int{}
@@ -112,34 +113,12 @@ func ukEdges(tb testing.TB, name string) (n int, edges []edge) {
 	return len(id), edges
 }
 
-// missing skips on a developer's machine, fails in CI.
-func missing(tb testing.TB, format string, a ...any) {
-	tb.Helper()
-	msg := fmt.Sprintf(format, a...)
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s (CI=true: the tools must be installed)", msg)
-	}
-	tb.Skipf("%s: skipped (CI fails instead)", msg)
-}
-
-// needPython returns a Python 3 that imports networkx.
-func needPython(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import networkx").Run() == nil {
-			return p
-		}
-	}
-	missing(tb, "no python3 with networkx (apt-get install python3-networkx)")
-	return ""
-}
-
 // nxLouvain runs networkx's louvain_communities on the undirected
 // weighted graph of edges (weights of both directions summed) and
 // returns the modularity of its partition, best of seeds.
 func nxLouvain(tb testing.TB, n int, edges []edge, seeds int) float64 {
 	tb.Helper()
-	py := needPython(tb)
+	py := tooltest.Python(tb, "networkx", "/usr/bin/python3", "python3")
 	var in bytes.Buffer
 	fmt.Fprintf(&in, "%d %d\n", n, seeds)
 	for _, e := range edges {

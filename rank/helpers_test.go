@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/rank"
 )
 
@@ -158,7 +159,7 @@ func ukEdges(tb testing.TB, name string) (hosts []string, edges []edge) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		missing(tb, "the UK-1996 host graph: %v", err)
+		tooltest.Missing(tb, "the UK-1996 host graph: %v", err)
 	}
 	defer f.Close()
 	id := map[string]uint64{}
@@ -200,7 +201,7 @@ func ukTop(tb testing.TB, n int) (hosts []string, edges []edge) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		missing(tb, "the UK-1996 host graph: %v", err)
+		tooltest.Missing(tb, "the UK-1996 host graph: %v", err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -254,30 +255,6 @@ func ukTop(tb testing.TB, n int) (hosts []string, edges []edge) {
 	return hosts, edges
 }
 
-// missing reports a tool or file that is not there: a skip on a
-// developer's machine, a failure in CI, where everything is installed.
-func missing(tb testing.TB, format string, a ...any) {
-	tb.Helper()
-	msg := fmt.Sprintf(format, a...)
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s (CI=true: the client tools must be installed)", msg)
-	}
-	tb.Skipf("%s: skipped (CI fails instead)", msg)
-}
-
-// needPython returns a Python 3 that imports networkx: the one on PATH, or
-// the system's (/usr/bin/python3, where Debian's python3-networkx goes).
-func needPython(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import networkx, scipy").Run() == nil {
-			return p
-		}
-	}
-	missing(tb, "no python3 with networkx and scipy (apt-get install python3-networkx python3-scipy)")
-	return ""
-}
-
 // nxScript computes, for the graph of an edge list on stdin (a line
 // "nodes id id ..." then "from to weight" lines), networkx's PageRank at
 // its defaults and at a tight tolerance, and its harmonic centrality.
@@ -303,7 +280,7 @@ type nxRanks struct{ pageRank, pageRankTight, harmonic float64 }
 // networkx runs nxScript on g and returns its figures by node id.
 func networkx(tb testing.TB, g *rank.Graph) map[uint64]nxRanks {
 	tb.Helper()
-	py := needPython(tb)
+	py := tooltest.Python(tb, "networkx, scipy")
 	var in bytes.Buffer
 	in.WriteString("nodes")
 	for i := range g.Len() {

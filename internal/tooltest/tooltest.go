@@ -1,0 +1,58 @@
+// Package tooltest finds the programs tests compare weaver with (Python
+// with networkx, Graphviz, sqlite3): a test that needs one that is not
+// installed is skipped on a developer's machine and fails in CI
+// (CI=true), where .ci/run installs them all: a skipped test is a failing
+// test there.
+package tooltest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Missing reports something a test needs that is not there: a skip, or
+// with CI=true a failure.
+func Missing(tb testing.TB, format string, a ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, a...)
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s (CI=true: the client tools must be installed)", msg)
+	}
+	tb.Skipf("%s: skipped (CI fails instead)", msg)
+}
+
+// Tool returns the path of the program name, or reports it Missing.
+func Tool(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(tb, "%s is not installed", name)
+	}
+	return p
+}
+
+// Python returns the first of pythons that imports every module of
+// modules (comma-separated, as Python's import statement takes them), or
+// reports it Missing with the Debian packages to install. With no
+// pythons, the one on PATH, then the system's (/usr/bin/python3, where
+// Debian's python3-networkx goes when PATH leads to another Python).
+func Python(tb testing.TB, modules string, pythons ...string) string {
+	tb.Helper()
+	if len(pythons) == 0 {
+		pythons = []string{"python3", "/usr/bin/python3"}
+	}
+	for _, p := range pythons {
+		if exec.Command(p, "-c", "import "+modules).Run() == nil {
+			return p
+		}
+	}
+	var pkgs []string
+	for _, m := range strings.Split(modules, ",") {
+		pkgs = append(pkgs, "python3-"+strings.TrimSpace(m))
+	}
+	Missing(tb, "no python3 with %s (apt-get install %s)", modules, strings.Join(pkgs, " "))
+	return ""
+}
