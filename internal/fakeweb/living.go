@@ -28,6 +28,7 @@ type Living struct {
 
 	mu     sync.Mutex
 	served []Served
+	robots []Served // robots.txt answers: Host, At, Status
 }
 
 // LivingConfig describes a Living web.
@@ -36,6 +37,9 @@ type LivingConfig struct {
 	Volatile int           // hosts h1 … h<Volatile> change every Period
 	Period   time.Duration // 0: one second
 	Now      func() time.Time
+	// Robots, when set, is host i's robots.txt at t; "" answers 404, as
+	// every robots.txt is answered without it.
+	Robots func(i int, t time.Time) string
 }
 
 // Served is one answer of a home page.
@@ -112,9 +116,31 @@ func (l *Living) index(host string) int {
 
 func (l *Living) etag(i, edition int) string { return fmt.Sprintf(`"h%d-e%d"`, i, edition) }
 
-// ServeHTTP answers robots.txt with 404 and home pages by edition.
+// ServeHTTP answers robots.txt (404 unless Config.Robots gives one) and
+// home pages by edition.
 func (l *Living) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	i := l.index(r.Host)
+	if i >= 0 && r.URL.Path == "/robots.txt" {
+		l.mu.Lock()
+		now := l.cfg.Now()
+		body := ""
+		if l.cfg.Robots != nil {
+			body = l.cfg.Robots(i, now)
+		}
+		status := http.StatusOK
+		if body == "" {
+			status = http.StatusNotFound
+		}
+		l.robots = append(l.robots, Served{Host: l.Host(i), At: now, Status: status, Bytes: len(body)})
+		l.mu.Unlock()
+		if status == http.StatusNotFound {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/plain")
+		_, _ = rw.Write([]byte(body))
+		return
+	}
 	if i < 0 || r.URL.Path != "/" {
 		http.NotFound(rw, r)
 		return
@@ -151,6 +177,14 @@ func (l *Living) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rw.WriteHeader(status)
 	_, _ = rw.Write([]byte(body.String()))
+}
+
+// RobotsServed returns the robots.txt answers so far, in order (Host,
+// At, Status, Bytes).
+func (l *Living) RobotsServed() []Served {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Served(nil), l.robots...)
 }
 
 // Served returns the home-page answers so far, in order.
