@@ -127,3 +127,19 @@ func BenchmarkHarmonicExact_10kHosts(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTop orders a million scores, all of them (weaver show's
+// position of a host) and the first 100 (an export's --top 100).
+func BenchmarkTop(b *testing.B) {
+	scores := make([]float64, 1_000_000)
+	for i := range scores {
+		scores[i] = float64((i*7919)%100_003) / 100_003
+	}
+	for _, n := range []int{100, len(scores)} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				runtime.KeepAlive(rank.Top(scores, n))
+			}
+		})
+	}
+}

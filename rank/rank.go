@@ -41,6 +41,10 @@ func Compute(ctx context.Context, g *Graph, opt Options) (Ranks, error) {
 	return r, nil
 }
 
+// topInsert is the most indices Top keeps in a sorted list as it reads
+// the scores; above, it sorts them all.
+const topInsert = 256
+
 // Top returns the indices of the n largest scores, largest first; equal
 // scores keep index order (node index order is id order). n larger than
 // len(scores) returns every index.
@@ -51,6 +55,17 @@ func Top(scores []float64, n int) []int {
 			return c
 		}
 		return cmp.Compare(a, b)
+	}
+	if n > topInsert {
+		// Many of them: sort every index. Keeping a sorted list by
+		// insertion moves the list at each insert: for all of a million
+		// hosts (weaver show's position of one) that took two minutes.
+		all := make([]int, len(scores))
+		for i := range all {
+			all[i] = i
+		}
+		slices.SortFunc(all, better)
+		return all[:n:n]
 	}
 	top := make([]int, 0, n+1)
 	for i := range scores {

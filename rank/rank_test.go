@@ -1,9 +1,11 @@
 package rank_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -307,6 +309,29 @@ func TestTop(t *testing.T) {
 	} {
 		if got := rank.Top(scores, tc.n); !slices.Equal(got, tc.want) {
 			t.Errorf("Top(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestTop_Large: Top of many (sorting all) and of few (a sorted list)
+// agree with one reference order, ties by index, NaN last, on both sides
+// of where Top changes method.
+func TestTop_Large(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 4))
+	scores := make([]float64, 5000)
+	for i := range scores {
+		scores[i] = float64(r.IntN(300)) / 7 // many ties
+	}
+	scores[17], scores[4000] = math.NaN(), math.NaN()
+	ref := make([]int, len(scores))
+	for i := range ref {
+		ref[i] = i
+	}
+	slices.SortStableFunc(ref, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	for _, n := range []int{1, 10, 255, 256, 257, 1000, 4999, 5000, 6000} {
+		want := ref[:min(n, len(ref))]
+		if got := rank.Top(scores, n); !slices.Equal(got, want) {
+			t.Errorf("Top(%d): differs from the reference order", n)
 		}
 	}
 }
