@@ -240,6 +240,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
 			name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
+		if t.format == export.FormatHTML {
+			if note := bigMapNote(st.Nodes); note != "" {
+				fmt.Fprintf(e.Stderr, "weaver export: %s: %s\n", name, note)
+			}
+		}
 	}
 	if *ccPrefix != "" {
 		st, err := export.CCHostGraph(ctx, s, *ccPrefix, opt)
@@ -353,4 +358,20 @@ func layoutForExport(ctx context.Context, s *kv.Store) (*layout.Stored, time.Dur
 		return nil, 0, fmt.Errorf("layout: %w", err)
 	}
 	return lay, time.Since(start), nil
+}
+
+// mapComfort is the most hosts a map page is measured to draw well on a
+// laptop without a GPU (docs/map.md: 20,000 hosts pan at 47–58
+// frames/s); five times that still opens, slowly.
+const mapComfort = 100_000
+
+// bigMapNote is what an HTML export of nodes hosts says beside its
+// summary: nothing for a map a browser draws, else that it will not and
+// what to export instead.
+func bigMapNote(nodes uint64) string {
+	if nodes <= mapComfort {
+		return ""
+	}
+	return fmt.Sprintf("a map of %s is more than a browser draws (it is measured up to %s); --top 20000 maps the core of the graph, and --gexf opens in Gephi",
+		count(nodes, "host", ""), count(mapComfort, "host", ""))
 }

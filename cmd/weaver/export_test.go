@@ -301,3 +301,17 @@ func readHead(t *testing.T, path string, n int) string {
 	}
 	return string(b[:min(n, len(b))])
 }
+
+// TestBigMapNote: an HTML map beyond what a browser draws says so and
+// names the exports to use instead; one within says nothing.
+func TestBigMapNote(t *testing.T) {
+	if n := bigMapNote(mapComfort); n != "" {
+		t.Errorf("a map of %d hosts: %q, want nothing", mapComfort, n)
+	}
+	n := bigMapNote(1_000_000)
+	for _, want := range []string{"1000000 hosts", "--top 20000", "--gexf"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("the note on a million hosts lacks %q: %q", want, n)
+		}
+	}
+}
