@@ -619,7 +619,9 @@ func TestCluster_NATSDown_KeepsCrawling(t *testing.T) {
 // with no host failed.
 func TestCluster_WebAway_ShardsPause(t *testing.T) {
 	t.Parallel()
-	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 61, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	// 40 ms a page on 2×4 workers: at most 200 of the 400 hosts before
+	// the web goes away a second after both shards joined.
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 61, Latency: 40 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	fw := newFlakyWeb(t, w)
 	one := referenceCrawl(t, "", fw.srv, w)
 	ns := startNATS(t)

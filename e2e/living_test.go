@@ -26,6 +26,18 @@ func livingArgs(srv *fakeweb.Server, db string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// startLiving serves a Living web of cfg on 127.0.0.1 until the test ends.
+func startLiving(t *testing.T, cfg fakeweb.LivingConfig) (*fakeweb.Living, *fakeweb.Server) {
+	t.Helper()
+	l := fakeweb.NewLiving(cfg)
+	srv, err := l.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return l, srv
+}
+
 // exportAt reads weaver export --json --at at as host pairs → weight.
 func exportAt(t *testing.T, dir, db, at string) map[[2]string]int {
 	t.Helper()
@@ -153,12 +165,7 @@ func quietMoment(served []fakeweb.Served) time.Time {
 // was the graph at T" exactly as the web's own log of what it served.
 func TestLiving_Revisits(t *testing.T) {
 	t.Parallel()
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	began := time.Now()
@@ -363,12 +370,7 @@ func hostIndex(h string) int {
 // the finished store fetches nothing and says so.
 func TestLiving_OneFetchPerCrawl(t *testing.T) {
 	t.Parallel()
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: time.Hour})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: time.Hour})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	if r := weaver(t, dir, livingArgs(srv, db, "--delay", "0", l.Seed())...); r.code != 0 {
@@ -400,12 +402,7 @@ func TestLiving_OneFetchPerCrawl(t *testing.T) {
 // the store held, and the store answers --at now as the web served.
 func TestLiving_KillResume(t *testing.T) {
 	t.Parallel()
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 300 * time.Millisecond})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 300 * time.Millisecond})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	args := livingArgs(srv, db, "--delay", "50ms", "--revisit", "200ms", "--revisit-max", "1600ms", l.Seed())
@@ -480,12 +477,7 @@ func TestLiving_KillResume(t *testing.T) {
 // store's references to the records still check.
 func TestLiving_WarcNotModified(t *testing.T) {
 	t.Parallel()
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 4, Volatile: 0})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 4, Volatile: 0})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	warcs := filepath.Join(dir, "warc")
@@ -531,12 +523,7 @@ func TestLiving_WarcNotModified(t *testing.T) {
 // --at as the web served, now and at a moment of the crawl.
 func TestLiving_Cluster(t *testing.T) {
 	t.Parallel()
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
 	ns := startNATS(t)
 	dir := t.TempDir()
 	var dbs []string

@@ -384,12 +384,7 @@ func ringMeasure(t *testing.T, b *browser, img image.Image) {
 func TestMap_LiveChanged(t *testing.T) {
 	t.Parallel()
 	b := newBrowserWith(t, 1000, 700)
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 8, Volatile: 3, Period: 400 * time.Millisecond})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	p := start(t, dir, livingArgs(srv, db, "--delay", "0", "--revisit", "200ms", "--revisit-max", "800ms",

@@ -206,7 +206,10 @@ func TestOutage_WebAwayAndBack(t *testing.T) {
 	for _, via := range []string{"connect-to", "proxy"} {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
-			w := fakeweb.New(fakeweb.Config{Hosts: 500, Seed: 41, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+			// 40 ms a page on 8 workers: at most 200 of the 500 hosts
+			// before the web goes away a second in, however fast the
+			// machine (at 10 ms a fast run could finish first).
+			w := fakeweb.New(fakeweb.Config{Hosts: 500, Seed: 41, Latency: 40 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 			fw := newFlakyWeb(t, w)
 			dir := t.TempDir()
 			db := filepath.Join(dir, "w.bolt")
@@ -286,7 +289,9 @@ func pausedAPI(t *testing.T, db string) {
 // web back, finishes the same graph as an uninterrupted crawl.
 func TestOutage_KillDuringPause(t *testing.T) {
 	t.Parallel()
-	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 43, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	// 40 ms a page on 8 workers: at most 140 of the 400 hosts before the
+	// web goes away.
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 43, Latency: 40 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	fw := newFlakyWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
@@ -353,7 +358,10 @@ func TestOutage_ResolverStopsAnswering(t *testing.T) {
 	}{{"drop", dnsDrop}, {"servfail", dnsServFail}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
-			w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 47, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+			// 60 ms a page on 8 workers: at most 134 of the 300 hosts
+			// before the resolver goes away a second in (at 10 ms a CI
+			// run fetched all 300 in 0.95 s and never met the outage).
+			w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 47, Latency: 60 * time.Millisecond, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 			srv := startWeb(t, w)
 			// A time to live of 1 s (kept 5 s, the cache's least): names
 			// resolved before the outage expire during it.

@@ -23,18 +23,13 @@ func TestRobots_RefetchedAfterTTL(t *testing.T) {
 	began := time.Now()
 	switchAt := began.Add(2 * time.Second)
 	const allow, disallow = "User-agent: *\nAllow: /\n", "User-agent: *\nDisallow: /\n"
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 4, Volatile: 3, Period: 300 * time.Millisecond,
+	l, srv := startLiving(t, fakeweb.LivingConfig{Hosts: 4, Volatile: 3, Period: 300 * time.Millisecond,
 		Robots: func(i int, now time.Time) string {
 			if i == 2 && now.After(switchAt) {
 				return disallow
 			}
 			return allow
 		}})
-	srv, err := l.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
 	config := filepath.Join(dir, "crawl.json")
@@ -115,13 +110,8 @@ func TestRobots_RefetchedAfterTTL(t *testing.T) {
 
 	// The default TTL: one robots.txt fetch per host however often the
 	// hosts are revisited.
-	l2 := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: 4, Volatile: 3, Period: 300 * time.Millisecond,
+	l2, srv2 := startLiving(t, fakeweb.LivingConfig{Hosts: 4, Volatile: 3, Period: 300 * time.Millisecond,
 		Robots: func(int, time.Time) string { return allow }})
-	srv2, err := l2.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv2.Close() })
 	db2 := filepath.Join(dir, "w2.bolt")
 	r = weaver(t, dir, livingArgs(srv2, db2, "--delay", "0", "--revisit", "200ms", "--revisit-max", "800ms",
 		"--max-duration", "3s", l2.Seed())...)
