@@ -238,81 +238,26 @@ func decodeEdge(v []byte, e *Edge) error {
 }
 
 // parseEdge decodes v into e when v is exactly what appendEdge writes (an
-// array of three or five compact numbers, nothing after it), and reports
-// whether it was; e is then what DecodeMsgpack gives.
+// array of three or five integers, the counts unsigned, nothing after
+// it), and reports whether it was; e is then what DecodeMsgpack gives. It
+// reads with the node head's reader.
 func parseEdge(v []byte, e *Edge) bool {
-	if len(v) == 0 || (v[0] != 0x93 && v[0] != 0x95) {
+	r := headReader{b: v, ok: true}
+	n := r.byte()
+	if n != 0x93 && n != 0x95 {
 		return false
 	}
-	facts := v[0] == 0x95
-	b := v[1:]
-	var ok bool
-	var w, nofollow, redirect uint64
-	var first, last int64
-	if w, b, ok = parseUint(b); !ok {
-		return false
+	w, first, last := r.uint(), r.int(), r.int()
+	var nofollow, redirect uint64
+	if n == 0x95 {
+		nofollow, redirect = r.uint(), r.uint()
 	}
-	if first, b, ok = parseInt(b); !ok {
-		return false
-	}
-	if last, b, ok = parseInt(b); !ok {
-		return false
-	}
-	if facts {
-		if nofollow, b, ok = parseUint(b); !ok {
-			return false
-		}
-		if redirect, b, ok = parseUint(b); !ok {
-			return false
-		}
-	}
-	if len(b) != 0 {
+	if !r.ok || r.i != len(v) {
 		return false
 	}
 	e.Weight, e.Nofollow, e.Redirect = w, nofollow, redirect
 	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
 	return true
-}
-
-// parseUint reads what appendUint writes.
-func parseUint(b []byte) (uint64, []byte, bool) {
-	if len(b) == 0 {
-		return 0, nil, false
-	}
-	switch c := b[0]; {
-	case c <= 0x7f:
-		return uint64(c), b[1:], true
-	case c == 0xcc && len(b) >= 2:
-		return uint64(b[1]), b[2:], true
-	case c == 0xcd && len(b) >= 3:
-		return uint64(binary.BigEndian.Uint16(b[1:])), b[3:], true
-	case c == 0xce && len(b) >= 5:
-		return uint64(binary.BigEndian.Uint32(b[1:])), b[5:], true
-	case c == 0xcf && len(b) >= 9:
-		return binary.BigEndian.Uint64(b[1:]), b[9:], true
-	}
-	return 0, nil, false
-}
-
-// parseInt reads what appendInt writes.
-func parseInt(b []byte) (int64, []byte, bool) {
-	if len(b) == 0 {
-		return 0, nil, false
-	}
-	switch c := b[0]; {
-	case c >= 0xe0:
-		return int64(int8(c)), b[1:], true
-	case c == 0xd0 && len(b) >= 2:
-		return int64(int8(b[1])), b[2:], true
-	case c == 0xd1 && len(b) >= 3:
-		return int64(int16(binary.BigEndian.Uint16(b[1:]))), b[3:], true
-	case c == 0xd2 && len(b) >= 5:
-		return int64(int32(binary.BigEndian.Uint32(b[1:]))), b[5:], true
-	case c == 0xd3 && len(b) >= 9:
-		return int64(binary.BigEndian.Uint64(b[1:])), b[9:], true
-	}
-	n, rest, ok := parseUint(b)
-	return int64(n), rest, ok
 }
 
 func unixNano(t time.Time) int64 {

@@ -82,28 +82,43 @@ func (r *headReader) next(n int) []byte {
 	return s
 }
 
-// int reads any msgpack integer.
-func (r *headReader) int() int64 {
-	c := r.byte()
-	switch {
+// uint reads a msgpack unsigned integer (positive fixint, uint 8–64).
+func (r *headReader) uint() uint64 {
+	switch c := r.byte(); {
 	case c <= 0x7f:
-		return int64(c)
-	case c >= 0xe0:
-		return int64(int8(c))
+		return uint64(c)
 	case c == 0xcc:
-		return int64(r.byte())
+		return uint64(r.byte())
 	case c == 0xcd:
 		if b := r.next(2); b != nil {
-			return int64(binary.BigEndian.Uint16(b))
+			return uint64(binary.BigEndian.Uint16(b))
 		}
 	case c == 0xce:
 		if b := r.next(4); b != nil {
-			return int64(binary.BigEndian.Uint32(b))
+			return uint64(binary.BigEndian.Uint32(b))
 		}
 	case c == 0xcf:
 		if b := r.next(8); b != nil {
-			return int64(binary.BigEndian.Uint64(b))
+			return binary.BigEndian.Uint64(b)
 		}
+	default:
+		r.ok = false
+	}
+	return 0
+}
+
+// int reads any msgpack integer (an unsigned one above the int64 range
+// wraps, as msgpack's DecodeInt64 does).
+func (r *headReader) int() int64 {
+	if r.i < len(r.b) {
+		if c := r.b[r.i]; c <= 0x7f || (c >= 0xcc && c <= 0xcf) {
+			return int64(r.uint())
+		}
+	}
+	c := r.byte()
+	switch {
+	case c >= 0xe0:
+		return int64(int8(c))
 	case c == 0xd0:
 		return int64(int8(r.byte()))
 	case c == 0xd1:
