@@ -43,9 +43,55 @@ func (g *Graph) Neighbors(i int) ([]uint32, []float64) {
 // Builder builds a Graph from nodes in increasing id order and directed
 // edges between them in any order. The zero value is ready to use.
 type Builder struct {
-	ids   []uint64
+	index idIndex // the nodes' ids
 	pairs []pair
 	err   error
+}
+
+// idIndex holds ascending ids and finds the index of one: by an array
+// indexed by id while the ids are dense enough for it to cost at most 16
+// bytes a node (a store hands ids out from 1 in the order it finds
+// hosts), else, for sparse ids (a merge of shards), by binary search.
+type idIndex struct {
+	ids    []uint64
+	table  []uint32 // table[id] is the index+1 of id, 0 for none
+	sparse bool     // no table: search
+}
+
+// newIDIndex returns the index of ids, ascending.
+func newIDIndex(ids []uint64) idIndex {
+	var x idIndex
+	for _, id := range ids {
+		x.add(id)
+	}
+	return x
+}
+
+// add appends id, larger than every id before it.
+func (x *idIndex) add(id uint64) {
+	x.ids = append(x.ids, id)
+	if x.sparse {
+		return
+	}
+	if id >= 4*uint64(len(x.ids))+1024 {
+		x.sparse, x.table = true, nil
+		return
+	}
+	for uint64(len(x.table)) <= id {
+		x.table = append(x.table, 0)
+	}
+	x.table[id] = uint32(len(x.ids))
+}
+
+// find returns the index of id, and whether it is there.
+func (x idIndex) find(id uint64) (int, bool) {
+	if x.sparse {
+		return slices.BinarySearch(x.ids, id)
+	}
+	if id < uint64(len(x.table)) && x.table[id] != 0 {
+		return int(x.table[id]) - 1, true
+	}
+	return 0, false
 }
 
 // pair is an undirected edge, u < v, and its weight.
@@ -57,7 +103,7 @@ type pair struct {
 // NewBuilder returns a Builder with room for nodes nodes and edges
 // edges (hints).
 func NewBuilder(nodes, edges int) *Builder {
-	return &Builder{ids: make([]uint64, 0, max(nodes, 0)), pairs: make([]pair, 0, max(edges, 0))}
+	return &Builder{index: idIndex{ids: make([]uint64, 0, max(nodes, 0))}, pairs: make([]pair, 0, max(edges, 0))}
 }
 
 // AddNode adds the node id. Ids must come in increasing order, before the
@@ -66,12 +112,12 @@ func NewBuilder(nodes, edges int) *Builder {
 func (b *Builder) AddNode(id uint64) error {
 	switch {
 	case b.err != nil:
-	case len(b.ids) > 0 && id <= b.ids[len(b.ids)-1]:
-		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.ids[len(b.ids)-1])
-	case uint64(len(b.ids)) >= math.MaxUint32:
+	case len(b.index.ids) > 0 && id <= b.index.ids[len(b.index.ids)-1]:
+		b.err = fmt.Errorf("%w: node %d after node %d", ErrOrder, id, b.index.ids[len(b.index.ids)-1])
+	case uint64(len(b.index.ids)) >= math.MaxUint32:
 		b.err = fmt.Errorf("%w: more than %d nodes", ErrTooLarge, uint64(math.MaxUint32))
 	default:
-		b.ids = append(b.ids, id)
+		b.index.add(id)
 	}
 	return b.err
 }
@@ -83,8 +129,8 @@ func (b *Builder) AddEdge(from, to uint64, w float64) error {
 	if b.err != nil {
 		return b.err
 	}
-	u, ok1 := slices.BinarySearch(b.ids, from)
-	v, ok2 := slices.BinarySearch(b.ids, to)
+	u, ok1 := b.index.find(from)
+	v, ok2 := b.index.find(to)
 	switch {
 	case !ok1 || !ok2:
 		b.err = fmt.Errorf("%w: %d → %d", ErrUnknownNode, from, to)
@@ -108,7 +154,7 @@ func (b *Builder) AddIndexEdge(u, v int, w float64) error {
 	if b.err != nil {
 		return b.err
 	}
-	if u < 0 || v < 0 || u >= len(b.ids) || v >= len(b.ids) {
+	if n := len(b.index.ids); u < 0 || v < 0 || u >= n || v >= n {
 		b.err = fmt.Errorf("%w: node index %d or %d", ErrUnknownNode, u, v)
 		return b.err
 	}
@@ -131,8 +177,8 @@ func (b *Builder) Graph() (*Graph, error) {
 	}
 	p := mergePairs(b.pairs)
 	b.pairs = nil
-	off, adj, w := csr(len(b.ids), p)
-	return &Graph{ids: b.ids, off: off, adj: adj, w: w}, nil
+	off, adj, w := csr(len(b.index.ids), p)
+	return &Graph{ids: b.index.ids, off: off, adj: adj, w: w}, nil
 }
 
 // csr returns the rows of the undirected graph of n nodes whose edges are

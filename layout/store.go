@@ -68,10 +68,7 @@ func (s *Stored) Lookup(id uint64) (comm uint32, x, y float64, ok bool) {
 // (or an older one without the bucket) returns ok false. It returns
 // ErrDamaged for a record it cannot read.
 func Load(tx *kv.Tx) (st *Stored, fresh bool, err error) {
-	if !tx.Exists(kv.BucketLayout) {
-		return nil, false, nil
-	}
-	stamp, ok := parseStamp(tx.MetaString(metaStamp))
+	stamp, ok := storedStamp(tx)
 	if !ok {
 		return nil, false, nil
 	}
@@ -91,17 +88,28 @@ func Load(tx *kv.Tx) (st *Stored, fresh bool, err error) {
 		st.Community = append(st.Community, binary.BigEndian.Uint32(v))
 		st.X, st.Y = append(st.X, x), append(st.Y, y)
 	}
-	return st, stamp == CurrentStamp(tx) && uint64(len(st.IDs)) == stamp.Nodes, nil
+	return st, stamp.fresh(tx, len(st.IDs)), nil
 }
 
 // Fresh reports whether tx holds a layout of the store's graph now, as
 // Load would, without reading its records.
 func Fresh(tx *kv.Tx) bool {
+	stamp, ok := storedStamp(tx)
+	return ok && stamp.fresh(tx, tx.Len(kv.BucketLayout))
+}
+
+// storedStamp returns the stamp of the layout stored in tx, if any.
+func storedStamp(tx *kv.Tx) (Stamp, bool) {
 	if !tx.Exists(kv.BucketLayout) {
-		return false
+		return Stamp{}, false
 	}
-	stamp, ok := parseStamp(tx.MetaString(metaStamp))
-	return ok && stamp == CurrentStamp(tx) && uint64(tx.Len(kv.BucketLayout)) == stamp.Nodes
+	return parseStamp(tx.MetaString(metaStamp))
+}
+
+// fresh reports whether a layout of records records stamped s is of the
+// store's graph now: the graph's stamp, a record per node.
+func (s Stamp) fresh(tx *kv.Tx, records int) bool {
+	return s == CurrentStamp(tx) && uint64(records) == s.Nodes
 }
 
 // parseStamp reads String's form.
@@ -138,13 +146,6 @@ func Read(ctx context.Context, tx *kv.Tx) (*Graph, error) {
 			return nil, err
 		}
 	}
-	// Edges come in key order, by From: its index is found once per
-	// node. Ids are handed out from 1 in the order hosts are found, so
-	// that an array indexed by id finds To's at once; a store whose ids
-	// are sparse (a merge of shards) searches instead.
-	index := newIDIndex(b.ids)
-	var lastFrom uint64
-	from, fromOK := 0, false
 	err := graph.ForEachEdge(tx, func(e *graph.Edge) error {
 		if rows++; rows%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -155,49 +156,12 @@ func Read(ctx context.Context, tx *kv.Tx) (*Graph, error) {
 		if e.Weight == 0 {
 			return nil
 		}
-		if e.From != lastFrom || rows == 1 {
-			lastFrom = e.From
-			from, fromOK = index.find(e.From)
-		}
-		to, toOK := index.find(e.To)
-		if !fromOK || !toOK {
-			return fmt.Errorf("%w: %d → %d", ErrUnknownNode, e.From, e.To)
-		}
-		return b.AddIndexEdge(from, to, float64(e.Weight))
+		return b.AddEdge(e.From, e.To, float64(e.Weight))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return b.Graph()
-}
-
-// idIndex finds the index of an id in ascending ids: by an array indexed
-// by id when the ids are dense enough for it to cost at most 16 bytes a
-// node, else by binary search.
-type idIndex struct {
-	ids   []uint64
-	table []uint32 // table[id] is the index+1 of id, 0 for none
-}
-
-func newIDIndex(ids []uint64) idIndex {
-	x := idIndex{ids: ids}
-	if n := len(ids); n > 0 && ids[n-1] < 4*uint64(n)+1024 {
-		x.table = make([]uint32, ids[n-1]+1)
-		for i, id := range ids {
-			x.table[id] = uint32(i) + 1
-		}
-	}
-	return x
-}
-
-func (x idIndex) find(id uint64) (int, bool) {
-	if x.table != nil {
-		if id < uint64(len(x.table)) && x.table[id] != 0 {
-			return int(x.table[id]) - 1, true
-		}
-		return 0, false
-	}
-	return slices.BinarySearch(x.ids, id)
 }
 
 // ComputeStored reads the store's graph in tx and computes its layout,
