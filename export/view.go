@@ -197,8 +197,6 @@ type view struct {
 	domains *domainGraph
 	ranks   *viewRanks     // nil with NoRanks
 	lay     *layout.Stored // nil with NoLayout
-	// layFresh says lay is the one stored in the store, not computed.
-	layFresh bool
 
 	stats Stats
 	// latest is the latest crawl of node latestOf, for gone.
@@ -253,16 +251,18 @@ func newView(ctx context.Context, tx *kv.Tx, opt Options) (*view, error) {
 // out on their own, in memory.
 func (v *view) layout() error {
 	if v.domains == nil && v.opt.At.IsZero() {
+		// A layout the caller computed is given because the stored one
+		// is not fresh: no need to read the stored one again.
+		if given := v.opt.Layout; given != nil && given.Stamp == layout.CurrentStamp(v.tx) {
+			v.lay = given
+			return nil
+		}
 		st, fresh, err := layout.Load(v.tx)
 		if err != nil {
 			return err
 		}
 		if fresh {
-			v.lay, v.layFresh = st, true
-			return nil
-		}
-		if given := v.opt.Layout; given != nil && given.Stamp == layout.CurrentStamp(v.tx) {
-			v.lay = given
+			v.lay = st
 			return nil
 		}
 		v.lay, err = layout.ComputeStored(v.ctx, v.tx, layout.Options{})
