@@ -22,6 +22,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // natsServer is a real NATS server with JetStream, in this test process,
@@ -82,10 +83,7 @@ func ukWeb(t *testing.T, latency time.Duration) *fakeweb.Web {
 	path := filepath.Join("..", "..", "shared", "data", "webgraph", "uk1996-crawled-subgraph.tsv")
 	f, err := os.Open(path)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("open %s: %v", path, err)
-		}
-		t.Skipf("open %s: %v", path, err)
+		tooltest.Missing(t, "open %s: %v", path, err)
 	}
 	defer f.Close()
 	w, err := fakeweb.FromEdges(f, fakeweb.Config{Latency: latency, RobotsDisallowEvery: 11})

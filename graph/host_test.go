@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // normalizeHostCases drive TestNormalizeHost and seed FuzzNormalizeHost.
@@ -279,10 +280,7 @@ func dataDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join("..", "..", "shared", "data")
 	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared test data: %v", err)
-		}
-		t.Skipf("shared test data not found: %v", err)
+		tooltest.Missing(t, "shared test data: %v", err)
 	}
 	return dir
 }

@@ -19,7 +19,7 @@ func Missing(tb testing.TB, format string, a ...any) {
 	tb.Helper()
 	msg := fmt.Sprintf(format, a...)
 	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s (CI=true: the client tools must be installed)", msg)
+		tb.Fatalf("%s (CI=true: what the tests need must be installed)", msg)
 	}
 	tb.Skipf("%s: skipped (CI fails instead)", msg)
 }
