@@ -77,8 +77,8 @@ func (n *natsServer) restart() { n.stop(); n.start() }
 func (n *natsServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
 
 // ukWeb is the fake internet replaying the UK web's crawled host graph of
-// 1996 (shared data): 5,060 hosts, 20,091 links.
-func ukWeb(t *testing.T, latency time.Duration) *fakeweb.Web {
+// 1996 (shared data): 5,060 hosts, 20,091 links, served as cfg says.
+func ukWeb(t *testing.T, cfg fakeweb.Config) *fakeweb.Web {
 	t.Helper()
 	path := filepath.Join("..", "..", "shared", "data", "webgraph", "uk1996-crawled-subgraph.tsv")
 	f, err := os.Open(path)
@@ -86,7 +86,7 @@ func ukWeb(t *testing.T, latency time.Duration) *fakeweb.Web {
 		tooltest.Missing(t, "open %s: %v", path, err)
 	}
 	defer f.Close()
-	w, err := fakeweb.FromEdges(f, fakeweb.Config{Latency: latency, RobotsDisallowEvery: 11})
+	w, err := fakeweb.FromEdges(f, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func sameAsOneProcess(t *testing.T, merged, one string) {
 // result with one process's crawl. No home page is fetched twice.
 func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 	t.Parallel() // its processes mostly wait: it overlaps the other cluster tests
-	w := ukWeb(t, 0)
+	w := ukWeb(t, fakeweb.Config{RobotsDisallowEvery: 11})
 	srv := startWeb(t, w)
 	one := ukReference(t, srv, w)
 	ns := startNATS(t)
@@ -301,7 +301,7 @@ func TestCluster_ThreeShards_SameAsOneProcess(t *testing.T) {
 // with the same command, and compares the merged graph with one process's.
 func TestCluster_Kills_SameGraph(t *testing.T) {
 	t.Parallel()
-	w := ukWeb(t, 2*time.Millisecond)
+	w := ukWeb(t, fakeweb.Config{Latency: 2 * time.Millisecond, RobotsDisallowEvery: 11})
 	srv := startWeb(t, w)
 	one := ukReference(t, srv, w)
 	ns := startNATS(t)

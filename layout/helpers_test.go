@@ -124,27 +124,9 @@ func nxLouvain(tb testing.TB, n int, edges []edge, seeds int) float64 {
 	for _, e := range edges {
 		fmt.Fprintf(&in, "%d %d %g\n", e.from, e.to, e.w)
 	}
-	const script = `
-import sys, json
-import networkx as nx
-lines = sys.stdin.read().split("\n")
-n, seeds = map(int, lines[0].split())
-G = nx.Graph()
-G.add_nodes_from(range(n))
-for l in lines[1:]:
-    if l:
-        a, b, w = l.split()
-        a, b, w = int(a), int(b), float(w)
-        if G.has_edge(a, b):
-            G[a][b]["weight"] += w
-        else:
-            G.add_edge(a, b, weight=w)
-qs = [nx.community.modularity(G, nx.community.louvain_communities(G, weight="weight", seed=s), weight="weight") for s in range(seeds)]
-json.dump(qs, sys.stdout)
-`
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", script)
+	cmd := exec.CommandContext(ctx, py, "-c", tooltest.NetworkxLouvain)
 	cmd.Stdin = &in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -56,3 +56,29 @@ func Python(tb testing.TB, modules string, pythons ...string) string {
 	Missing(tb, "no python3 with %s (apt-get install %s)", modules, strings.Join(pkgs, " "))
 	return ""
 }
+
+// NetworkxLouvain is a Python script for Python's -c: it reads "n seeds"
+// then "u v w" lines (nodes 0..n-1), and prints as JSON the modularity of
+// networkx's Louvain partition for each seed 0..seeds-1, on the
+// undirected graph whose weights are summed both ways, self-loops left
+// out (as weaver's layout leaves them out).
+const NetworkxLouvain = `
+import sys, json
+import networkx as nx
+lines = sys.stdin.read().split("\n")
+n, seeds = map(int, lines[0].split())
+G = nx.Graph()
+G.add_nodes_from(range(n))
+for l in lines[1:]:
+    if l:
+        a, b, w = l.split()
+        a, b, w = int(a), int(b), float(w)
+        if a == b:
+            continue
+        if G.has_edge(a, b):
+            G[a][b]["weight"] += w
+        else:
+            G.add_edge(a, b, weight=w)
+qs = [nx.community.modularity(G, nx.community.louvain_communities(G, weight="weight", seed=s), weight="weight") for s in range(seeds)]
+json.dump(qs, sys.stdout)
+`
