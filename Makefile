@@ -45,6 +45,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' $(FUZZFLAGS) ./crawl
 	$(GO) test -run '^$$' -fuzz '^FuzzWellFormed$$' $(FUZZFLAGS) ./kv
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecords$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./internal/storetest
+	$(GO) test -run '^$$' -fuzz '^FuzzRecords_AsGowarc$$' $(FUZZFLAGS) ./warc
 
 # weaver against the ideal and against Colly on fakeweb, one table, also
 # written to bench/RESULTS.md. bench/ is its own module (it needs Colly; the

@@ -3,10 +3,9 @@ package warc
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base32"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -263,10 +262,40 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 		date = w.opts.Now()
 	}
 	reqID, respID := newID(), newID()
-	sum := sha1.Sum(ex.Response[hdrEnd+4:])
-	out.PayloadDigest = "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+	out.PayloadDigest = digest(ex.Response[hdrEnd+4:])
 	out.ResponseID = respID
+	if req, resp, ok := exchangeRecords(ex, reqID, respID, date, out.PayloadDigest); ok {
+		scratch := bufs.Get().(*bytes.Buffer)
+		defer bufs.Put(scratch)
+		for _, r := range []*record{&req, &resp} {
+			zw := w.gzipWriter(buf)
+			err := r.writeTo(zw, scratch)
+			if err == nil {
+				err = zw.Close()
+			}
+			w.putGzip(zw)
+			if err != nil {
+				return fmt.Errorf("warc: %s: %w", ex.URL, err)
+			}
+		}
+		return nil
+	}
+	builders, err := gowarcRecords(ex, reqID, respID, date, out.PayloadDigest)
+	if err != nil {
+		return err
+	}
+	for _, b := range builders {
+		if err := w.marshal(buf, b); err != nil {
+			return fmt.Errorf("warc: %s: %w", ex.URL, err)
+		}
+	}
+	return nil
+}
 
+// gowarcRecords are ex's two records as gowarc's builders, for an
+// exchange exchangeRecords leaves to them.
+func gowarcRecords(ex *Exchange, reqID, respID string, date time.Time, payload string) ([]gowarc.WarcRecordBuilder, error) {
+	hdrEnd := bytes.Index(ex.Response, []byte("\r\n\r\n"))
 	req := newBuilder(gowarc.Request)
 	req.AddWarcHeader(gowarc.WarcRecordID, reqID)
 	req.AddWarcHeaderTime(gowarc.WarcDate, date)
@@ -278,7 +307,7 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	}
 	addTLSFields(req, ex)
 	if _, err := req.Write(ex.Request); err != nil {
-		return err
+		return nil, err
 	}
 
 	var resp gowarc.WarcRecordBuilder
@@ -295,15 +324,15 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 			resp.AddWarcHeader(gowarc.WarcRefersTo, ex.Revisit.RecordID)
 		}
 		if !ex.Revisit.NotModified {
-			resp.AddWarcHeader(gowarc.WarcPayloadDigest, out.PayloadDigest)
+			resp.AddWarcHeader(gowarc.WarcPayloadDigest, payload)
 		}
 		if _, err := resp.Write(ex.Response[:hdrEnd+4]); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		resp = newBuilder(gowarc.Response)
 		if _, err := resp.Write(ex.Response); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	resp.AddWarcHeader(gowarc.WarcRecordID, respID)
@@ -318,12 +347,7 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	if ex.Truncated {
 		resp.AddWarcHeader(gowarc.WarcTruncated, "length")
 	}
-	for _, b := range []gowarc.WarcRecordBuilder{req, resp} {
-		if err := w.marshal(buf, b); err != nil {
-			return fmt.Errorf("warc: %s: %w", ex.URL, err)
-		}
-	}
-	return nil
+	return []gowarc.WarcRecordBuilder{req, resp}, nil
 }
 
 // The WARC 1.1 fields gowarc (3.1) does not define. Its builder takes any
@@ -373,6 +397,16 @@ func newID() string {
 
 // marshal builds b's record and appends it to buf as one gzip member.
 func (w *Writer) marshal(buf *bytes.Buffer, b gowarc.WarcRecordBuilder) error {
+	zw := w.gzipWriter(buf)
+	defer w.putGzip(zw)
+	if err := marshalTo(zw, b); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// marshalTo builds b's record and writes it to dst.
+func marshalTo(dst io.Writer, b gowarc.WarcRecordBuilder) error {
 	rec, _, err := b.Build()
 	if err != nil {
 		return err
@@ -383,12 +417,8 @@ func (w *Writer) marshal(buf *bytes.Buffer, b gowarc.WarcRecordBuilder) error {
 			f.Name = name
 		}
 	}
-	zw := w.gzipWriter(buf)
-	defer w.putGzip(zw)
-	if _, _, err := marshaler.Marshal(zw, rec, 0); err != nil {
-		return err
-	}
-	return zw.Close()
+	_, _, err = marshaler.Marshal(dst, rec, 0)
+	return err
 }
 
 var marshaler = gowarc.NewMarshaler()
