@@ -112,7 +112,20 @@ func benchWARC(b *testing.B) string {
 //
 //	go test ./ingest -run '^$' -bench Import -benchtime 1x
 func BenchmarkImport(b *testing.B) {
-	dir := benchWARC(b)
+	benchImport(b, benchWARC(b))
+}
+
+// BenchmarkImportWAT is BenchmarkImport on the same pages as a Common
+// Crawl WAT file: per page a request and a response metadata record, the
+// response's JSON envelope holding the page's title, description and
+// links, as Common Crawl writes them.
+//
+//	go test ./ingest -run '^$' -bench ImportWAT -benchtime 1x
+func BenchmarkImportWAT(b *testing.B) {
+	benchImport(b, benchWAT(b))
+}
+
+func benchImport(b *testing.B, dir string) {
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
 		b.Fatal(err)
@@ -145,6 +158,9 @@ func BenchmarkImport(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				if st.Pages == 0 || st.FilesDamaged > 0 {
+					b.Fatalf("imported %d pages, %d files damaged", st.Pages, st.FilesDamaged)
+				}
 				records += st.Records
 				pages += st.Pages
 				b.StopTimer()
@@ -159,6 +175,65 @@ func BenchmarkImport(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(pages), "CPU-µs/page")
 		})
 	}
+}
+
+var (
+	watOnce sync.Once
+	watDir  string
+	watErr  error
+)
+
+// watDoc is page i of pageExchange's web as the JSON of a WAT response
+// record.
+func watDoc(rng *rand.Rand, i, hosts int) string {
+	host := fmt.Sprintf("www.host-%d.example", i%hosts)
+	var links strings.Builder
+	for j := range 30 {
+		if j > 0 {
+			links.WriteString(",")
+		}
+		if j%6 == 5 {
+			fmt.Fprintf(&links, `{"path":"A@/href","url":"/p/%d","text":"same host %d"}`, j, j)
+			continue
+		}
+		fmt.Fprintf(&links, `{"path":"A@/href","url":"https://www.host-%d.example/","text":"host %d"}`, rng.Intn(hosts), j)
+	}
+	date := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+	return `{"Container":{"Filename":"CC-MAIN-bench.warc.gz","Compressed":true,"Offset":"` + strconv.Itoa(i*9000) + `",` +
+		`"Gzip-Metadata":{"Deflate-Length":"3000","Header-Length":"10","Footer-Length":"8","Inflated-Length":"8400"}},` +
+		`"Envelope":{"Format":"WARC","WARC-Header-Length":"480","Block-Digest":"sha1:AAAA",` +
+		`"WARC-Header-Metadata":{"WARC-Type":"response","WARC-Date":"` + date + `","WARC-Target-URI":"http://` + host + `/","WARC-IP-Address":"192.0.2.7","Content-Length":"8400"},` +
+		`"Payload-Metadata":{"Actual-Content-Type":"application/http; msgtype=response",` +
+		`"HTTP-Response-Metadata":{"Response-Message":{"Version":"HTTP/1.1","Status":"200","Reason":"OK"},` +
+		`"Headers":{"Content-Type":"text/html; charset=utf-8","Server":"bench","Content-Length":"8200"},"Headers-Length":"120","Entity-Length":"8200",` +
+		`"HTML-Metadata":{"Head":{"Title":"Page ` + strconv.Itoa(i) + ` of ` + host + `","Metas":[{"name":"description","content":"A page about ` + strconv.Itoa(i) + ` things"}]},` +
+		`"Links":[` + links.String() + `]}}}}}`
+}
+
+// benchWAT writes benchPages() pages as a WAT file once per test binary
+// run: a request and a response metadata record a page.
+func benchWAT(b *testing.B) string {
+	watOnce.Do(func() {
+		watDir, watErr = os.MkdirTemp("", "weaver-import-bench-wat-")
+		if watErr != nil {
+			return
+		}
+		path := filepath.Join(watDir, "CC-MAIN-bench.warc.wat.gz")
+		n, hosts := benchPages(), benchPages()/10
+		rng := rand.New(rand.NewSource(1))
+		var docs []string
+		for i := range n {
+			host := fmt.Sprintf("www.host-%d.example", i%hosts)
+			docs = append(docs,
+				`{"Envelope":{"Format":"WARC","WARC-Header-Metadata":{"WARC-Type":"request","WARC-Target-URI":"http://`+host+`/"}}}`,
+				watDoc(rng, i, hosts))
+		}
+		watErr = writeWATFile(path, docs...)
+	})
+	if watErr != nil {
+		b.Fatal(watErr)
+	}
+	return watDir
 }
 
 // cpuTime is the process's user and system CPU so far.
@@ -222,8 +297,10 @@ func BenchmarkWriter(b *testing.B) {
 // TestMain removes the benchmark's generated WARC.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchDir != "" {
-		os.RemoveAll(benchDir)
+	for _, dir := range []string{benchDir, watDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -38,7 +38,14 @@ const watRequest = `{"Envelope":{"WARC-Header-Metadata":{"WARC-Type":"request","
 // writeWAT writes a WAT file of metadata records holding docs.
 func writeWAT(t *testing.T, path string, docs ...string) {
 	t.Helper()
+	if err := writeWATFile(path, docs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeWATFile(path string, docs ...string) error {
 	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
 	for _, doc := range docs {
 		b := gowarc.NewRecordBuilder(gowarc.Metadata, gowarc.WithAddMissingDigest(true))
 		b.AddWarcHeader(gowarc.WarcDate, "2024-02-20T10:00:00Z")
@@ -47,18 +54,16 @@ func writeWAT(t *testing.T, path string, docs ...string) {
 		b.WriteString(doc)
 		rec, _, err := b.Build()
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		zw := gzip.NewWriter(&buf)
+		zw.Reset(&buf) // a gzip member a record
 		if _, _, err := gowarc.NewMarshaler().Marshal(zw, rec, 0); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		zw.Close()
 		rec.Close()
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 func graphOf(t *testing.T, s *kv.Store) (map[[2]string]int, map[string]graph.Node) {
