@@ -68,7 +68,9 @@ func ReverseHost(host string) string {
 // file system errors.
 func CCHostGraph(ctx context.Context, s *kv.Store, prefix string, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
-	opt.NoLayout = true // the format has no place for it: not computed
+	// The format has no place for the layout or the ranks: neither is
+	// computed (ranks only to cut the top nodes, with Top).
+	opt.NoLayout, opt.NoRanks = true, true
 	vpath, epath := CCHostGraphFiles(prefix)
 	vtarget, err := checkTarget(s, vpath, FormatCCHostGraph, opt.Force)
 	if err != nil {

@@ -55,6 +55,12 @@ type Options struct {
 	Top int
 	// TopBy is the measure Top ranks nodes by; "" means TopPageRank.
 	TopBy TopMeasure
+	// Ranks, when set, carries the ranks an export computed to the next
+	// exports given the same cache: an export to several files with the
+	// same filters ranks the graph once. They are reused only for the
+	// same filters and the same graph (the store's node and edge counts
+	// and total weight, as layout.Stamp).
+	Ranks *RankCache
 	// Force lets SQLite replace an existing file that is not a SQLite
 	// database, and the text formats replace a database. It never allows
 	// replacing the store being exported.
@@ -356,11 +362,54 @@ type viewRanks struct {
 	r        rank.Ranks
 }
 
+// RankCache holds the ranks of the last export that used it (see
+// Options.Ranks); the zero value is empty. It is not safe for concurrent
+// exports.
+type RankCache struct {
+	key      rankKey
+	ranks    *viewRanks
+	top      bitset
+	computed int
+}
+
+// Computed is how many times exports given c computed ranks, rather than
+// taking the ones c held.
+func (c *RankCache) Computed() int { return c.computed }
+
+// rankKey is what a view's ranks depend on: the graph and the filters.
+type rankKey struct {
+	stamp                               layout.Stamp
+	minWeight                           uint64
+	crawledOnly, domains, noMirrors, no bool
+	top                                 int
+	topBy                               TopMeasure
+	at                                  int64 // At's UnixNano; 0 when zero
+}
+
+func (v *view) rankKey() rankKey {
+	k := rankKey{stamp: layout.CurrentStamp(v.tx), minWeight: v.opt.MinWeight, crawledOnly: v.opt.CrawledOnly,
+		domains: v.opt.Domains, noMirrors: v.opt.NoMirrors, no: v.opt.NoRanks, top: v.opt.Top, topBy: v.opt.topBy()}
+	if !v.opt.At.IsZero() {
+		k.at = v.opt.At.UnixNano()
+	}
+	return k
+}
+
 // rank computes the ranks of the view's graph, filters and domains
 // applied, so that they are the ranks of the graph the export holds (what
 // networkx computes from the file): one walk of the view to build the
-// graph, after which the view starts again for the writer.
+// graph, after which the view starts again for the writer. With
+// Options.Ranks it takes the ones an earlier export computed for the same
+// graph and filters, and leaves its own there.
 func (v *view) rank() error {
+	key := v.rankKey()
+	if c := v.opt.Ranks; c != nil && c.ranks != nil && c.key == key {
+		v.ranks, v.top = c.ranks, c.top
+		if v.opt.NoRanks {
+			v.ranks = nil
+		}
+		return nil
+	}
 	var b *rank.Builder
 	if v.domains != nil {
 		b = rank.NewBuilder(len(v.domains.nodes), len(v.domains.edges))
@@ -410,6 +459,10 @@ func (v *view) rank() error {
 	v.kept = nil
 	if v.opt.Top > 0 {
 		v.cutTop(hosts)
+	}
+	if c := v.opt.Ranks; c != nil {
+		c.key, c.ranks, c.top = key, v.ranks, v.top
+		c.computed++
 	}
 	if v.opt.NoRanks {
 		v.ranks = nil

@@ -204,6 +204,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
 		Force: *force, NoRanks: *noRanks, NoLayout: *noLayout, NoMirrors: *noMirrors, Version: Version, At: atTime,
 		Top: int(*top), TopBy: export.TopMeasure(*by),
+		// Every file has the same filters: the graph is ranked once.
+		Ranks: &export.RankCache{},
 	}
 	// Every target but the Common Crawl one carries the hosts' layout.
 	// Without a fresh one in the store, lay the graph out once here, for
