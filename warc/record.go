@@ -122,16 +122,7 @@ func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload
 	d := warcTime(date)
 
 	req = record{typ: gowarc.Request, block: ex.Request, payload: digest(ex.Request[reqEnd:])}
-	req.fields = append(make([]field, 0, 6+len(tls)),
-		field{gowarc.WarcRecordID, reqID},
-		field{gowarc.WarcDate, d},
-		field{gowarc.WarcTargetURI, ex.URL},
-		field{gowarc.WarcConcurrentTo, respID},
-		field{gowarc.ContentType, "application/http;msgtype=request"})
-	if ex.RemoteIP != "" {
-		req.fields = append(req.fields, field{gowarc.WarcIPAddress, ex.RemoteIP})
-	}
-	req.fields = append(req.fields, tls...)
+	req.fields = exchangeFields(make([]field, 0, 6+len(tls)), ex, reqID, respID, d, "request", tls)
 
 	resp.fields = make([]field, 0, 13+len(tls))
 	if o := ex.Revisit; o != nil {
@@ -153,18 +144,26 @@ func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload
 	} else {
 		resp.typ, resp.block, resp.payload = gowarc.Response, ex.Response, payload
 	}
-	resp.fields = append(resp.fields,
-		field{gowarc.WarcRecordID, respID},
-		field{gowarc.WarcDate, d},
-		field{gowarc.WarcTargetURI, ex.URL},
-		field{gowarc.WarcConcurrentTo, reqID},
-		field{gowarc.ContentType, "application/http;msgtype=response"})
-	if ex.RemoteIP != "" {
-		resp.fields = append(resp.fields, field{gowarc.WarcIPAddress, ex.RemoteIP})
-	}
-	resp.fields = append(resp.fields, tls...)
+	resp.fields = exchangeFields(resp.fields, ex, respID, reqID, d, "response", tls)
 	if ex.Truncated {
 		resp.fields = append(resp.fields, field{gowarc.WarcTruncated, "length"})
 	}
 	return req, resp, true
+}
+
+// exchangeFields appends to fs the fields an exchange's request and
+// response records share, in gowarc's order: the record's id, the date,
+// the target, the other record's id, the content type (msgtype "request"
+// or "response"), the peer's address and the TLS fields.
+func exchangeFields(fs []field, ex *Exchange, id, other, date, msgtype string, tls []field) []field {
+	fs = append(fs,
+		field{gowarc.WarcRecordID, id},
+		field{gowarc.WarcDate, date},
+		field{gowarc.WarcTargetURI, ex.URL},
+		field{gowarc.WarcConcurrentTo, other},
+		field{gowarc.ContentType, "application/http;msgtype=" + msgtype})
+	if ex.RemoteIP != "" {
+		fs = append(fs, field{gowarc.WarcIPAddress, ex.RemoteIP})
+	}
+	return append(fs, tls...)
 }
