@@ -54,7 +54,7 @@ func isLater(name []byte) bool {
 // leaf still splits it, as before. 0 means bbolt's default.
 func fillPercent(name []byte) float64 {
 	switch string(name) {
-	case "edges", "nodes", "crawls", "visited":
+	case "edges", "nodes", "crawls", "visited", "layout":
 		return 0.95
 	}
 	return 0
