@@ -310,6 +310,7 @@ func TestMap_Serve(t *testing.T) {
 // canvas is what a user of such a browser sees).
 func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 	store, ns, es := mapStore(t, 6000)
+	storeLayout(t, store)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "map.html")
 	if r := weaver(t, dir, "export", "--db", store, "--html", page); r.code != 0 {
