@@ -131,7 +131,15 @@ func (b *browser) must(what string, actions ...chromedp.Action[chromedp.Void]) {
 // open loads url and waits for an element matched by a CSS selector.
 func (b *browser) open(url, selector string) {
 	b.t.Helper()
-	b.must("opening "+url, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS(selector)))
+	b.openWithin(time.Minute, url, selector)
+}
+
+// openWithin is open with a time limit other than a minute.
+func (b *browser) openWithin(timeout time.Duration, url, selector string) {
+	b.t.Helper()
+	if err := b.do(timeout, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
+		b.t.Fatalf("opening %s: %v", url, err)
+	}
 }
 
 // eval evaluates a JavaScript expression, awaiting a promise, into v

@@ -326,8 +326,12 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 		t.Run(tc.renderer, func(t *testing.T) {
 			t.Parallel()
 			b := newBrowserWith(t, 1400, 900, tc.flags...)
-			b.open("file://"+page, "#stats")
-			b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, time.Minute)
+			// Loading 6,000 hosts on software WebGL beside the race-built
+			// unit tests on 2 cores took 62 s once in CI (load 4.6): the
+			// limits are for a hung page, not a figure (the map's speed
+			// is BenchmarkMap_PanZoom_20kHosts's).
+			b.openWithin(3*time.Minute, "file://"+page, "#stats")
+			b.waitFor("the graph", `document.getElementById('stats').dataset.state === 'done'`, 3*time.Minute)
 			if st := b.stats(); st.Nodes != ns || st.Edges != es {
 				t.Fatalf("the map shows %v, want %d nodes and %d edges", st, ns, es)
 			}
@@ -372,10 +376,10 @@ func TestMap_BigGraph_LevelOfDetail(t *testing.T) {
 				b.eval(`(() => { const d = document.getElementById('stats').dataset; return {lod: +(d.lodFrames || 0), full: +(d.fullFrames || 0)}; })()`, &before)
 				b.must(move.name, move.actions...)
 				b.waitFor("the whole graph after "+move.name, fmt.Sprintf(`(() => { const d = document.getElementById('stats').dataset;
-					return +(d.lodFrames || 0) > %d && +(d.fullFrames || 0) > %d && d.moving === 'false'; })()`, before.LOD, before.Full), 30*time.Second)
+					return +(d.lodFrames || 0) > %d && +(d.fullFrames || 0) > %d && d.moving === 'false'; })()`, before.LOD, before.Full), 90*time.Second)
 			}
 			key, host := b.clickBiggestHost()
-			b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 10*time.Second)
+			b.waitFor("the clicked host's panel", `document.getElementById('info').dataset.node === '`+key+`'`, 30*time.Second)
 			t.Logf("%s: %d hosts, %d links: clicked %s after the moves", tc.renderer, ns, es, host)
 		})
 	}
