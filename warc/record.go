@@ -98,19 +98,15 @@ func httpHeaderEnd(b []byte) (end int, ok bool) {
 }
 
 // exchangeRecords are ex's request record and its response (or revisit)
-// record, with the given record ids and date; ok is false when an HTTP
-// header is one for gowarc's builder (see httpHeaderEnd). payload is the
-// response's payload digest.
-func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload string) (req, resp record, ok bool) {
-	reqEnd, ok := httpHeaderEnd(ex.Request)
-	if !ok {
-		return req, resp, false
-	}
-	respEnd, ok := httpHeaderEnd(ex.Response)
-	if !ok {
-		return req, resp, false
-	}
-	tls := make([]field, 0, len(ex.Protocols)+1)
+// record, with the given record ids and date; payload is the response's
+// payload digest. direct says writeTo writes them as gowarc's builder
+// would; when it is false (an HTTP header the builder reads otherwise: see
+// httpHeaderEnd), they go through the builder. ex.Response is known to
+// hold a blank line.
+func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload string) (req, resp record, direct bool) {
+	reqEnd, reqOK := httpHeaderEnd(ex.Request)
+	_, respOK := httpHeaderEnd(ex.Response)
+	var tls []field
 	for _, p := range ex.Protocols {
 		if p != "" {
 			tls = append(tls, field{fieldProtocol, oneLine(p)})
@@ -121,12 +117,16 @@ func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload
 	}
 	d := warcTime(date)
 
-	req = record{typ: gowarc.Request, block: ex.Request, payload: digest(ex.Request[reqEnd:])}
+	req = record{typ: gowarc.Request, block: ex.Request}
+	if reqOK {
+		req.payload = digest(ex.Request[reqEnd:])
+	}
 	req.fields = exchangeFields(make([]field, 0, 6+len(tls)), ex, reqID, respID, d, "request", tls)
 
 	resp.fields = make([]field, 0, 13+len(tls))
 	if o := ex.Revisit; o != nil {
-		resp.typ, resp.block = gowarc.Revisit, ex.Response[:respEnd]
+		head := bytes.Index(ex.Response, []byte("\r\n\r\n")) + 4
+		resp.typ, resp.block = gowarc.Revisit, ex.Response[:head]
 		profile := gowarc.ProfileIdenticalPayloadDigestV1_1
 		if o.NotModified {
 			profile = gowarc.ProfileServerNotModifiedV1_1
@@ -148,7 +148,34 @@ func exchangeRecords(ex *Exchange, reqID, respID string, date time.Time, payload
 	if ex.Truncated {
 		resp.fields = append(resp.fields, field{gowarc.WarcTruncated, "length"})
 	}
-	return req, resp, true
+	return req, resp, reqOK && respOK
+}
+
+// write writes r to dst: itself when direct (see exchangeRecords), else
+// through gowarc's builder.
+func (r *record) write(dst io.Writer, direct bool, scratch *bytes.Buffer) error {
+	if direct {
+		return r.writeTo(dst, scratch)
+	}
+	b, err := r.builder()
+	if err != nil {
+		return err
+	}
+	return marshalTo(dst, b)
+}
+
+// builder is r as a gowarc record builder, which computes Content-Length
+// and the digests itself.
+func (r *record) builder() (gowarc.WarcRecordBuilder, error) {
+	b := newBuilder(r.typ)
+	for _, f := range r.fields {
+		b.AddWarcHeader(f.name, f.value)
+	}
+	if _, err := b.Write(r.block); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // exchangeFields appends to fs the fields an exchange's request and

@@ -264,90 +264,15 @@ func (w *Writer) build(buf *bytes.Buffer, ex *Exchange, out *Written) error {
 	reqID, respID := newID(), newID()
 	out.PayloadDigest = digest(ex.Response[hdrEnd+4:])
 	out.ResponseID = respID
-	if req, resp, ok := exchangeRecords(ex, reqID, respID, date, out.PayloadDigest); ok {
-		scratch := bufs.Get().(*bytes.Buffer)
-		defer bufs.Put(scratch)
-		for _, r := range []*record{&req, &resp} {
-			zw := w.gzipWriter(buf)
-			err := r.writeTo(zw, scratch)
-			if err == nil {
-				err = zw.Close()
-			}
-			w.putGzip(zw)
-			if err != nil {
-				return fmt.Errorf("warc: %s: %w", ex.URL, err)
-			}
-		}
-		return nil
-	}
-	builders, err := gowarcRecords(ex, reqID, respID, date, out.PayloadDigest)
-	if err != nil {
-		return err
-	}
-	for _, b := range builders {
-		if err := w.marshal(buf, b); err != nil {
+	req, resp, direct := exchangeRecords(ex, reqID, respID, date, out.PayloadDigest)
+	scratch := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(scratch)
+	for _, r := range []*record{&req, &resp} {
+		if err := w.compress(buf, func(zw io.Writer) error { return r.write(zw, direct, scratch) }); err != nil {
 			return fmt.Errorf("warc: %s: %w", ex.URL, err)
 		}
 	}
 	return nil
-}
-
-// gowarcRecords are ex's two records as gowarc's builders, for an
-// exchange exchangeRecords leaves to them.
-func gowarcRecords(ex *Exchange, reqID, respID string, date time.Time, payload string) ([]gowarc.WarcRecordBuilder, error) {
-	hdrEnd := bytes.Index(ex.Response, []byte("\r\n\r\n"))
-	req := newBuilder(gowarc.Request)
-	req.AddWarcHeader(gowarc.WarcRecordID, reqID)
-	req.AddWarcHeaderTime(gowarc.WarcDate, date)
-	req.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	req.AddWarcHeader(gowarc.WarcConcurrentTo, respID)
-	req.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=request")
-	if ex.RemoteIP != "" {
-		req.AddWarcHeader(gowarc.WarcIPAddress, ex.RemoteIP)
-	}
-	addTLSFields(req, ex)
-	if _, err := req.Write(ex.Request); err != nil {
-		return nil, err
-	}
-
-	var resp gowarc.WarcRecordBuilder
-	if ex.Revisit != nil {
-		resp = newBuilder(gowarc.Revisit)
-		if ex.Revisit.NotModified {
-			resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileServerNotModifiedV1_1)
-		} else {
-			resp.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileIdenticalPayloadDigestV1_1)
-		}
-		resp.AddWarcHeader(gowarc.WarcRefersToTargetURI, ex.Revisit.URL)
-		resp.AddWarcHeaderTime(gowarc.WarcRefersToDate, ex.Revisit.Date)
-		if ex.Revisit.RecordID != "" {
-			resp.AddWarcHeader(gowarc.WarcRefersTo, ex.Revisit.RecordID)
-		}
-		if !ex.Revisit.NotModified {
-			resp.AddWarcHeader(gowarc.WarcPayloadDigest, payload)
-		}
-		if _, err := resp.Write(ex.Response[:hdrEnd+4]); err != nil {
-			return nil, err
-		}
-	} else {
-		resp = newBuilder(gowarc.Response)
-		if _, err := resp.Write(ex.Response); err != nil {
-			return nil, err
-		}
-	}
-	resp.AddWarcHeader(gowarc.WarcRecordID, respID)
-	resp.AddWarcHeaderTime(gowarc.WarcDate, date)
-	resp.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	resp.AddWarcHeader(gowarc.WarcConcurrentTo, reqID)
-	resp.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=response")
-	if ex.RemoteIP != "" {
-		resp.AddWarcHeader(gowarc.WarcIPAddress, ex.RemoteIP)
-	}
-	addTLSFields(resp, ex)
-	if ex.Truncated {
-		resp.AddWarcHeader(gowarc.WarcTruncated, "length")
-	}
-	return []gowarc.WarcRecordBuilder{req, resp}, nil
 }
 
 // The WARC 1.1 fields gowarc (3.1) does not define. Its builder takes any
@@ -363,18 +288,6 @@ const (
 var spelled = map[string]string{
 	http.CanonicalHeaderKey(fieldProtocol):    fieldProtocol,
 	http.CanonicalHeaderKey(fieldCipherSuite): fieldCipherSuite,
-}
-
-// addTLSFields adds ex's WARC-Protocol and WARC-Cipher-Suite fields to b.
-func addTLSFields(b gowarc.WarcRecordBuilder, ex *Exchange) {
-	for _, p := range ex.Protocols {
-		if p != "" {
-			b.AddWarcHeader(fieldProtocol, oneLine(p))
-		}
-	}
-	if ex.CipherSuite != "" {
-		b.AddWarcHeader(fieldCipherSuite, oneLine(ex.CipherSuite))
-	}
 }
 
 // oneLine folds line breaks into spaces: a field value is one line.
@@ -397,9 +310,14 @@ func newID() string {
 
 // marshal builds b's record and appends it to buf as one gzip member.
 func (w *Writer) marshal(buf *bytes.Buffer, b gowarc.WarcRecordBuilder) error {
+	return w.compress(buf, func(zw io.Writer) error { return marshalTo(zw, b) })
+}
+
+// compress appends to buf one gzip member of what write writes.
+func (w *Writer) compress(buf *bytes.Buffer, write func(io.Writer) error) error {
 	zw := w.gzipWriter(buf)
 	defer w.putGzip(zw)
-	if err := marshalTo(zw, b); err != nil {
+	if err := write(zw); err != nil {
 		return err
 	}
 	return zw.Close()
