@@ -58,15 +58,6 @@ type idIndex struct {
 	sparse bool     // no table: search
 }
 
-// newIDIndex returns the index of ids, ascending.
-func newIDIndex(ids []uint64) idIndex {
-	var x idIndex
-	for _, id := range ids {
-		x.add(id)
-	}
-	return x
-}
-
 // add appends id, larger than every id before it.
 func (x *idIndex) add(id uint64) {
 	x.ids = append(x.ids, id)

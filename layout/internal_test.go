@@ -67,3 +67,13 @@ func TestIDIndex_AsBinarySearch(t *testing.T) {
 		t.Error("an empty index found 1")
 	}
 }
+
+// newIDIndex returns the index of ids, ascending, as the Builder's
+// AddNode builds it.
+func newIDIndex(ids []uint64) idIndex {
+	var x idIndex
+	for _, id := range ids {
+		x.add(id)
+	}
+	return x
+}
