@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
@@ -87,20 +87,7 @@ func TestLayout_UK1996Replay(t *testing.T) {
 	}
 	q := layout.Modularity(lg, comm)
 	c := layout.Compactness(comm, x, y)
-	cmd := exec.Command(py, "-c", tooltest.NetworkxLouvain)
-	cmd.Stdin = &nx
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("networkx: %v", err)
-	}
-	var qs []float64
-	if err := json.Unmarshal(out, &qs); err != nil || len(qs) == 0 {
-		t.Fatalf("networkx said %q: %v", out, err)
-	}
-	best := qs[0]
-	for _, v := range qs {
-		best = max(best, v)
-	}
+	best := slices.Max(tooltest.LouvainModularity(t, py, nx.Bytes()))
 	t.Logf("UK-1996 replay: %d hosts, %d links; modularity %.4f, networkx %.4f (%.3f); communities kept together %.3f",
 		len(g.Nodes), len(g.Edges), q, best, q/best, c)
 	if q < 0.95*best {

@@ -3,17 +3,14 @@ package layout_test
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/layout"
@@ -124,23 +121,8 @@ func nxLouvain(tb testing.TB, n int, edges []edge, seeds int) float64 {
 	for _, e := range edges {
 		fmt.Fprintf(&in, "%d %d %g\n", e.from, e.to, e.w)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", tooltest.NetworkxLouvain)
-	cmd.Stdin = &in
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		tb.Fatalf("networkx: %v\n%s", err, errb.String())
-	}
-	var qs []float64
-	if err := json.Unmarshal(out.Bytes(), &qs); err != nil {
-		tb.Fatalf("networkx output %q: %v", out.String(), err)
-	}
-	best := qs[0]
-	for _, q := range qs {
-		best = max(best, q)
-	}
+	qs := tooltest.LouvainModularity(tb, py, in.Bytes())
+	best := slices.Max(qs)
 	tb.Logf("networkx louvain modularity over %d seeds: %v", seeds, qs)
 	return best
 }

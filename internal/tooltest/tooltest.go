@@ -6,11 +6,15 @@
 package tooltest
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Missing reports something a test needs that is not there: a skip, or
@@ -57,12 +61,32 @@ func Python(tb testing.TB, modules string, pythons ...string) string {
 	return ""
 }
 
-// NetworkxLouvain is a Python script for Python's -c: it reads "n seeds"
-// then "u v w" lines (nodes 0..n-1), and prints as JSON the modularity of
-// networkx's Louvain partition for each seed 0..seeds-1, on the
+// LouvainModularity runs networkx's Louvain with the Python py on in:
+// "n seeds", then a "u v w" line per edge (nodes 0..n-1). It returns the
+// modularity of networkx's partition for each seed 0..seeds-1, on the
 // undirected graph whose weights are summed both ways, self-loops left
-// out (as weaver's layout leaves them out).
-const NetworkxLouvain = `
+// out (as weaver's layout leaves them out). A failing or silent Python
+// fails the test.
+func LouvainModularity(tb testing.TB, py string, in []byte) []float64 {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", networkxLouvain)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("networkx: %v\n%s", err, errb.String())
+	}
+	var qs []float64
+	if err := json.Unmarshal(out.Bytes(), &qs); err != nil || len(qs) == 0 {
+		tb.Fatalf("networkx said %q: %v", out.String(), err)
+	}
+	return qs
+}
+
+// networkxLouvain is LouvainModularity's script, for Python's -c.
+const networkxLouvain = `
 import sys, json
 import networkx as nx
 lines = sys.stdin.read().split("\n")
