@@ -86,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hosts := fs.Int("hosts", 1000, "number of generated hosts")
 	seed := fs.Int64("seed", 0, "seed of the generated web")
 	latency := fs.Duration("latency", 0, "delay before every response")
+	jitter := fs.Duration("jitter", 0, "add to each response's delay a further `DURATION` at most, drawn at random")
 	uk := fs.String("uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
 	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
 	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
@@ -118,6 +119,7 @@ Examples:
   fakeweb --hosts 1000 --seed 7
   fakeweb --print-seed --hosts 1000 --seed 7
   fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
+  fakeweb --hosts 3000 --latency 2ms --jitter 20ms --crawl-delay-every 10
   fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
   fakeweb --hosts 200 --pages 6
@@ -146,11 +148,15 @@ Examples:
 	if *latency < 0 || *latency > time.Hour {
 		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
 	}
+	if *jitter < 0 || *jitter > time.Hour {
+		return fmt.Errorf("--jitter out of range: %v: %w", *jitter, errUsage)
+	}
 
 	cfg := fakeweb.Config{
 		Hosts:               *hosts,
 		Seed:                *seed,
 		Latency:             *latency,
+		Jitter:              *jitter,
 		LinksPerPage:        *links,
 		Faults:              faults,
 		RobotsDisallowEvery: *disallow,

@@ -3,6 +3,7 @@ package fakeweb
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Fault is a set of misbehaviours a host can be given through Config.Faults.
@@ -65,6 +66,14 @@ const (
 	// RobotsRedirect redirects /robots.txt to /robots-real.txt, which
 	// disallows / for every agent.
 	RobotsRedirect
+	// SlowAnswer answers every request a second (SlowAnswerDelay) later
+	// than the rest of the web: a slow server, whose links a crawler
+	// reads after those of hosts further from the seed.
+	SlowAnswer
+	// Unavailable answers the first Config.FaultRepeat non-robots requests
+	// with 503 and Retry-After: 1, then behaves normally: a host that
+	// answers on a retry, after hosts further from the seed.
+	Unavailable
 
 	faultEnd
 )
@@ -73,8 +82,11 @@ var faultNames = []string{
 	"SlowDrip", "EndlessBody", "Huge", "GzipBomb", "RedirectLoop",
 	"RedirectChain20", "ResetMidBody", "BinaryHTML", "ManyLinks", "InvalidUTF8",
 	"InvalidBytes", "TooMany429", "Burst5xx", "CalendarTrap", "LinksToPrivate", "HugeRobots",
-	"BinaryRobots", "RobotsRedirect",
+	"BinaryRobots", "RobotsRedirect", "SlowAnswer", "Unavailable",
 }
+
+// SlowAnswerDelay is how much later than the web a SlowAnswer host answers.
+const SlowAnswerDelay = time.Second
 
 // opaque are the faults after which a crawler has no page to take links from.
 const opaque = SlowDrip | EndlessBody | Huge | GzipBomb | RedirectLoop |

@@ -37,7 +37,7 @@ func rawClient(t *testing.T, c *http.Client) *http.Client {
 
 func TestFault_Names(t *testing.T) {
 	all := fakeweb.AllFaults()
-	if got, want := len(all), 18; got != want {
+	if got, want := len(all), 20; got != want {
 		t.Fatalf("AllFaults: got %d, want %d", got, want)
 	}
 	for _, f := range all {
@@ -231,6 +231,35 @@ func TestFault_TooMany429(t *testing.T) {
 		status, h, _ := get(t, c, "http://f.test/")
 		if status != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
 			t.Errorf("request %d: status %d, Retry-After %q; want 429, 1", k, status, h.Get("Retry-After"))
+		}
+	}
+	if status, _, _ := get(t, c, "http://f.test/"); status != http.StatusOK {
+		t.Errorf("request 3: status %d, want 200", status)
+	}
+}
+
+func TestFault_SlowAnswer(t *testing.T) {
+	_, c := faultWeb(t, fakeweb.SlowAnswer)
+	for _, u := range []string{"http://f.test/robots.txt", "http://f.test/"} {
+		start := time.Now()
+		if status, _, _ := get(t, c, u); status != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", u, status)
+		}
+		if took := time.Since(start); took < fakeweb.SlowAnswerDelay {
+			t.Errorf("%s answered in %v, want %v at least", u, took, fakeweb.SlowAnswerDelay)
+		}
+	}
+}
+
+func TestFault_Unavailable(t *testing.T) {
+	_, c := faultWeb(t, fakeweb.Unavailable)
+	if status, _, _ := get(t, c, "http://f.test/robots.txt"); status != http.StatusOK {
+		t.Errorf("robots.txt: status %d, want 200 (not counted)", status)
+	}
+	for k := 0; k < 2; k++ {
+		status, h, _ := get(t, c, "http://f.test/")
+		if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" {
+			t.Errorf("request %d: status %d, Retry-After %q; want 503, 1", k, status, h.Get("Retry-After"))
 		}
 	}
 	if status, _, _ := get(t, c, "http://f.test/"); status != http.StatusOK {

@@ -16,6 +16,7 @@ const (
 	streamFill
 	streamMeta
 	streamBinary
+	streamJitter
 )
 
 // newRNG returns a generator for one (seed, stream, index) triple.

@@ -42,12 +42,28 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	n := w.record(host, robots)
 	rep := w.route(r, host, path, n)
 	w.reqs = append(w.reqs, Request{Host: host, Path: target, At: at, Status: rep.status, Proto: r.Proto, TLS: r.TLS != nil})
+	delay := w.delay(host, len(w.reqs))
 	w.mu.Unlock()
 
-	if !wait(r.Context(), w.cfg.Latency) {
+	if !wait(r.Context(), delay) {
 		return
 	}
 	rep.serve(rw, r)
+}
+
+// delay is how long the k-th request, to host, waits before its answer:
+// the web's latency, its jitter (drawn from the seed, host and k), and a
+// second more for a SlowAnswer host. It runs under w.mu.
+func (w *Web) delay(host string, k int) time.Duration {
+	d := w.cfg.Latency
+	if w.cfg.Jitter > 0 {
+		r := newRNG(w.seed, streamJitter, k)
+		d += time.Duration(r.float() * float64(w.cfg.Jitter))
+	}
+	if i, ok := w.index[host]; ok && w.sites[i].fault&SlowAnswer != 0 {
+		d += SlowAnswerDelay
+	}
+	return d
 }
 
 // wait waits d or until ctx is done, and reports whether d elapsed.
@@ -106,6 +122,12 @@ func (w *Web) route(r *http.Request, host, path string, n int) reply {
 			}}
 		}
 		n -= k
+	}
+	if k := w.cfg.FaultRepeat; s.fault&Unavailable != 0 && n < k {
+		return reply{http.StatusServiceUnavailable, func(rw http.ResponseWriter, _ *http.Request) {
+			rw.Header().Set("Retry-After", "1")
+			writeBody(rw, http.StatusServiceUnavailable, "text/plain; charset=utf-8", []byte("fakeweb: unavailable\n"))
+		}}
 	}
 	if k := w.cfg.FaultRepeat; s.fault&Burst5xx != 0 && n < k {
 		if n%2 == 0 {

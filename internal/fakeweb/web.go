@@ -18,6 +18,9 @@ type Config struct {
 	Seed int64
 	// Latency is how long every response waits before its first byte.
 	Latency time.Duration
+	// Jitter adds to each response's wait a further delay drawn evenly
+	// from [0, Jitter): hosts answer in an order no crawler can plan for.
+	Jitter time.Duration
 	// LinksPerPage is the mean number of links from a home page to other
 	// hosts of the web (each page draws from [n/2, 3n/2]); 0 means 25.
 	// Same-host, excluded and malformed links come on top.
@@ -30,7 +33,8 @@ type Config struct {
 	// and linked from the start of a regular host's page (the k-th extra host
 	// from host k mod the number of regular hosts).
 	Faults map[string]Fault
-	// FaultRepeat is how many requests TooMany429 and Burst5xx fail; 0 means 2.
+	// FaultRepeat is how many requests TooMany429, Burst5xx and Unavailable
+	// fail; 0 means 2.
 	FaultRepeat int
 	// RobotsDisallowEvery makes every Nth host (hosts N-1, 2N-1, ...) disallow
 	// / for the agent "weaver". 0 means 50 for New and never for FromEdges;
@@ -120,7 +124,7 @@ type Web struct {
 	mu        sync.Mutex     // guards the fields below
 	reqs      []Request      // every request, in arrival order
 	counts    map[string]int // requests per host
-	pageCount map[string]int // non-robots requests per host, for TooMany429 and Burst5xx
+	pageCount map[string]int // non-robots requests per host, for TooMany429, Burst5xx, Unavailable
 }
 
 const (
@@ -351,8 +355,8 @@ func (w *Web) RequestCount(host string) int {
 	return w.counts[normalizeHost(host)]
 }
 
-// Reset forgets recorded requests and restarts the TooMany429 and Burst5xx
-// counters.
+// Reset forgets recorded requests and restarts the TooMany429, Burst5xx
+// and Unavailable counters.
 func (w *Web) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
