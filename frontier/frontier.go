@@ -269,6 +269,33 @@ func place(tx *kv.Tx, e Entry, k []byte) (bool, error) {
 	return true, err
 }
 
+// QueuedAt reports the depth at which node is queued, if it is (a leased
+// entry is not queued).
+func QueuedAt(tx *kv.Tx, node uint64) (int, bool) {
+	k := tx.GetRaw(kv.BucketQueued, kv.U64(node))
+	if len(k) != 12 {
+		return 0, false
+	}
+	return depthOf(k), true
+}
+
+// Remove takes node's queued entry out of the queue, for good: its
+// visited marks stay. It reports whether there was one.
+func Remove(tx *kv.Tx, node uint64) (bool, error) {
+	q := tx.GetRaw(kv.BucketQueued, kv.U64(node))
+	if q == nil {
+		return false, nil
+	}
+	if err := tx.Delete(kv.BucketFrontier, append([]byte(nil), q...)); err != nil {
+		return false, err
+	}
+	if err := tx.Delete(kv.BucketQueued, kv.U64(node)); err != nil {
+		return false, err
+	}
+	_, err := tx.AddCounter(counterSize, -1)
+	return err == nil, err
+}
+
 // Claim leases up to n entries in breadth-first order, asking judge about
 // each: Take leases it, Skip leaves it queued, Drop removes it. Entries of
 // hosts already leased are skipped (a host is never fetched by two workers

@@ -344,28 +344,60 @@ func ForEachEdgeFrom(tx *kv.Tx, from uint64, fn func(*Edge) error) error {
 	return nil
 }
 
+// Targets returns the nodes that from links to, in id order: the keys of
+// its out-edges, without decoding their values.
+func Targets(tx *kv.Tx, from uint64) []uint64 {
+	var out []uint64
+	c := tx.Cursor(kv.BucketEdges)
+	prefix := kv.U64(from)
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == 16 {
+			out = append(out, binary.BigEndian.Uint64(k[8:]))
+		}
+	}
+	return out
+}
+
 // AdmitSubdomain is the subdomain limiter of seed 000 §5.4, persisted: it
 // reports whether host may be queued given that at most max distinct hosts
 // of one registrable domain are admitted (max ≤ 0: no limit). A host
 // already admitted stays admitted; a new one is recorded when allowed.
 func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
-	root := RegistrableDomain(host)
-	key := make([]byte, 0, len(root)+1+len(host))
-	key = append(append(append(key, root...), 0), host...)
+	key := rootKey(host)
 	if tx.GetRaw(kv.BucketRoots, key) != nil {
 		return true, nil
 	}
-	if max > 0 {
-		prefix := key[:len(root)+1]
-		c := tx.Cursor(kv.BucketRoots)
-		count := 0
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if count++; count >= max {
-				return false, nil
-			}
-		}
+	if max > 0 && len(Subdomains(tx, host)) >= max {
+		return false, nil
 	}
 	return true, tx.PutRaw(kv.BucketRoots, key, []byte{})
+}
+
+// Subdomains returns the hosts admitted under host's registrable domain
+// (see AdmitSubdomain), in name order.
+func Subdomains(tx *kv.Tx, host string) []string {
+	key := rootKey(host)
+	prefix := key[:len(key)-len(host)]
+	var out []string
+	c := tx.Cursor(kv.BucketRoots)
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		out = append(out, string(k[len(prefix):]))
+	}
+	return out
+}
+
+// Unadmit takes host's place under its registrable domain back (see
+// AdmitSubdomain), for a host that was never fetched.
+func Unadmit(tx *kv.Tx, host string) error {
+	return tx.Delete(kv.BucketRoots, rootKey(host))
+}
+
+// rootKey is host's key in the roots bucket: its registrable domain, a
+// zero byte, the host.
+func rootKey(host string) []byte {
+	root := RegistrableDomain(host)
+	key := make([]byte, 0, len(root)+1+len(host))
+	return append(append(append(key, root...), 0), host...)
 }
 
 // Check verifies graph's invariants: every host maps to a node that names
