@@ -72,6 +72,9 @@ func (n *Node) consumeLoop(ctx context.Context, cons jetstream.Consumer) {
 			_ = m.Ack() // a lost ack means a redelivery, which the inbox recognises
 		}
 		n.crawler.Wake()
+		// A link that brought a crawled host closer may have forwarded
+		// links to the hosts it links to (crawl.Crawler.Admit).
+		n.wakePublisher()
 		n.pokeState()
 	}
 }

@@ -38,6 +38,10 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	old := n
 	p.revisit, p.savedBytes = n.CrawlCount > 0, n.Bytes
 	n.LastSeen = now
+	// The lease's depth is the host's when it was queued; a page committed
+	// since may have found it closer (see relax), or this lease closer
+	// than the host's last crawl.
+	lowered := p.lease.Depth < n.Depth
 	n.Depth = min(n.Depth, p.lease.Depth)
 	switch {
 	case p.disallow:
@@ -89,7 +93,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		}
 	}
 	before := graph.GetCounts(tx)
-	depth := p.lease.Depth + 1
+	depth := n.Depth + 1
 	p.forwarded = false
 	var links []graph.Link
 	if p.fetched {
@@ -124,9 +128,11 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 			p.forwarded = p.forwarded || fw
 			continue
 		}
-		if _, err := c.target(tx, t.host, &dst, created, depth, now); err != nil {
+		_, fw, err := c.target(tx, t.host, &dst, created, depth, now)
+		if err != nil {
 			return err
 		}
+		p.forwarded = p.forwarded || fw
 	}
 	if err := graph.AddEdges(tx, id, adds, now); err != nil {
 		return err
@@ -137,6 +143,15 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	}
 	if err := graph.Put(tx, &n); err != nil {
 		return err
+	}
+	if lowered {
+		// Crawled before at a greater depth: the links it recorded then
+		// are as close as the host now is.
+		fw, err := c.relax(tx, id, n.Depth, now)
+		if err != nil {
+			return err
+		}
+		p.forwarded = p.forwarded || fw
 	}
 	after := graph.GetCounts(tx)
 	p.nodesCreated = int64(after.Nodes - before.Nodes)

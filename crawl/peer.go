@@ -90,8 +90,10 @@ func (c *Crawler) owns(host string) bool { return c.peer == nil || c.peer.Owns(h
 // owns) at depth hops from a seed, in the caller's transaction, exactly as
 // a link found by this shard's own page would be: the node is created or
 // updated, the depth limit, crawl count and subdomain cap are applied, and
-// the frontier's dedup decides. It reports whether an entry was queued.
-// Call Wake once the transaction is durable.
+// the frontier's dedup decides. A host crawled already at a greater depth
+// brings the hosts it links to closer (see relax), which may forward links
+// to other shards. It reports whether an entry was queued. Call Wake, and
+// the peer's Forwarded, once the transaction is durable.
 func (c *Crawler) Admit(tx *kv.Tx, host, scheme string, depth int) (bool, error) {
 	h, err := graph.NormalizeHost(host, scheme)
 	if err != nil {
@@ -102,7 +104,8 @@ func (c *Crawler) Admit(tx *kv.Tx, host, scheme string, depth int) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return c.target(tx, h, &dst, created, depth, now)
+	queued, _, err := c.target(tx, h, &dst, created, depth, now)
+	return queued, err
 }
 
 // Wake tells a running crawl that entries were queued from outside (Admit,
@@ -116,17 +119,29 @@ func (c *Crawler) Wake() {
 
 // target applies one link to host, whose node's head is dst (already
 // ensured), at depth: last-seen and depth updates, then the frontier when
-// the host may be crawled again. The node itself is read and rewritten
+// the host may be crawled again. When the link brings the host closer to a
+// seed than its node says and the host was crawled, the hosts it links to
+// are brought closer too (see relax). It reports whether an entry was
+// queued for host, and whether a link went to another shard's outbox.
+func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (queued, forwarded bool, err error) {
+	queued, lowered, err := c.admit(tx, host, dst, created, depth, now)
+	if err != nil || !lowered {
+		return queued, false, err
+	}
+	forwarded, err = c.relax(tx, dst.ID, depth, now)
+	return queued, forwarded, err
+}
+
+// admit is target for host alone. The node itself is read and rewritten
 // only when something a user sees changed. It reports whether an entry
-// was queued.
-func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (bool, error) {
+// was queued, and whether the node's depth was lowered.
+func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (queued, lowered bool, err error) {
 	// last-seen is kept to the minute.
 	changed := !created && now.Sub(dst.LastSeen) > time.Minute
 	status := dst.Status
 	if !created && depth < dst.Depth {
 		changed = true
 	}
-	queued := false
 	if !c.inScope(host) {
 		// An edge and a node, never fetched, never queued, not counted
 		// by the subdomain cap. A host crawled before keeps its status.
@@ -138,15 +153,14 @@ func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, 
 		// again for this link (issue 27: one fetch of a host per crawl).
 		admitted := false
 		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
-			var err error
-			if admitted, err = graph.AdmitSubdomain(tx, host, c.cfg.MaxSubdomainsPerRoot); err != nil {
-				return false, err
+			if admitted, err = c.admitSubdomain(tx, host, depth); err != nil {
+				return false, false, err
 			}
 		}
 		if admitted {
 			ok, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: homeURL(dst.Scheme, host), Depth: depth})
 			if err != nil {
-				return false, err
+				return false, false, err
 			}
 			queued = ok
 			if status == graph.StatusExcludedByLimit {
@@ -157,18 +171,18 @@ func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, 
 		}
 	}
 	if !changed {
-		return queued, nil
+		return queued, false, nil
 	}
 	n, ok, err := graph.Get(tx, dst.ID)
 	if err == nil && !ok {
 		err = fmt.Errorf("crawl: node %d (%s) vanished", dst.ID, host)
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	n.LastSeen, n.Status = now, status
 	if !created && depth < n.Depth {
-		n.Depth = depth
+		n.Depth, lowered = depth, true
 	}
-	return queued, graph.Put(tx, &n)
+	return queued, lowered, graph.Put(tx, &n)
 }

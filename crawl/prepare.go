@@ -48,24 +48,38 @@ const metaRunning = "crawl.running"
 // Prepare readies the store for Run: leases left by a stopped process go
 // back to the frontier; new seeds are queued at depth 0; and when the
 // frontier is empty and a seed is already known, every node with
-// crawl_count < max_crawls_per_node is re-queued at depth 0 (seed 000 §7).
-// It reports how many leases were recovered and entries queued.
+// crawl_count < max_crawls_per_node is re-queued at its depth (seed 000 §7
+// said depth 0: see requeuePass). It reports how many leases were
+// recovered and entries queued.
 //
 // Every seed is checked before anything is written, so a bad one changes
 // nothing. Seeds are then queued prepareBatch to a transaction, in order:
 // a process stopped part-way has queued a prefix of them, and running it
 // again with the same seeds queues the rest.
 func (c *Crawler) Prepare(seeds []string) (recovered, queued int, err error) {
-	return c.PrepareSeeds(SeedList(seeds))
+	p, err := c.PrepareSeeds(SeedList(seeds))
+	return p.Recovered, p.Queued + p.Requeued, err
+}
+
+// Prepared is what PrepareSeeds did.
+type Prepared struct {
+	Recovered int // leases of a stopped process put back in the frontier
+	Queued    int // seeds queued at depth 0
+	Requeued  int // known hosts re-queued at their depth for another round
 }
 
 // PrepareSeeds is Prepare for seeds read as a stream, three times at most:
 // to check them all, to queue them, and, when every node is re-queued,
 // to fetch a seed's own URL for its host.
-func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
+func (c *Crawler) PrepareSeeds(seeds Seeds) (p Prepared, err error) {
+	recovered, queued, requeued, err := c.prepare(seeds)
+	return Prepared{recovered, queued, requeued}, err
+}
+
+func (c *Crawler) prepare(seeds Seeds) (recovered, queued, requeued int, err error) {
 	rules := seedRules{c.exclude, c.scope, c.cfg.Scope}
 	if _, err := rules.checkAll(seeds); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	err = c.store.Update(func(tx *kv.Tx) error {
 		var err error
@@ -106,18 +120,18 @@ func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
 		return tx.SetMetaString(metaRunning, c.now().UTC().Format(time.RFC3339))
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	queued, known, err := c.queueSeeds(rules, seeds)
 	if err != nil {
-		return recovered, queued, err
+		return recovered, queued, 0, err
 	}
 	if c.retryFailed != 0 {
 		// Before the re-queue pass: the failed hosts queued, the frontier
 		// is not empty and the pass (every node at depth 0) does not run.
 		r, err := c.requeueFailed(c.retryFailed, rules, seeds)
 		if err != nil {
-			return recovered, queued, err
+			return recovered, queued, 0, err
 		}
 		switch n := r.Total(); n {
 		case 0:
@@ -128,11 +142,11 @@ func (c *Crawler) PrepareSeeds(seeds Seeds) (recovered, queued int, err error) {
 			c.logf("INFO", "Retry failed (%s): requeued %d failed hosts at their depth (%s)", c.retryFailed, n, r)
 		}
 	}
-	requeued, err := c.requeuePass(rules, seeds, known)
+	requeued, err = c.requeuePass(rules, seeds, known)
 	if err != nil {
-		return recovered, queued + requeued, err
+		return recovered, queued, requeued, err
 	}
-	return recovered, queued + requeued, c.scheduleUnscheduled()
+	return recovered, queued, requeued, c.scheduleUnscheduled()
 }
 
 // scheduleUnscheduled gives, with a revisit policy, a due time to every
@@ -181,6 +195,7 @@ type seed struct{ host, scheme, fetch string }
 func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bool, err error) {
 	now := c.now()
 	batch := make([]seed, 0, prepareBatch)
+	forwarded := false
 	flush := func() error {
 		n, k := 0, false
 		err := c.store.Update(func(tx *kv.Tx) error {
@@ -198,6 +213,17 @@ func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bo
 				}
 				if !created {
 					k = true
+					if node.Depth > 0 {
+						// Found before at some distance from another seed: a
+						// seed now, it is at depth 0, and so closer are the
+						// hosts it linked to if it was crawled.
+						h := node.Head()
+						if _, fw, err := c.target(tx, s.host, &h, false, 0, now); err != nil {
+							return err
+						} else if fw {
+							forwarded = true
+						}
+					}
 					continue
 				}
 				ok, err := frontier.Push(tx, frontier.Entry{NodeID: node.ID, Host: s.host, URL: s.fetch, Depth: 0})
@@ -215,6 +241,9 @@ func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bo
 		}
 		queued, known = queued+n, known || k
 		batch = batch[:0]
+		if forwarded {
+			c.peer.Forwarded()
+		}
 		return nil
 	}
 	var storeErr error // a failed transaction, not a seed's fault
@@ -241,10 +270,10 @@ func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bo
 	return queued, known, nil
 }
 
-// requeuePass re-queues at depth 0 every node crawled fewer than
-// max_crawls_per_node times (seed 000 §7), prepareBatch nodes to a
-// transaction, when a seed was known and the frontier is empty, or when
-// metaRequeueNext says a pass was stopped part-way. A seed's own URL is
+// requeuePass re-queues every node crawled fewer than max_crawls_per_node
+// times (seed 000 §7) and within max_depth, at its depth, prepareBatch
+// nodes to a transaction, when a seed was known and the frontier is
+// empty, or when metaRequeueNext says a pass was stopped part-way. A seed's own URL is
 // fetched for its host, the home page for the others.
 func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued int, err error) {
 	next, pass := uint64(0), false
@@ -280,11 +309,26 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 				if c.capped(node.CrawlCount) || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
 					return nil
 				}
+				// At its own depth, its distance from the seeds (seed 000
+				// §7 said depth 0, which made each round max_depth deeper
+				// than the last): a host left out by max_depth stays out.
+				depth := node.Depth
 				fetch := seedURL[node.Host]
-				if fetch == "" {
+				if fetch != "" {
+					depth = 0
+				} else {
 					fetch = homeURL(node.Scheme, node.Host)
 				}
-				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: fetch, Depth: 0})
+				if c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth {
+					return nil
+				}
+				if !asked(node.CrawlCount, node.Status) {
+					// Never fetched: the subdomain cap decides, as it did.
+					if ok, err := graph.AdmitSubdomain(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
+						return err
+					}
+				}
+				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: fetch, Depth: depth})
 				if ok {
 					n++
 				}

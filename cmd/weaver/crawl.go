@@ -430,7 +430,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if file != nil {
 		src = concatSeeds(src, file.Seeds())
 	}
-	recovered, queued, err := c.PrepareSeeds(src)
+	prepared, err := c.PrepareSeeds(src)
 	if err != nil {
 		var ce *crawl.ConfigError
 		if errors.As(err, &ce) || errors.Is(err, crawl.ErrSeed) {
@@ -448,11 +448,14 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	default:
 		logf("INFO", "Resuming crawl in "+cfg.DBPath)
 	}
-	if recovered > 0 {
-		logf("INFO", fmt.Sprintf("Recovered %s left by a stopped crawl", count(recovered, "in-flight entry", "in-flight entries")))
+	if n := prepared.Recovered; n > 0 {
+		logf("INFO", fmt.Sprintf("Recovered %s left by a stopped crawl", count(n, "in-flight entry", "in-flight entries")))
 	}
-	if queued > 0 {
-		logf("INFO", fmt.Sprintf("Queued %s at depth 0", count(queued, "entry", "entries")))
+	if n := prepared.Queued; n > 0 {
+		logf("INFO", fmt.Sprintf("Queued %s at depth 0", count(n, "entry", "entries")))
+	}
+	if n := prepared.Requeued; n > 0 {
+		logf("INFO", fmt.Sprintf("A known seed and an empty frontier: re-queued %s at their depth, for another round", count(n, "host", "")))
 	}
 
 	if node != nil {
