@@ -34,15 +34,18 @@ type Summary struct {
 	TotalWeight     uint64            `json:"total_weight"`
 	FrontierSize    uint64            `json:"frontier_size"`
 	FrontierByDepth []DepthCount      `json:"frontier_by_depth"` // by depth, ascending
-	Leases          uint64            `json:"leases"`
-	RobotsCached    int               `json:"robots_cached"` // robots.txt outcomes in the cache
-	TopHosts        []HostWeight      `json:"top_hosts"`     // by in-weight, at most TopHosts
-	TopPageRank     []HostRank        `json:"top_pagerank"`  // by PageRank, at most TopHosts
-	MirrorGroups    []MirrorGroup     `json:"mirror_groups"` // the largest, at most TopMirrorGroups
-	LastCrawl       *time.Time        `json:"last_crawl"`    // latest node fetch; null when none
-	Created         time.Time         `json:"created_at"`    // when the store was created (ReadSummary only)
-	ComputedAt      time.Time         `json:"computed_at"`   // when this summary was read
-	ComputeSeconds  float64           `json:"compute_seconds"`
+	// HostsByDepth counts the hosts at each depth, their distance in links
+	// recorded from the nearest seed, and of them the hosts crawled.
+	HostsByDepth   []DepthHosts  `json:"hosts_by_depth"` // by depth, ascending
+	Leases         uint64        `json:"leases"`
+	RobotsCached   int           `json:"robots_cached"` // robots.txt outcomes in the cache
+	TopHosts       []HostWeight  `json:"top_hosts"`     // by in-weight, at most TopHosts
+	TopPageRank    []HostRank    `json:"top_pagerank"`  // by PageRank, at most TopHosts
+	MirrorGroups   []MirrorGroup `json:"mirror_groups"` // the largest, at most TopMirrorGroups
+	LastCrawl      *time.Time    `json:"last_crawl"`    // latest node fetch; null when none
+	Created        time.Time     `json:"created_at"`    // when the store was created (ReadSummary only)
+	ComputedAt     time.Time     `json:"computed_at"`   // when this summary was read
+	ComputeSeconds float64       `json:"compute_seconds"`
 	// Settings are the config values the store's crawl runs by
 	// (crawl.SettingKeys; 0 of max_depth, max_subdomains_per_root or
 	// max_outbound_links means no limit); null for a store no crawl of
@@ -126,6 +129,14 @@ type MirrorGroup struct {
 type DepthCount struct {
 	Depth   int    `json:"depth"`
 	Entries uint64 `json:"entries"`
+}
+
+// DepthHosts is how many hosts are at one depth, and how many of them
+// were crawled (crawl_count > 0).
+type DepthHosts struct {
+	Depth   int    `json:"depth"`
+	Hosts   uint64 `json:"hosts"`
+	Crawled uint64 `json:"crawled"`
 }
 
 // HostWeight is a host ranked by the links pointing at it.
@@ -222,8 +233,15 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	}
 	var last time.Time
 	var rv RevisitSummary
+	byDepth := map[int]DepthHosts{}
 	err = graph.ForEachNode(tx, func(n *graph.Node) error {
 		sum.NodesByStatus[string(n.Status)]++
+		d := byDepth[n.Depth]
+		d.Hosts++
+		if n.CrawlCount > 0 {
+			d.Crawled++
+		}
+		byDepth[n.Depth] = d
 		if kind, _, ok := strings.Cut(n.Error, ": "); ok && kind != "" && !strings.ContainsAny(kind, " /") {
 			sum.NodesByError[kind]++
 		}
@@ -267,6 +285,12 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		return Summary{}, err
 	}
 	sum.TopHosts = top
+	sum.HostsByDepth = make([]DepthHosts, 0, len(byDepth))
+	for depth, d := range byDepth {
+		d.Depth = depth
+		sum.HostsByDepth = append(sum.HostsByDepth, d)
+	}
+	slices.SortFunc(sum.HostsByDepth, func(a, b DepthHosts) int { return cmp.Compare(a.Depth, b.Depth) })
 	if rv.Revisits > 0 || rv.Scheduled > 0 {
 		sum.Revisits = &rv
 	}

@@ -207,6 +207,12 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	if len(st.NodesByError) > 0 {
 		fmt.Fprintf(tw, "  failed by cause\t%s\n", countList(st.NodesByError))
 	}
+	if len(st.HostsByDepth) > 0 {
+		fmt.Fprintln(tw, "\nHosts by depth (links from the nearest seed)")
+		for _, d := range st.HostsByDepth {
+			fmt.Fprintf(tw, "  depth %d\t%s, %d crawled\n", d.Depth, count(d.Hosts, "host", ""), d.Crawled)
+		}
+	}
 	fmt.Fprintln(tw, "\nFrontier by depth")
 	if len(st.FrontierByDepth) == 0 {
 		fmt.Fprintln(tw, "  (empty)")
