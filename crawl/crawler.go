@@ -240,7 +240,9 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 					continue
 				}
 				p := t.p
-				if !p.returned && c.log != nil && !c.cfg.Quiet {
+				// A 304's links are its last crawl's, which the commit reads:
+				// it is logged once committed.
+				if !p.returned && !p.notModified && c.log != nil && !c.cfg.Quiet {
 					c.logPage(p)
 				}
 				pend <- pending{p: p, done: c.store.Commit(func(tx *kv.Tx) error { return c.commitPage(tx, p) })}
@@ -258,6 +260,9 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 				}
 			} else {
 				c.account(pc.p)
+				if pc.p.notModified && !pc.p.returned && c.log != nil && !c.cfg.Quiet {
+					c.logPage(pc.p)
+				}
 				if pc.p.forwarded {
 					c.peer.Forwarded()
 				}
@@ -320,9 +325,11 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.stats.result(start, c.now(), reason)
+	q := c.fetchHist.quantiles(0.5, 0.9, 0.99)
+	res.FetchP50MS, res.FetchP90MS, res.FetchP99MS = q[0], q[1], q[2]
 	pauses, paused, pardoned := c.net.figures()
 	res.Pauses, res.PausedSeconds, res.PagesPardoned = pauses, paused.Seconds(), pardoned
-	_ = c.store.View(func(tx *kv.Tx) error {
+	err := c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
 		res.FrontierSize = frontier.Len(tx)
@@ -332,6 +339,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		// The pages are committed; only the totals could not be read.
+		c.logf("WARN", "Reading the store's totals for metrics.log: %v", err)
+	}
 	if reason == ReasonQueueEmpty && res.PagesFetched+res.PagesFailed == 0 && res.TotalNodes > 0 {
 		// A finished store: every host was asked for already.
 		if res.NextDue != nil {
@@ -393,6 +404,9 @@ func (c *Crawler) logPage(p *page) {
 		c.logf("WARN", "Worker %d failed to fetch %s (%s)", p.worker, p.lease.Host, msg)
 	case p.kind != "":
 		c.logf("WARN", "Worker %d fetched %s (depth=%d, HTTP %d)", p.worker, p.lease.Host, p.lease.Depth, p.status)
+	case p.notModified:
+		// 304: no body read, the links its last crawl read kept.
+		c.logf("INFO", "Worker %d fetched %s (depth=%d): not modified (%d links kept)", p.worker, p.lease.Host, p.lease.Depth, len(p.targets))
 	default:
 		c.logf("INFO", "Worker %d fetched %s (depth=%d, %d outbound links)", p.worker, p.lease.Host, p.lease.Depth, len(p.targets))
 	}
@@ -404,6 +418,7 @@ func (c *Crawler) logPage(p *page) {
 func (c *Crawler) progress(stop <-chan struct{}) {
 	release := time.NewTicker(2 * time.Second)
 	defer release.Stop()
+	releaseFailed := false
 	var logC <-chan time.Time
 	if c.cfg.ProgressIntervalMS > 0 && c.log != nil {
 		t := time.NewTicker(time.Duration(c.cfg.ProgressIntervalMS) * time.Millisecond)
@@ -415,7 +430,11 @@ func (c *Crawler) progress(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-release.C:
-			_ = c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+			if err := c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil }); err != nil && !releaseFailed {
+				// Only memory is at stake: said once, tried again.
+				releaseFailed = true
+				c.logf("WARN", "Letting go of the store's pages read: %v", err)
+			}
 		case <-logC:
 			c.logf("INFO", "%s", c.Status().Progress())
 		}
