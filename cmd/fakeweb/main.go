@@ -95,6 +95,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
 	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
 	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
+	living := fs.Int("living", 0, "serve instead a web of `N` hosts h0.test … that changes while you crawl it: --volatile of them publish a new edition every --period; every home page has an ETag and a Last-Modified and answers a matching conditional request 304 Not Modified")
+	volatile := fs.Int("volatile", -1, "with --living: how many hosts (h1.test …) change, `N` (default half)")
+	period := fs.Duration("period", 10*time.Second, "with --living: how often a changing host publishes a new edition")
+	useTLS := fs.Bool("tls", false, "serve HTTPS as well on the same port, with certificates from a CA made at start (write it with --ca-out); the seed is then https://")
+	caOut := fs.String("ca-out", "", "with --tls: write the CA's certificate (PEM) to `FILE`, for weaver crawl --ca-file FILE")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() {
@@ -123,6 +128,8 @@ Examples:
   fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
   fakeweb --hosts 200 --pages 6
+  fakeweb --living 50 --period 30s          # a web that changes: try weaver crawl --revisit
+  fakeweb --tls --ca-out ca.pem             # HTTPS: weaver crawl --ca-file ca.pem
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
 	}
@@ -152,6 +159,16 @@ Examples:
 		return fmt.Errorf("--jitter out of range: %v: %w", *jitter, errUsage)
 	}
 
+	if *living > 0 {
+		if *useTLS || *pages > 0 || *uk != "" {
+			return fmt.Errorf("--living serves its own web: not with --tls, --pages or --uk: %w", errUsage)
+		}
+		return serveLiving(ctx, stdout, *listen, *living, *volatile, *period, *printSeed)
+	}
+	if *caOut != "" && !*useTLS {
+		return fmt.Errorf("--ca-out needs --tls: %w", errUsage)
+	}
+
 	cfg := fakeweb.Config{
 		Hosts:               *hosts,
 		Seed:                *seed,
@@ -173,15 +190,27 @@ Examples:
 	if n := w.Malformed(); n > 0 {
 		fmt.Fprintf(stderr, "fakeweb: skipped %d malformed lines of %s\n", n, *uk)
 	}
+	seedURL := w.Seed()
+	start := w.Start
+	if *useTLS {
+		seedURL = "https://" + strings.TrimPrefix(seedURL, "http://")
+		start = w.StartTLS
+	}
 	if *printSeed {
-		fmt.Fprintln(stdout, w.Seed())
+		fmt.Fprintln(stdout, seedURL)
 		return nil
 	}
-	srv, err := w.Start(*listen)
+	srv, err := start(*listen)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), w.Seed())
+	if *caOut != "" {
+		if err := os.WriteFile(*caOut, srv.CAPEM(), 0o644); err != nil {
+			srv.Close()
+			return fmt.Errorf("--ca-out: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), seedURL)
 	<-ctx.Done()
 	err = srv.Close()
 	if *requestLog != "" {
@@ -207,6 +236,32 @@ func writeRequestLog(path string, reqs []fakeweb.Request) error {
 		return fmt.Errorf("--request-log: %w", err)
 	}
 	return f.Close()
+}
+
+// serveLiving serves a Living web of n hosts, of which volatile (< 0:
+// half) change every period, until ctx is done.
+func serveLiving(ctx context.Context, stdout io.Writer, listen string, n, volatile int, period time.Duration, printSeed bool) error {
+	if n < 3 {
+		return fmt.Errorf("--living must be 3 or more, got %d: %w", n, errUsage)
+	}
+	if volatile < 0 {
+		volatile = n / 2
+	}
+	if volatile >= n || period <= 0 {
+		return fmt.Errorf("--volatile must be below --living (%d) and --period positive: %w", n, errUsage)
+	}
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: n, Volatile: volatile, Period: period})
+	if printSeed {
+		fmt.Fprintln(stdout, l.Seed())
+		return nil
+	}
+	srv, err := l.Start(listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), l.Seed())
+	<-ctx.Done()
+	return srv.Close()
 }
 
 // build generates the web, or replays the graph in file when it is not "".
