@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,7 +78,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
-	top := uintFlag(fs, "top", 0, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	top := rangeFlag(fs, "top", 1, math.MaxInt32, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
 	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
 	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
@@ -123,11 +124,16 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if set["csv"] && *csvPrefix == "" {
 		return usagef("--csv needs a PREFIX")
 	}
+	// A format of several files has no stdout form: "-" made files named
+	// --nodes.csv and --edges.csv.
+	if *csvPrefix == "-" {
+		return usagef("--csv -: CSV is two files (PREFIX-nodes.csv, PREFIX-edges.csv) and cannot go to stdout; give a PREFIX")
+	}
+	if *ccPrefix == "-" {
+		return usagef("--cc-hostgraph -: the host graph is two files (PREFIX-vertices.txt.gz, PREFIX-edges.txt.gz) and cannot go to stdout; give a PREFIX")
+	}
 	if set["by"] && !set["top"] {
 		return usagef("--by needs --top N")
-	}
-	if set["top"] && (*top == 0 || *top > 1<<31) {
-		return usagef("--top %d: N must be from 1 to 2147483648", *top)
 	}
 	if !slices.Contains(export.TopMeasures, export.TopMeasure(*by)) {
 		return usagef("--by %q: one of pagerank, harmonic, in-weight", *by)
