@@ -20,6 +20,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/suggest"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -224,10 +225,13 @@ func (m *JobManager) load(path string) (*job, error) {
 	}
 	defer s.Close()
 	var confJSON, stateJSON string
-	s.View(func(tx *kv.Tx) error {
+	err = s.View(func(tx *kv.Tx) error {
 		confJSON, stateJSON = tx.MetaString(metaJobConfig), tx.MetaString(metaJobStatus)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	if confJSON == "" {
 		return nil, errors.New("not a job's store (no job_config in its meta)")
 	}
@@ -323,47 +327,52 @@ func (m *JobManager) jobPath(rel string) (string, error) {
 
 // parseRequest turns POST /crawl's body into the crawl config keys to
 // store: "url" becomes seed_url; every other key must be a crawl config
-// key a client may set. Errors wrap ErrBadJob and name the key.
-func parseRequest(body []byte) (json.RawMessage, error) {
+// key a client may set. seedKey is the key that gave the seed, "url" or
+// "seed_url", for errors to name it as the client wrote it. Errors wrap
+// ErrBadJob and name the key; an unknown key is told the known one it is
+// closest to.
+func parseRequest(body []byte) (keys json.RawMessage, seedKey string, err error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadJob, fmt.Sprintf(format, a...))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil {
-		return nil, bad("not JSON: %v", err)
+		return nil, "", bad("not JSON: %v", err)
 	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, bad(`want a JSON object such as {"url": "https://example.com/", "max_pages": 100}`)
+		return nil, "", bad(`want a JSON object such as {"url": "https://example.com/", "max_pages": 100}`)
 	}
 	var out bytes.Buffer
 	out.WriteByte('{')
 	seen := map[string]bool{}
-	seedKey := "" // "url" or "seed_url", whichever gave the seed
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, bad("not JSON: %v", err)
+			return nil, "", bad("not JSON: %v", err)
 		}
 		key := tok.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, bad("key %q: not JSON: %v", key, err)
+			return nil, "", bad("key %q: not JSON: %v", key, err)
 		}
 		if seen[key] {
-			return nil, bad("key %q given twice", key)
+			return nil, "", bad("key %q given twice", key)
 		}
 		seen[key] = true
 		if key == "url" || key == "seed_url" {
 			if seedKey != "" {
-				return nil, bad(`give "url" or "seed_url", not both`)
+				return nil, "", bad(`give "url" or "seed_url", not both`)
 			}
 			seedKey, key = key, "seed_url"
 		}
 		if why, ok := forbiddenKeys[key]; ok {
-			return nil, bad("key %q cannot be set through the API: %s", key, why)
+			return nil, "", bad("key %q cannot be set through the API: %s", key, why)
 		}
 		if !slices.Contains(crawl.Keys(), key) {
-			return nil, bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
+			if near, ok := suggest.Closest(key, apiKeys()); ok {
+				return nil, "", bad("unknown key %q: did you mean %q? (known: %s)", key, near, strings.Join(apiKeys(), ", "))
+			}
+			return nil, "", bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
 		}
 		if out.Len() > 1 {
 			out.WriteByte(',')
@@ -374,16 +383,16 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 		out.Write(raw)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, bad("not JSON: %v", err)
+		return nil, "", bad("not JSON: %v", err)
 	}
 	if dec.More() {
-		return nil, bad("trailing data after the JSON object")
+		return nil, "", bad("trailing data after the JSON object")
 	}
 	if seedKey == "" {
-		return nil, bad(`"url" is required`)
+		return nil, "", bad(`"url" is required`)
 	}
 	out.WriteByte('}')
-	return out.Bytes(), nil
+	return out.Bytes(), seedKey, nil
 }
 
 // apiKeys are the keys POST /crawl accepts: "url" and the crawl config
@@ -410,7 +419,7 @@ func newID() string {
 // ErrBadJob (naming the bad key) for a bad request, ErrClosing during
 // shutdown, or the store's error.
 func (m *JobManager) Create(body []byte) (Job, error) {
-	keys, err := parseRequest(body)
+	keys, seedKey, err := parseRequest(body)
 	if err != nil {
 		return Job{}, err
 	}
@@ -418,11 +427,21 @@ func (m *JobManager) Create(body []byte) (Job, error) {
 	for {
 		id = newID()
 		path = filepath.Join(m.opt.Dir, id+".bolt")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		_, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
 			break
+		}
+		if err != nil {
+			// Not a name taken (that draws another) but a directory that
+			// cannot be read: asking again would loop for ever.
+			return Job{}, fmt.Errorf("serve: create job: %w", err)
 		}
 	}
 	cfg, err := m.config(keys, id)
+	var ce *crawl.ConfigError
+	if errors.As(err, &ce) && ce.Key == "seed_url" {
+		ce.Key = seedKey // blamed on the key the client wrote: "url", stored as seed_url
+	}
 	if err != nil {
 		return Job{}, fmt.Errorf("%w: %v", ErrBadJob, err)
 	}
@@ -587,12 +606,15 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var res crawl.Result
 	if err == nil {
 		var fresh bool
-		s.View(func(tx *kv.Tx) error { fresh = graph.GetCounts(tx).Nodes == 0; return nil })
+		err = s.View(func(tx *kv.Tx) error { fresh = graph.GetCounts(tx).Nodes == 0; return nil })
 		var seeds []string // a resumed job continues where it was: no seeds, no re-queueing
 		if fresh {
 			seeds = cfg.Seeds()
 		}
-		if _, _, err = c.Prepare(seeds); err == nil {
+		if err == nil {
+			_, _, err = c.Prepare(seeds)
+		}
+		if err == nil {
 			res, err = c.Run(ctx)
 		}
 	}
