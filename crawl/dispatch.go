@@ -353,7 +353,9 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			if queued == 0 && (c.peer == nil || clusterDone) && (c.cfg.revisit() <= 0 || c.nextDueAt().IsZero()) {
 				return stop(ReasonQueueEmpty, nil)
 			}
-			if due := c.nextDueAt(); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
+			// Said when the time it names changes: due times a few
+			// milliseconds apart read the same to the second.
+			if due := c.nextDueAt().Truncate(time.Second); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
 				idleSaid = due
 				c.logf("INFO", "Nothing to fetch now: the next host is due at %s", due.UTC().Format(time.RFC3339))
 			}

@@ -127,7 +127,8 @@ func (s Settings) Text(key string) string {
 }
 
 // Show returns c's value of key for people: 0 of a limit is "0 (no
-// limit)", an empty list "(none)", an empty string `""`.
+// limit)", an empty list or string "(none)" (ca_file "" read as a value
+// beside exclude_hosts (none)).
 func Show(key string, c *Config) string {
 	v, _ := c.Get(key)
 	f, _ := c.field(key)
@@ -145,7 +146,7 @@ func Show(key string, c *Config) string {
 			return "(default)" // chromium or google-chrome on PATH
 		}
 		if v == "" {
-			return `""`
+			return "(none)"
 		}
 	}
 	if v == "0" && key == "warc_max_size" {
