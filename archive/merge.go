@@ -115,11 +115,14 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 		}
 		srcs = append(srcs, s)
 		var info Info
-		_ = s.View(func(tx *kv.Tx) error {
+		err = s.View(func(tx *kv.Tx) error {
 			info = countsOf(tx)
 			info.Bytes = tx.Size()
 			return nil
 		})
+		if err != nil {
+			return MergeResult{}, fmt.Errorf("%s: %w", in, err)
+		}
 		info.Path = in
 		res.Inputs = append(res.Inputs, info)
 		if c := s.Created(); !c.IsZero() && (created.IsZero() || c.Before(created)) {
@@ -197,14 +200,16 @@ type merger struct {
 }
 
 // shardOf returns the shard spec a cluster shard's store records, if any.
-func shardOf(src *kv.Store) (shard.Spec, bool) {
+func shardOf(src *kv.Store) (shard.Spec, bool, error) {
 	var v string
-	_ = src.View(func(tx *kv.Tx) error { v = tx.MetaString(shard.MetaSpec); return nil })
+	if err := src.View(func(tx *kv.Tx) error { v = tx.MetaString(shard.MetaSpec); return nil }); err != nil {
+		return shard.Spec{}, false, fmt.Errorf("%s: %w", src.Path(), err)
+	}
 	if v == "" {
-		return shard.Spec{}, false
+		return shard.Spec{}, false, nil
 	}
 	spec, err := shard.Parse(v)
-	return spec, err == nil
+	return spec, err == nil, nil
 }
 
 func (m *merger) run(srcs []*kv.Store) error {
@@ -281,11 +286,17 @@ func (m *merger) scan(src *kv.Store, bucket []byte, each func(k, v []byte) error
 // nodes merges input i's nodes into dst by host and records their new ids.
 func (m *merger) nodes(i int, src *kv.Store) error {
 	ids := &m.ids[i]
-	_ = src.View(func(tx *kv.Tx) error {
+	err := src.View(func(tx *kv.Tx) error {
 		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
 		return nil
 	})
-	spec, sharded := shardOf(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src.Path(), err)
+	}
+	spec, sharded, err := shardOf(src)
+	if err != nil {
+		return err
+	}
 	var batch []graph.Node
 	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
 		var n graph.Node

@@ -443,12 +443,15 @@ func (n *Node) checkPredecessor(ctx context.Context, kvb jetstream.KeyValue) err
 func (n *Node) checkStore() error {
 	var storeCrawl, storeShard string
 	var nodes uint64
-	_ = n.store.View(func(tx *kv.Tx) error {
+	err := n.store.View(func(tx *kv.Tx) error {
 		storeCrawl, storeShard = tx.MetaString(MetaCrawl), tx.MetaString(MetaShard)
 		n.storeID = tx.MetaString(metaStoreID)
 		nodes = graph.GetCounts(tx).Nodes
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("cluster: reading %s: %w", n.store.Path(), err)
+	}
 	path := n.store.Path()
 	switch {
 	case storeShard != "" && storeShard != n.spec.String():

@@ -157,17 +157,29 @@ func (c *Crawler) start(t *task) {
 	// the last crawl read them.
 	conditional := c.cfg.PagesPerHost == 1 && c.cfg.Render != RenderAlways
 	if c.archive != nil || conditional {
-		_ = c.store.View(func(tx *kv.Tx) error {
-			if n, ok, err := graph.Get(tx, p.lease.NodeID); err == nil && ok {
-				if ref, ok := ParseWarcRef(n.Warc); ok && c.archive != nil {
-					t.warcPrev = &ref
-				}
-				if conditional && n.CrawlCount > 0 && n.Status == graph.StatusCrawled && graph.HasCrawls(tx, n.ID) {
-					t.cond = validators{etag: n.ETag, lastModified: n.LastModified}
-				}
+		err := c.store.View(func(tx *kv.Tx) error {
+			n, ok, err := graph.Get(tx, p.lease.NodeID)
+			if err != nil || !ok {
+				return err
+			}
+			if ref, ok := ParseWarcRef(n.Warc); ok && c.archive != nil {
+				t.warcPrev = &ref
+			}
+			if conditional && n.CrawlCount > 0 && n.Status == graph.StatusCrawled && graph.HasCrawls(tx, n.ID) {
+				t.cond = validators{etag: n.ETag, lastModified: n.LastModified}
 			}
 			return nil
 		})
+		if err != nil {
+			// The store cannot be read: the page goes back, and the
+			// crawl ends as for a failed commit.
+			p.returned, t.done = true, true
+			select {
+			case c.fatal <- fmt.Errorf("%w: reading %s: %w", ErrStoreFailed, p.lease.Host, err):
+			default:
+			}
+			return
+		}
 	}
 	if c.cfg.IgnoreRobots {
 		return

@@ -53,9 +53,10 @@ type Options struct {
 
 // Store is an open weaver store: one bbolt file.
 type Store struct {
-	db   *bbolt.DB
-	path string
-	opts Options
+	db      *bbolt.DB
+	path    string
+	opts    Options
+	created time.Time // the creation time in the meta bucket, read by Open
 
 	mu     sync.RWMutex // guards closed against concurrent Commit and Close
 	closed bool
@@ -171,6 +172,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, opts: opts}
 	if err := s.validate(fi.Size()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.created, err = s.readCreated(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -325,14 +330,14 @@ func (s *Store) addLaterBuckets() (err error) {
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	missing := false
-	_ = s.db.View(func(btx *bbolt.Tx) error {
+	err = s.db.View(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
 			missing = missing || btx.Bucket(name) == nil
 		}
 		return nil
 	})
-	if !missing {
-		return nil
+	if err != nil || !missing {
+		return err
 	}
 	err = s.db.Update(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
@@ -428,14 +433,19 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
 
-// Created returns the creation time recorded in the meta bucket.
-func (s *Store) Created() time.Time {
-	var t time.Time
-	_ = s.View(func(tx *Tx) error {
+// Created returns the creation time recorded in the meta bucket, read
+// when the store was opened (zero for a store that records none).
+func (s *Store) Created() time.Time { return s.created }
+
+// readCreated reads the creation time recorded in the meta bucket.
+func (s *Store) readCreated() (t time.Time, err error) {
+	err = s.View(func(tx *Tx) error {
+		// A store of an older weaver may record none, or another form:
+		// the time is for people, so it is then zero.
 		t, _ = time.Parse(time.RFC3339Nano, string(tx.GetRaw(BucketMeta, []byte(metaCreated))))
 		return nil
 	})
-	return t
+	return t, err
 }
 
 // View runs fn in a read-only transaction: a consistent snapshot that

@@ -142,7 +142,7 @@ func checkWarc(s *kv.Store) []string {
 		ref  crawl.WarcRef
 	}
 	var problems []string
-	_ = s.View(func(tx *kv.Tx) error {
+	err := s.View(func(tx *kv.Tx) error {
 		dir = tx.MetaString(serve.MetaWarcDir)
 		if dir == "" {
 			return nil
@@ -163,6 +163,9 @@ func checkWarc(s *kv.Store) []string {
 			return nil
 		})
 	})
+	if err != nil {
+		return append(problems, fmt.Sprintf("warc: reading the store's record references: %v", err))
+	}
 	for _, r := range refs {
 		if len(problems) >= 50 {
 			problems = append(problems, "warc: … (stopped after 50 problems)")

@@ -575,7 +575,7 @@ func storedSettings(path string) crawl.Settings {
 	}
 	defer s.Close()
 	var set crawl.Settings
-	_ = s.View(func(tx *kv.Tx) error {
+	err = s.View(func(tx *kv.Tx) error {
 		set, _ = crawl.ReadSettings(tx) // a damaged record is replaced by this run's
 		if _, ok := set["warc_dir"]; set != nil && !ok {
 			// Settings of a weaver that did not store warc_dir: the
@@ -586,6 +586,9 @@ func storedSettings(path string) crawl.Settings {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil // the open that follows reports what is wrong
+	}
 	return set
 }
 
