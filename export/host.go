@@ -390,6 +390,8 @@ func linkList(tx *kv.Tx, all []HostLink, limit int, ends func(*HostLink) (uint64
 			return list, err
 		}
 	}
-	list.Links = all
+	if len(all) > 0 {
+		list.Links = all // none stays [], not null
+	}
 	return list, nil
 }

@@ -886,8 +886,10 @@ func (m *JobManager) Close(ctx context.Context) error {
 
 // MergeResults sums the runs of one job into one Result: counters added,
 // the first start and the last end, the store totals and the termination
-// reason of the last run, pages per second over the time spent running,
-// and the fetch-time average weighted by pages.
+// reason of the last run (and its next due time), pages per second over
+// the time spent running, the fetch-time average weighted by pages, and
+// the fetch-time percentiles of the run that fetched most (percentiles
+// of several runs cannot be added).
 func MergeResults(runs []crawl.Result) crawl.Result {
 	if len(runs) == 0 {
 		return crawl.Result{}
@@ -897,9 +899,24 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		StartTime: runs[0].StartTime, EndTime: last.EndTime, TerminationReason: last.TerminationReason,
 		TotalNodes: last.TotalNodes, TotalEdges: last.TotalEdges, TotalWeight: last.TotalWeight,
 		FrontierSize: last.FrontierSize, Error: last.Error, ErrorsByType: map[string]int64{},
+		NextDue: last.NextDue,
 	}
 	var seconds, fetchMS, waitMS float64
+	most := int64(-1) // the pages of the run whose percentiles are kept
 	for _, r := range runs {
+		// Percentiles do not add up: those of the run that fetched most.
+		if n := r.PagesFetched + r.PagesFailed; n > most {
+			most = n
+			out.FetchP50MS, out.FetchP90MS, out.FetchP99MS = r.FetchP50MS, r.FetchP90MS, r.FetchP99MS
+		}
+		out.Revisits += r.Revisits
+		out.NotModified += r.NotModified
+		out.Changed += r.Changed
+		out.Unchanged += r.Unchanged
+		out.BytesSaved += r.BytesSaved
+		out.Pauses += r.Pauses
+		out.PausedSeconds += r.PausedSeconds
+		out.PagesPardoned += r.PagesPardoned
 		out.NodesDiscovered += r.NodesDiscovered
 		out.NodesCrawled += r.NodesCrawled
 		out.EdgesRecorded += r.EdgesRecorded

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -505,5 +506,35 @@ func TestMergeResults(t *testing.T) {
 	}
 	if z := serve.MergeResults(nil); z.PagesFetched != 0 {
 		t.Errorf("no runs: %+v", z)
+	}
+}
+
+// TestJobs_CreateUnreadableDir: a job directory that cannot be read (here
+// a file where the directory was) fails POST /crawl with a 500 naming the
+// error; asking for another id, as for one already taken, looped for ever.
+func TestJobs_CreateUnreadableDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newManager(t, dir, startWeb(t, fakeweb.Loop3()))
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Create([]byte(`{"url": "http://a.test/"}`))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Errorf("Create: %v, want the directory's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Create did not return")
 	}
 }
