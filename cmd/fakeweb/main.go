@@ -93,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
 	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
+	topics := fs.Int("topics", 0, "serve a topical web: sites in `N` groups that link mostly among themselves, with hubs and a few links across (fakeweb.Config.Topics; 0: links drawn from one popularity law)")
 	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	faults := faultFlags{}
 	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
@@ -121,6 +122,7 @@ Examples:
   fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
   fakeweb --hosts 200 --pages 6
+  fakeweb --hosts 300 --topics 8 --seed 1   # the web make demo crawls
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
 	}
@@ -140,6 +142,9 @@ Examples:
 	if *shellEvery < 0 {
 		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
 	}
+	if *topics < 0 {
+		return fmt.Errorf("--topics must not be negative, got %d: %w", *topics, errUsage)
+	}
 	if *links < 0 {
 		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", *links, errUsage)
 	}
@@ -156,6 +161,7 @@ Examples:
 		RobotsDisallowEvery: *disallow,
 		CrawlDelayEvery:     *delay,
 		ShellEvery:          *shellEvery,
+		Topics:              *topics,
 	}
 	var w *fakeweb.Web
 	var err error
