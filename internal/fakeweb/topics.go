@@ -228,9 +228,8 @@ func (w *Web) genTopicGraph(tp topical) {
 		out = append(out, children[i]...)
 		want := lpp/2 + r.intn(lpp+1)
 		for try := 0; len(out) < want && try < 4*want; try++ {
-			target := int32(i)
-			switch {
-			case topics > 1 && r.chance(crossShare):
+			var target int32
+			if topics > 1 && r.chance(crossShare) {
 				u := r.intn(topics - 1)
 				if u >= t {
 					u++
@@ -239,7 +238,7 @@ func (w *Web) genTopicGraph(tp topical) {
 				if r.chance(0.5) {
 					target = zipf(u)
 				}
-			default:
+			} else {
 				target = zipf(t)
 			}
 			if int(target) != i {
