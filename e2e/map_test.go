@@ -297,8 +297,9 @@ func TestMap_Token(t *testing.T) {
 // store has no layout: the page draws the hosts at once, placed by
 // community (the topics of the fake web are together in the first frame,
 // not a hairball for ForceAtlas2 to untangle), lays them out, and stops
-// by itself; the layout button says what a click does ("Stop layout"
-// while it runs, "Run layout" from the moment it stops) and does it.
+// by itself, its labels none over another; the layout button says what a
+// click does ("Stop layout" while it runs, "Run layout" from the moment
+// it stops) and does it.
 func TestMap_Serve(t *testing.T) {
 	b := newBrowser(t)
 	w := fakeweb.New(fakeweb.Config{Hosts: 80, Seed: 3, Topics: 4})
@@ -381,6 +382,13 @@ func TestMap_Serve(t *testing.T) {
 		says(got, fmt.Sprintf("%.0f ms after the start", got.T))
 	}
 	t.Logf("the layout stopped by itself by %.0f ms", got.T)
+	// The job's map lays its labels out as the exported map does.
+	b.wholeFrame("a whole frame after the layout")
+	if n := checkLabels(t, b, "the job's map", b.shot("job-map")); n < 5 {
+		t.Errorf("the job's map: %d labels, want at least 5", n)
+	} else {
+		t.Logf("the job's map: %d labels, none over another", n)
+	}
 	b.must("clicking Run layout", chromedp.Click(chromedp.ID("layout")))
 	if got = read(); !got.Running {
 		t.Error("Run layout clicked: no layout runs")
