@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
 	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
 	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
+	topics := fs.Int("topics", 0, "serve a topical web: sites in `N` groups that link mostly among themselves, with hubs and a few links across (fakeweb.Config.Topics; 0: links drawn from one popularity law)")
 	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
 	living := fs.Int("living", 0, "serve instead a web of `N` hosts h0.test … that changes while you crawl it: --volatile of them publish a new edition every --period; every home page has an ETag and a Last-Modified and answers a matching conditional request 304 Not Modified")
 	volatile := fs.Int("volatile", -1, "with --living: how many hosts (h1.test …) change, `N` (default half)")
@@ -128,6 +129,7 @@ Examples:
   fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
   fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
   fakeweb --hosts 200 --pages 6
+  fakeweb --hosts 300 --topics 8 --seed 1   # the web make demo crawls
   fakeweb --living 50 --period 30s          # a web that changes: try weaver crawl --revisit
   fakeweb --tls --ca-out ca.pem             # HTTPS: weaver crawl --ca-file ca.pem
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
@@ -149,6 +151,9 @@ Examples:
 	if *shellEvery < 0 {
 		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
 	}
+	if *topics < 0 {
+		return fmt.Errorf("--topics must not be negative, got %d: %w", *topics, errUsage)
+	}
 	if *links < 0 {
 		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", *links, errUsage)
 	}
@@ -160,8 +165,8 @@ Examples:
 	}
 
 	if *living > 0 {
-		if *useTLS || *pages > 0 || *uk != "" {
-			return fmt.Errorf("--living serves its own web: not with --tls, --pages or --uk: %w", errUsage)
+		if *useTLS || *pages > 0 || *uk != "" || *topics > 0 {
+			return fmt.Errorf("--living serves its own web: not with --tls, --pages, --uk or --topics: %w", errUsage)
 		}
 		return serveLiving(ctx, stdout, *listen, *living, *volatile, *period, *printSeed)
 	}
@@ -179,6 +184,7 @@ Examples:
 		RobotsDisallowEvery: *disallow,
 		CrawlDelayEvery:     *delay,
 		ShellEvery:          *shellEvery,
+		Topics:              *topics,
 	}
 	var w *fakeweb.Web
 	var err error
