@@ -1,0 +1,151 @@
+package e2e_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
+)
+
+// picture is a DOT export as Graphviz drew it: `dot -Tsvg` of the file,
+// read back from the SVG (tooltest.Drawing), every text measured as
+// Graphviz measured it.
+type picture struct {
+	*tooltest.Drawing
+	took     time.Duration // dot -Tsvg's wall time
+	overlaps [][2]int      // pairs of texts whose boxes overlap
+	nodes    []dotNode     // the nodes of the DOT file, in its order
+	edges    int           // the edges of the DOT file
+}
+
+// dotNode is a node line of the DOT file: its name ("n12"), its label
+// (the host) and its PageRank (0 without ranks).
+type dotNode struct {
+	name, host string
+	pagerank   float64
+}
+
+var (
+	dotNodeLine = regexp.MustCompile(`(?m)^\t"(n\d+)" \[label="([^"]*)".*?(?:pagerank="([^"]+)")?[^\n]*\];$`)
+	dotEdgeLine = regexp.MustCompile(`(?m)^\t"n\d+" -> "n\d+" \[`)
+)
+
+// draw runs `dot -Tsvg` (the dot at path dot) on the DOT file at path and
+// reads what it drew.
+func draw(tb testing.TB, dot, path string) picture {
+	tb.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	start := time.Now()
+	cmd := exec.Command(dot, "-Tsvg", path)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	svg, err := cmd.Output()
+	took := time.Since(start)
+	if err != nil {
+		tb.Fatalf("dot -Tsvg %s: %v\n%s", path, err, errb.String())
+	}
+	p := picture{Drawing: tooltest.ParseSVG(tb, svg), took: took}
+	p.MeasureTexts(tb, dot)
+	p.overlaps = tooltest.OverlappingTexts(p.Texts)
+	for _, m := range dotNodeLine.FindAllSubmatch(src, -1) {
+		pr, _ := strconv.ParseFloat(string(m[3]), 64)
+		p.nodes = append(p.nodes, dotNode{name: string(m[1]), host: string(m[2]), pagerank: pr})
+	}
+	p.edges = len(dotEdgeLine.FindAllIndex(src, -1))
+	return p
+}
+
+// drawnEdges counts the edges drawn with a line.
+func (p picture) drawnEdges() int {
+	n := 0
+	for _, e := range p.Edges {
+		if e.Drawn {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkDOT_Readable times `dot -Tsvg` on the DOT export of two crawls,
+// each laid out by `weaver layout`, and reports what the picture shows:
+// the pairs of texts that overlap (boxes as Graphviz measured them), the
+// hosts drawn with their name, and the edges drawn.
+//
+//   - uk1996: the UK-1996 replay (fakeweb.FromEdges of
+//     uk1996-crawled-subgraph.tsv, every 11th host disallowing weaver in
+//     its robots.txt, as in the cluster tests) crawled with the default
+//     flags but --max-depth 0 --max-subdomains-per-root 0: 643 hosts,
+//     1,570 links; and its --top 20.
+//   - fakeweb5000: bin/fakeweb --hosts 5000 crawled with --max-depth 0:
+//     5,000 hosts, 49,000 links.
+//
+// The same by hand:
+//
+//	bin/fakeweb --hosts 5000 --listen 127.0.0.1:8080 &
+//	bin/weaver crawl --db 5k.bolt --connect-to ::127.0.0.1:8080 --delay 0 --max-depth 0 "$(bin/fakeweb --hosts 5000 --print-seed)"
+//	bin/weaver layout --db 5k.bolt && bin/weaver export --db 5k.bolt --dot 5k.dot && time dot -Tsvg 5k.dot > 5k.svg
+//
+// Run with: go test ./e2e -run '^$' -bench DOT_Readable -benchtime 1x
+func BenchmarkDOT_Readable(b *testing.B) {
+	dot := tooltest.Tool(b, "dot")
+	dir := b.TempDir()
+	uk := ukWeb(b, fakeweb.Config{RobotsDisallowEvery: 11})
+	fw := fakeweb.New(fakeweb.Config{Hosts: 5000})
+	stores := map[string]string{
+		"uk1996":      crawledStore(b, dir, "uk", uk, "--max-depth", "0", "--max-subdomains-per-root", "0"),
+		"fakeweb5000": crawledStore(b, dir, "5k", fw, "--max-depth", "0"),
+	}
+	for _, c := range []struct {
+		name, store string
+		flags       []string
+	}{
+		{"uk1996", "uk1996", nil},
+		{"uk1996-top20", "uk1996", []string{"--top", "20"}},
+		{"fakeweb5000", "fakeweb5000", nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			path := filepath.Join(dir, c.name+".dot")
+			args := append([]string{"export", "--db", stores[c.store], "--force", "--dot", path}, c.flags...)
+			if r := fixture(b, dir, args...); r.code != 0 {
+				b.Fatalf("export: exit %d\n%s", r.code, r.stderr)
+			}
+			var p picture
+			var took time.Duration
+			for b.Loop() {
+				p = draw(b, dot, path)
+				took += p.took
+			}
+			b.ReportMetric(took.Seconds()/float64(b.N), "s/dot-Tsvg")
+			b.ReportMetric(float64(len(p.nodes)), "hosts")
+			b.ReportMetric(float64(len(p.Labelled())), "labelled-hosts")
+			b.ReportMetric(float64(len(p.overlaps)), "overlapping-label-pairs")
+			b.ReportMetric(float64(p.drawnEdges()), "edges-drawn")
+			b.ReportMetric(float64(p.edges), "edges")
+		})
+	}
+}
+
+// crawledStore crawls w into dir/name.bolt with the plain binary (crawl
+// flags and extra) and stores its layout with `weaver layout`.
+func crawledStore(tb testing.TB, dir, name string, w *fakeweb.Web, extra ...string) string {
+	tb.Helper()
+	srv := startWeb(tb, w)
+	db := filepath.Join(dir, name+".bolt")
+	if r := fixture(tb, dir, append(crawlArgs(srv, db, extra...), w.Seed())...); r.code != 0 {
+		tb.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := fixture(tb, dir, "layout", "--db", db); r.code != 0 {
+		tb.Fatalf("layout: exit %d\n%s", r.code, r.stderr)
+	}
+	return db
+}
