@@ -26,15 +26,20 @@ type picture struct {
 }
 
 // dotNode is a node line of the DOT file: its name ("n12"), its label
-// (the host) and its PageRank (0 without ranks).
+// (the host), its PageRank (0 without ranks), its community (-1 without)
+// and colour.
 type dotNode struct {
-	name, host string
-	pagerank   float64
+	name, host, color string
+	pagerank          float64
+	community         int
 }
 
 var (
-	dotNodeLine = regexp.MustCompile(`(?m)^\t"(n\d+)" \[label="([^"]*)".*?(?:pagerank="([^"]+)")?[^\n]*\];$`)
-	dotEdgeLine = regexp.MustCompile(`(?m)^\t"n\d+" -> "n\d+" \[`)
+	dotNodeLine  = regexp.MustCompile(`(?m)^\t"(n\d+)" \[label="([^"]*)"(.*)\];$`)
+	dotPageRank  = regexp.MustCompile(`, pagerank="([^"]+)"`)
+	dotCommunity = regexp.MustCompile(`, community=(\d+)`)
+	dotColor     = regexp.MustCompile(`, color="(#[0-9a-f]{6})"`)
+	dotEdgeLine  = regexp.MustCompile(`(?m)^\t"n\d+" -> "n\d+" \[`)
 )
 
 // draw runs `dot -Tsvg` (the dot at path dot) on the DOT file at path and
@@ -58,8 +63,17 @@ func draw(tb testing.TB, dot, path string) picture {
 	p.MeasureTexts(tb, dot)
 	p.overlaps = tooltest.OverlappingTexts(p.Texts)
 	for _, m := range dotNodeLine.FindAllSubmatch(src, -1) {
-		pr, _ := strconv.ParseFloat(string(m[3]), 64)
-		p.nodes = append(p.nodes, dotNode{name: string(m[1]), host: string(m[2]), pagerank: pr})
+		n := dotNode{name: string(m[1]), host: string(m[2]), community: -1}
+		if a := dotPageRank.FindSubmatch(m[3]); a != nil {
+			n.pagerank, _ = strconv.ParseFloat(string(a[1]), 64)
+		}
+		if a := dotCommunity.FindSubmatch(m[3]); a != nil {
+			n.community, _ = strconv.Atoi(string(a[1]))
+		}
+		if a := dotColor.FindSubmatch(m[3]); a != nil {
+			n.color = string(a[1])
+		}
+		p.nodes = append(p.nodes, n)
 	}
 	p.edges = len(dotEdgeLine.FindAllIndex(src, -1))
 	return p
@@ -77,7 +91,8 @@ func (p picture) drawnEdges() int {
 }
 
 // BenchmarkDOT_Readable times `dot -Tsvg` on the DOT export of two crawls,
-// each laid out by `weaver layout`, and reports what the picture shows:
+// each laid out by `weaver layout` (and the export itself, once), and
+// reports what the picture shows:
 // the pairs of texts that overlap (boxes as Graphviz measured them), the
 // hosts drawn with their name, and the edges drawn.
 //
@@ -89,10 +104,12 @@ func (p picture) drawnEdges() int {
 //   - fakeweb5000: bin/fakeweb --hosts 5000 crawled with --max-depth 0:
 //     5,000 hosts, 49,000 links.
 //
-// The same by hand:
+// Both crawls run one worker, so that hosts get their ids, and so their
+// layout, in one order: the figures are the same on every run. The same
+// by hand:
 //
 //	bin/fakeweb --hosts 5000 --listen 127.0.0.1:8080 &
-//	bin/weaver crawl --db 5k.bolt --connect-to ::127.0.0.1:8080 --delay 0 --max-depth 0 "$(bin/fakeweb --hosts 5000 --print-seed)"
+//	bin/weaver crawl --db 5k.bolt --connect-to ::127.0.0.1:8080 --delay 0 --max-depth 0 --workers 1 "$(bin/fakeweb --hosts 5000 --print-seed)"
 //	bin/weaver layout --db 5k.bolt && bin/weaver export --db 5k.bolt --dot 5k.dot && time dot -Tsvg 5k.dot > 5k.svg
 //
 // Run with: go test ./e2e -run '^$' -bench DOT_Readable -benchtime 1x
@@ -102,8 +119,8 @@ func BenchmarkDOT_Readable(b *testing.B) {
 	uk := ukWeb(b, fakeweb.Config{RobotsDisallowEvery: 11})
 	fw := fakeweb.New(fakeweb.Config{Hosts: 5000})
 	stores := map[string]string{
-		"uk1996":      crawledStore(b, dir, "uk", uk, "--max-depth", "0", "--max-subdomains-per-root", "0"),
-		"fakeweb5000": crawledStore(b, dir, "5k", fw, "--max-depth", "0"),
+		"uk1996":      crawledStore(b, dir, "uk", uk, "--max-depth", "0", "--max-subdomains-per-root", "0", "--workers", "1"),
+		"fakeweb5000": crawledStore(b, dir, "5k", fw, "--max-depth", "0", "--workers", "1"),
 	}
 	for _, c := range []struct {
 		name, store string
@@ -116,9 +133,11 @@ func BenchmarkDOT_Readable(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			path := filepath.Join(dir, c.name+".dot")
 			args := append([]string{"export", "--db", stores[c.store], "--force", "--dot", path}, c.flags...)
+			start := time.Now()
 			if r := fixture(b, dir, args...); r.code != 0 {
 				b.Fatalf("export: exit %d\n%s", r.code, r.stderr)
 			}
+			export := time.Since(start)
 			var p picture
 			var took time.Duration
 			for b.Loop() {
@@ -126,6 +145,7 @@ func BenchmarkDOT_Readable(b *testing.B) {
 				took += p.took
 			}
 			b.ReportMetric(took.Seconds()/float64(b.N), "s/dot-Tsvg")
+			b.ReportMetric(export.Seconds(), "s/weaver-export")
 			b.ReportMetric(float64(len(p.nodes)), "hosts")
 			b.ReportMetric(float64(len(p.Labelled())), "labelled-hosts")
 			b.ReportMetric(float64(len(p.overlaps)), "overlapping-label-pairs")
@@ -149,3 +169,4 @@ func crawledStore(tb testing.TB, dir, name string, w *fakeweb.Web, extra ...stri
 	}
 	return db
 }
+
