@@ -2,14 +2,19 @@ package e2e_test
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
@@ -170,3 +175,86 @@ func crawledStore(tb testing.TB, dir, name string, w *fakeweb.Web, extra ...stri
 	return db
 }
 
+// checkReadable checks a picture against issue 40: no two texts overlap;
+// every host is drawn as a point of its community's colour; the top
+// hosts by PageRank (20, or all of a smaller graph) are named, each name
+// its host; a host with a higher PageRank is never named in a smaller
+// font; a host drawn without its name has it as its tooltip; every edge
+// is drawn; the legend names the largest community by its biggest host.
+func checkReadable(t *testing.T, p picture) {
+	t.Helper()
+	for k, pair := range p.overlaps {
+		if k == 10 {
+			t.Errorf("... %d overlapping pairs in all", len(p.overlaps))
+			break
+		}
+		a, b := p.Texts[pair[0]], p.Texts[pair[1]]
+		t.Errorf("%q (%s) overlaps %q (%s): %+v, %+v", a.Text, a.Node, b.Text, b.Node, a.Box, b.Box)
+	}
+	if len(p.nodes) == 0 || len(p.Nodes) != len(p.nodes) {
+		t.Fatalf("the SVG draws %d nodes, the DOT has %d", len(p.Nodes), len(p.nodes))
+	}
+	size := map[string]float64{} // a named node's font size
+	for _, tx := range p.Texts {
+		if tx.Node != "" {
+			size[tx.Node] = tx.Size
+		}
+	}
+	byRank := slices.Clone(p.nodes)
+	id := func(n dotNode) int { i, _ := strconv.Atoi(strings.TrimPrefix(n.name, "n")); return i }
+	slices.SortFunc(byRank, func(a, b dotNode) int { return cmp.Or(cmp.Compare(b.pagerank, a.pagerank), cmp.Compare(id(a), id(b))) })
+	community := map[int][]dotNode{}
+	for i, n := range byRank {
+		m := p.Nodes[n.name]
+		if m.Shape != "ellipse" || n.community < 0 || n.color != paletteHex(n.community) {
+			t.Errorf("%s (%s) is drawn as %q in %s, want a point in its community's (%d) colour", n.name, n.host, m.Shape, n.color, n.community)
+		}
+		community[n.community] = append(community[n.community], n)
+		if i < 20 && !m.Text {
+			t.Errorf("%s, the %dth host by PageRank, is not named", n.host, i+1)
+		}
+		if !m.Text && !strings.HasPrefix(m.Tooltip, n.host) {
+			t.Errorf("%s is drawn without its name, and its tooltip is %q", n.host, m.Tooltip)
+		}
+	}
+	var last dotNode
+	for _, tx := range p.Texts {
+		if tx.Node == "" {
+			continue
+		}
+		i := slices.IndexFunc(p.nodes, func(n dotNode) bool { return n.name == tx.Node })
+		if i < 0 || tx.Text != p.nodes[i].host {
+			t.Errorf("%s is named %q", tx.Node, tx.Text)
+		}
+	}
+	for _, n := range byRank {
+		if s, ok := size[n.name]; ok {
+			if last.name != "" && s > size[last.name] {
+				t.Errorf("%s (PageRank %g) is named in %g points, %s (PageRank %g) in %g", n.host, n.pagerank, s, last.host, last.pagerank, size[last.name])
+			}
+			last = n
+		}
+	}
+	if got := p.drawnEdges(); len(p.Edges) != p.edges || got != p.edges {
+		t.Errorf("%d edges drawn of %d in the SVG, %d in the DOT", got, len(p.Edges), p.edges)
+	}
+	// The legend: the largest community, named by its biggest host.
+	largest := -1
+	for c, ns := range community {
+		if largest < 0 || len(ns) > len(community[largest]) || len(ns) == len(community[largest]) && c < largest {
+			largest = c
+		}
+	}
+	if len(community) > 1 {
+		want := fmt.Sprintf("%s (%d hosts)", community[largest][0].host, len(community[largest]))
+		if !slices.ContainsFunc(p.Texts, func(tx tooltest.Text) bool { return tx.Node == "" && tx.Text == want }) {
+			t.Errorf("no legend row %q", want)
+		}
+	}
+}
+
+// paletteHex is the colour of community c as the DOT export writes it.
+func paletteHex(c int) string {
+	rgb := export.Palette[c%len(export.Palette)]
+	return fmt.Sprintf("#%02x%02x%02x", rgb[0], rgb[1], rgb[2])
+}
