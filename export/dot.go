@@ -63,6 +63,9 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 		if plan != nil {
 			b = appendPlanNote(b, plan)
 			b = append(b, dotPinnedHeader...)
+			if plan.unplaced > 0 {
+				b = append(b, dotNeatoLayout...)
+			}
 			b = appendLegend(b, plan)
 			b = append(b, dotPinnedDefaults...)
 		} else {
@@ -167,6 +170,9 @@ const (
 // the others are points, their name in the tooltip.
 digraph weaver {
 	graph [layout=nop, inputscale=72, splines=false, outputorder=edgesfirst`
+	// dotNeatoLayout overrides layout=nop when some nodes have no
+	// position (dotPlan.unplaced).
+	dotNeatoLayout    = `, layout=neato, overlap=true`
 	dotPinnedDefaults = `];
 	node [shape=point, width=0.056, fontname="Helvetica"];
 	edge [arrowsize=0.3, color="#60606040", fontname="Helvetica", fontsize=8];
@@ -278,6 +284,11 @@ func appendPlanNote(b []byte, p *dotPlan) []byte {
 		b = append(b, "; "...)
 		b = strconv.AppendInt(b, int64(p.pulled), 10)
 		b = append(b, " hosts far from the rest drawn nearer"...)
+	}
+	if p.unplaced > 0 {
+		b = append(b, "\n// "...)
+		b = strconv.AppendInt(b, int64(p.unplaced), 10)
+		b = append(b, " hosts have no position in the layout: neato places them, and names hosts where it can"...)
 	}
 	return b
 }

@@ -25,10 +25,15 @@ type dotPlan struct {
 	nodes []planNode // the view's laid-out nodes, by id
 	// maxPR is the largest PageRank of the view's nodes, for the points'
 	// sizes; 0 without ranks.
-	maxPR    float64
-	zoom     float64     // the scale in times the base
-	named    int         // how many hosts are named
-	pulled   int         // how many hosts pullIn drew nearer
+	maxPR  float64
+	zoom   float64 // the scale in times the base
+	named  int     // how many hosts are named
+	pulled int     // how many hosts pullIn drew nearer
+	// unplaced counts the view's nodes the layout has no position for
+	// (none, when the layout is of the view's graph): Graphviz's nop
+	// layout refuses them, so the file then asks for neato, which
+	// places them and keeps the others pinned.
+	unplaced int
 	topNamed int         // how many of the dotTopLabels highest hosts are named
 	legend   []legendRow // the communities the legend names, largest first; nil without one
 }
@@ -128,10 +133,10 @@ func planDOT(nodes []planNode, hosts []string, ranked int) *dotPlan {
 // link each sit ten times further from the centre than 99 % of the
 // others). A node further than R from the median point, R one and a half
 // times the distance within which 95 % of the nodes lie, keeps its
-// direction and is drawn at R + M(1 − e^(−(d−R)/M)), M = R/4: nearer
-// the further it was, never beyond R + M, in the same order of
-// distance. Nodes within R keep their place. It returns how many it
-// moved.
+// direction and is drawn at R + M(1 − e^(−(d−R)/M)), M = R/4: the
+// further out, the more it is pulled in, never beyond R + M, and the
+// outliers keep their order of distance. Nodes within R keep their
+// place. It returns how many it moved.
 func pullIn(nodes []planNode) int {
 	if len(nodes) < 20 {
 		return 0
@@ -473,17 +478,23 @@ func (p *dotPlan) lookup(id uint64) (*planNode, bool) {
 func collectPlan(v *view) (*dotPlan, error) {
 	var nodes []planNode
 	var hosts []string
+	unplaced := 0
 	err := v.nodes(func(n *graph.Node) error {
-		if c, x, y, ok := v.layoutOf(n.ID); ok {
-			pr, _, _ := v.rankOf(n.ID)
-			nodes = append(nodes, planNode{id: n.ID, x: x, y: y, comm: c, pagerank: pr})
-			hosts = append(hosts, n.Host)
+		c, x, y, ok := v.layoutOf(n.ID)
+		if !ok {
+			unplaced++
+			return nil
 		}
+		pr, _, _ := v.rankOf(n.ID)
+		nodes = append(nodes, planNode{id: n.ID, x: x, y: y, comm: c, pagerank: pr})
+		hosts = append(hosts, n.Host)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	v.stats, v.walked, v.kept = Stats{}, false, nil
-	return planDOT(nodes, hosts, v.nodeCount()), nil
+	p := planDOT(nodes, hosts, v.nodeCount())
+	p.unplaced = unplaced
+	return p, nil
 }
