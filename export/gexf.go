@@ -13,7 +13,8 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 )
 
-// FormatGEXF is GEXF 1.3, Gephi's own format.
+// FormatGEXF is GEXF 1.2 (namespace 1.2draft), Gephi's format, which
+// networkx reads too.
 const FormatGEXF Format = "gexf"
 
 // gexfSkipNode and gexfSkipEdge are the columns GEXF carries elsewhere
@@ -110,16 +111,25 @@ func gexfSpan(b []byte, iv graph.Interval) []byte {
 	return append(b, '"')
 }
 
-// GEXF writes s to w as a directed GEXF 1.3 graph for Gephi (namespace
-// http://gexf.net/1.3, viz http://gexf.net/1.3/viz): node ids are the
-// store ids, labels the hosts, every attribute of the JSON export
-// declared in <attributes> with its type (string, integer, long, double;
-// times as RFC 3339 strings) and given where it has a value, viz:size by
-// PageRank (unless Options.NoRanks); edges an id (0, 1, 2... in (source, target) order), their weight, and
-// first_seen, last_seen, nofollow and redirect. The creator and the
-// filters are in <meta>. Every string is escaped for XML, and characters
-// XML 1.0 cannot hold are dropped. It returns what was written, or the
-// writer's, the store's or the context's error.
+// GEXF writes s to w as a directed GEXF 1.2 graph (namespace
+// http://www.gexf.net/1.2draft, viz http://www.gexf.net/1.2draft/viz):
+// the version every GEXF client reads, Gephi and networkx 2.8 and 3.x
+// alike (networkx 2.8 knows no 1.3, issue 40). Node ids are the store
+// ids, labels the hosts, every attribute of the JSON export declared in
+// <attributes> with its type (string, integer, long, double, boolean;
+// times as RFC 3339 strings) and given where it has a value, viz:color by
+// community and viz:position from the layout (unless Options.NoLayout),
+// viz:size by PageRank (unless Options.NoRanks); edges an id (0, 1, 2...
+// in (source, target) order), their weight, and first_seen, last_seen,
+// nofollow, redirect and gone. The graph is static; with
+// Options.GEXFTimeline and a crawl history it is dynamic
+// (timeformat="dateTime"): nodes start when first seen and edges are
+// present in the intervals their sources' crawls linked them, so that
+// Gephi's timeline plays the graph (networkx's reader knows no dateTime
+// and fails on it). The creator and the filters are in <meta>. Every
+// string is escaped for XML, and characters XML 1.0 cannot hold are
+// dropped. It returns what was written, or the writer's, the store's or
+// the context's error.
 func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -131,14 +141,15 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			}
 		}
 		nodeCols := gexfColumns(v.nodeColumns(), gexfSkipNode)
-		// With a crawl history the graph is dynamic: nodes start when
-		// first seen, edges are present in the intervals their sources'
-		// crawls linked them, so that Gephi's timeline plays the graph.
-		dynamic := v.domains == nil && graph.HasHistory(v.tx)
+		// With GEXFTimeline and a crawl history the graph is dynamic:
+		// nodes start when first seen, edges are present in the
+		// intervals their sources' crawls linked them, so that Gephi's
+		// timeline plays the graph.
+		dynamic := opt.GEXFTimeline && v.domains == nil && graph.HasHistory(v.tx)
 		edgeCols := gexfColumns(csvEdgeColumns(nil), gexfSkipEdge)
 		b := make([]byte, 0, 8192)
 		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
-<gexf xmlns="http://gexf.net/1.3" xmlns:viz="http://gexf.net/1.3/viz" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://gexf.net/1.3 http://gexf.net/1.3/gexf.xsd" version="1.3">
+<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:viz="http://www.gexf.net/1.2draft/viz" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">
   <meta lastmodifieddate="`...)
 		b = append(b, opt.Now().UTC().Format("2006-01-02")...)
 		b = append(b, "\">\n    <creator>weaver "...)

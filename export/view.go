@@ -72,6 +72,10 @@ type Options struct {
 	// history records them, and each node says how far in its as_of
 	// (see AsOfAt and nodeAt).
 	At time.Time
+	// GEXFTimeline makes the GEXF export of a store with a crawl history
+	// a dynamic graph, which Gephi's timeline plays and networkx cannot
+	// read (see GEXF); without it GEXF is static.
+	GEXFTimeline bool
 	// Version is the weaver version recorded in the export; "" means "dev".
 	Version string
 	// Now gives the export time recorded in the export; nil means time.Now.
