@@ -119,7 +119,8 @@ func TestMap_LiveCrawl(t *testing.T) {
 // -update-map-png).
 func TestMap_ExportHTML(t *testing.T) {
 	b := newBrowser(t)
-	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1})
+	// make demo's web: topics of sites, as the real web is made.
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1, Topics: 8})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
