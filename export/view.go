@@ -179,7 +179,7 @@ func (v *view) tick() error {
 }
 
 func (v *view) span(n *graph.Node) {
-	if !n.FirstSeen.IsZero() && (v.first.IsZero() || n.FirstSeen.Before(v.first)) {
+	if earlier(n.FirstSeen, v.first) {
 		v.first = n.FirstSeen
 	}
 	for _, t := range []time.Time{n.LastSeen, n.LastCrawl} {
