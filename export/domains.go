@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -45,15 +46,7 @@ func repRank(n *graph.Node) int {
 // edges, both inside the view's transaction.
 func (v *view) collapse() (*domainGraph, error) {
 	c := &collapser{d: &domainGraph{index: map[string]int{}}, pairs: map[[2]int32]int{}}
-	err := graph.ForEachNode(v.tx, func(n *graph.Node) error {
-		if err := v.tick(); err != nil {
-			return err
-		}
-		v.span(n)
-		asOf, err := v.nodeAt(n)
-		if err != nil {
-			return err
-		}
+	err := v.forEachNode(func(n *graph.Node, asOf string) error {
 		if v.opt.keeps(n) {
 			c.addHost(n, asOf)
 		}
@@ -76,9 +69,9 @@ func (v *view) collapse() (*domainGraph, error) {
 	// is their id: d.nodes is already in id order.
 	slices.SortFunc(c.d.edges, func(a, b graph.Edge) int {
 		if a.From != b.From {
-			return cmpU64(a.From, b.From)
+			return cmp.Compare(a.From, b.From)
 		}
-		return cmpU64(a.To, b.To)
+		return cmp.Compare(a.To, b.To)
 	})
 	return c.d, nil
 }
@@ -187,14 +180,4 @@ func (c *collapser) addLink(e *graph.Edge) {
 // the earliest first-seen time of several, the unknown ones aside.
 func earlier(t, than time.Time) bool {
 	return !t.IsZero() && (than.IsZero() || t.Before(than))
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

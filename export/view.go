@@ -208,15 +208,7 @@ func (v *view) nodes(fn func(n *graph.Node) error) error {
 		v.walked = true
 		return nil
 	}
-	err := graph.ForEachNode(v.tx, func(n *graph.Node) error {
-		if err := v.tick(); err != nil {
-			return err
-		}
-		v.span(n)
-		asOf, err := v.nodeAt(n)
-		if err != nil {
-			return err
-		}
+	err := v.forEachNode(func(n *graph.Node, asOf string) error {
 		v.asOf = asOf
 		if v.filtersNodes() {
 			if !v.keepsNode(n) {
@@ -276,6 +268,22 @@ func (v *view) edges(fn func(e *graph.Edge) error) error {
 			return nil
 		}
 		return emit(e)
+	})
+}
+
+// forEachNode walks the store's nodes, every one, each with its as_of
+// (see nodeAt) and counted in the crawl's time range (span): fn filters.
+func (v *view) forEachNode(fn func(n *graph.Node, asOf string) error) error {
+	return graph.ForEachNode(v.tx, func(n *graph.Node) error {
+		if err := v.tick(); err != nil {
+			return err
+		}
+		v.span(n)
+		asOf, err := v.nodeAt(n)
+		if err != nil {
+			return err
+		}
+		return fn(n, asOf)
 	})
 }
 
