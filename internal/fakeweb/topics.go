@@ -294,14 +294,7 @@ func (g *topicGraph) drawLinks(i int) {
 		}
 	}
 	w.sites[i].out = out
-	switch v := r.intn(100); {
-	case v < 3 && len(out) > 0:
-		w.sites[i].base = baseOther
-	case v < 6:
-		w.sites[i].base = baseSame
-	case v < 9:
-		w.sites[i].base = baseTarget
-	}
+	w.drawBase(r, i)
 }
 
 // topicMeta gives the hosts of a topical web titles and descriptions on
