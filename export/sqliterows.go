@@ -186,23 +186,30 @@ func (w *rowWalker) send(table int, rows *[]any) error {
 	return nil
 }
 
+// rowsOf names the rows being filled for a table.
+type rowsOf struct {
+	table int
+	rows  *[]any
+}
+
+// flush sends what is left of each table's rows, in turn.
+func (w *rowWalker) flush(tables ...rowsOf) error {
+	for _, t := range tables {
+		if err := w.send(t.table, t.rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // nodes sends the rows of every node: nodes, node_facts, node_at and
 // node_ranks.
 func (w *rowWalker) nodes() error {
-	err := w.v.nodes(w.node)
-	if err == nil {
-		err = w.send(tableNodes, &w.rows)
+	if err := w.v.nodes(w.node); err != nil {
+		return err
 	}
-	if err == nil {
-		err = w.send(tableRanks, &w.ranks)
-	}
-	if err == nil {
-		err = w.send(tableNodeFacts, &w.facts)
-	}
-	if err == nil {
-		err = w.send(tableNodeAt, &w.at)
-	}
-	return err
+	return w.flush(rowsOf{tableNodes, &w.rows}, rowsOf{tableRanks, &w.ranks},
+		rowsOf{tableNodeFacts, &w.facts}, rowsOf{tableNodeAt, &w.at})
 }
 
 // node adds the rows of n, and sends each table's batch once full.
@@ -252,14 +259,10 @@ func (w *rowWalker) node(n *graph.Node) error {
 // edges sends the rows of every edge: edges and edge_facts, numbered in
 // the view's (from, to) order.
 func (w *rowWalker) edges() error {
-	err := w.v.edges(w.edge)
-	if err == nil {
-		err = w.send(tableEdges, &w.rows)
+	if err := w.v.edges(w.edge); err != nil {
+		return err
 	}
-	if err == nil {
-		err = w.send(tableEdgeFacts, &w.facts)
-	}
-	return err
+	return w.flush(rowsOf{tableEdges, &w.rows}, rowsOf{tableEdgeFacts, &w.facts})
 }
 
 // edge adds the rows of e, and sends both tables' batches once full.
