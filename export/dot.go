@@ -38,21 +38,7 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	st, err := walk(ctx, s, opt, func(v *view) error {
-		b := make([]byte, 0, 4096)
-		b = append(b, "// weaver "...)
-		b = appendDOTLine(b, opt.Version)
-		b = append(b, " export, "...)
-		b = append(b, isoTime(opt.Now())...)
-		b = append(b, ", "...)
-		b = append(b, opt.filters()...)
-		if m := v.harmonicMethod(); m != "" {
-			b = append(b, ", harmonic: "...)
-			b = appendDOTLine(b, m)
-		}
-		if !opt.At.IsZero() {
-			b = append(b, "\n// "...)
-			b = append(b, atNote...)
-		}
+		b := appendDOTComment(make([]byte, 0, 4096), v, opt)
 		var plan *dotPlan
 		if v.lay != nil && len(v.lay.X) > 0 {
 			var err error
@@ -60,85 +46,15 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 				return err
 			}
 		}
-		if plan != nil {
-			b = appendPlanNote(b, plan)
-			b = append(b, dotPinnedHeader...)
-			if plan.unplaced > 0 {
-				b = append(b, dotNeatoLayout...)
-			}
-			b = appendLegend(b, plan)
-			b = append(b, dotPinnedDefaults...)
-		} else {
-			b = append(b, dotSFDPHeader...)
-		}
+		b = appendDOTHeader(b, plan)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
-		// Named hosts are written after the marks, so that Graphviz draws
-		// their names over the marks, never a mark over a name.
-		var named []byte
-		err := v.nodes(func(n *graph.Node) error {
-			b = appendDOTNode(b[:0], v, plan, n)
-			if pn, ok := plan.lookup(n.ID); ok && pn.named {
-				named = append(named, b...)
-				return nil
-			}
-			_, err := bw.Write(b)
-			return err
-		})
-		if err != nil {
+		if err := writeDOTNodes(bw, b, v, plan); err != nil {
 			return err
 		}
-		if _, err := bw.Write(named); err != nil {
-			return err
-		}
-		err = v.edges(func(e *graph.Edge) error {
-			b = append(b[:0], "\t\"n"...)
-			b = strconv.AppendUint(b, e.From, 10)
-			b = append(b, `" -> "n`...)
-			b = strconv.AppendUint(b, e.To, 10)
-			if plan != nil {
-				// Pinned: the weight as an attribute, not a label.
-				// Placing 20,000 edge labels is 97 % of Graphviz's time
-				// on a 2,000-host graph (40 s of 41); the pen width
-				// still shows the weight.
-				b = append(b, `" [weight=`...)
-				b = strconv.AppendUint(b, e.Weight, 10)
-				b = append(b, `, penwidth=`...)
-				b = strconv.AppendFloat(b, thinPenwidth(e.Weight), 'f', 2, 64)
-			} else {
-				b = append(b, `" [label="`...)
-				b = strconv.AppendUint(b, e.Weight, 10)
-				b = append(b, `", penwidth=`...)
-				b = strconv.AppendFloat(b, penwidth(e.Weight), 'f', 2, 64)
-			}
-			// Link facts, when any: a link only ever made with rel
-			// nofollow, ugc or sponsored is drawn dashed.
-			if e.Nofollow != 0 || e.Redirect != 0 {
-				b = append(b, `, nofollow=`...)
-				b = strconv.AppendUint(b, e.Nofollow, 10)
-				b = append(b, `, redirect=`...)
-				b = strconv.AppendUint(b, e.Redirect, 10)
-				if e.Nofollow == e.Weight && !v.gone(e) {
-					b = append(b, `, style=dashed`...)
-				}
-			}
-			if !e.FirstSeen.IsZero() {
-				b = append(b, `, first_seen="`...)
-				b = append(b, isoTime(e.FirstSeen)...)
-				b = append(b, '"')
-			}
-			if !e.LastSeen.IsZero() {
-				b = append(b, `, last_seen="`...)
-				b = append(b, isoTime(e.LastSeen)...)
-				b = append(b, '"')
-			}
-			// An edge its source's latest crawl no longer links is
-			// drawn dotted.
-			if v.gone(e) {
-				b = append(b, `, gone=true, style=dotted`...)
-			}
-			b = append(b, "];\n"...)
+		err := v.edges(func(e *graph.Edge) error {
+			b = appendDOTEdge(b[:0], v, plan, e)
 			_, err := bw.Write(b)
 			return err
 		})
@@ -151,6 +67,116 @@ func DOT(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, err
 		return bw.Flush()
 	})
 	return st, wrap(FormatDOT, "", err)
+}
+
+// appendDOTComment appends the comment that opens the file: weaver's
+// version, the export time, the filters and how harmonic centrality was
+// computed, and with At what the nodes' attributes are.
+func appendDOTComment(b []byte, v *view, opt Options) []byte {
+	b = append(b, "// weaver "...)
+	b = appendDOTLine(b, opt.Version)
+	b = append(b, " export, "...)
+	b = append(b, isoTime(opt.Now())...)
+	b = append(b, ", "...)
+	b = append(b, opt.filters()...)
+	if m := v.harmonicMethod(); m != "" {
+		b = append(b, ", harmonic: "...)
+		b = appendDOTLine(b, m)
+	}
+	if !opt.At.IsZero() {
+		b = append(b, "\n// "...)
+		b = append(b, atNote...)
+	}
+	return b
+}
+
+// appendDOTHeader appends the digraph's header: with a plan, what it
+// names, the pinned layout, the legend and the defaults; without one,
+// sfdp's.
+func appendDOTHeader(b []byte, plan *dotPlan) []byte {
+	if plan == nil {
+		return append(b, dotSFDPHeader...)
+	}
+	b = appendPlanNote(b, plan)
+	b = append(b, dotPinnedHeader...)
+	if plan.unplaced > 0 {
+		b = append(b, dotNeatoLayout...)
+	}
+	b = appendLegend(b, plan)
+	return append(b, dotPinnedDefaults...)
+}
+
+// writeDOTNodes writes the line of every node, using b's space. Named
+// hosts are written after the marks, so that Graphviz draws their names
+// over the marks, never a mark over a name.
+func writeDOTNodes(bw *bufio.Writer, b []byte, v *view, plan *dotPlan) error {
+	var named []byte
+	err := v.nodes(func(n *graph.Node) error {
+		b = appendDOTNode(b[:0], v, plan, n)
+		if pn, ok := plan.lookup(n.ID); ok && pn.named {
+			named = append(named, b...)
+			return nil
+		}
+		_, err := bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = bw.Write(named)
+	return err
+}
+
+// appendDOTEdge appends the line of edge e: its weight (an attribute
+// with a plan, a label without: see the comment inside), the pen width
+// that shows it, its link facts, its times, and whether it is gone.
+func appendDOTEdge(b []byte, v *view, plan *dotPlan, e *graph.Edge) []byte {
+	b = append(b, "\t\"n"...)
+	b = strconv.AppendUint(b, e.From, 10)
+	b = append(b, `" -> "n`...)
+	b = strconv.AppendUint(b, e.To, 10)
+	if plan != nil {
+		// Pinned: the weight as an attribute, not a label.
+		// Placing 20,000 edge labels is 97 % of Graphviz's time
+		// on a 2,000-host graph (40 s of 41); the pen width
+		// still shows the weight.
+		b = append(b, `" [weight=`...)
+		b = strconv.AppendUint(b, e.Weight, 10)
+		b = append(b, `, penwidth=`...)
+		b = strconv.AppendFloat(b, thinPenwidth(e.Weight), 'f', 2, 64)
+	} else {
+		b = append(b, `" [label="`...)
+		b = strconv.AppendUint(b, e.Weight, 10)
+		b = append(b, `", penwidth=`...)
+		b = strconv.AppendFloat(b, penwidth(e.Weight), 'f', 2, 64)
+	}
+	// Link facts, when any: a link only ever made with rel
+	// nofollow, ugc or sponsored is drawn dashed.
+	if e.Nofollow != 0 || e.Redirect != 0 {
+		b = append(b, `, nofollow=`...)
+		b = strconv.AppendUint(b, e.Nofollow, 10)
+		b = append(b, `, redirect=`...)
+		b = strconv.AppendUint(b, e.Redirect, 10)
+		if e.Nofollow == e.Weight && !v.gone(e) {
+			b = append(b, `, style=dashed`...)
+		}
+	}
+	if !e.FirstSeen.IsZero() {
+		b = append(b, `, first_seen="`...)
+		b = append(b, isoTime(e.FirstSeen)...)
+		b = append(b, '"')
+	}
+	if !e.LastSeen.IsZero() {
+		b = append(b, `, last_seen="`...)
+		b = append(b, isoTime(e.LastSeen)...)
+		b = append(b, '"')
+	}
+	// An edge its source's latest crawl no longer links is
+	// drawn dotted.
+	if v.gone(e) {
+		b = append(b, `, gone=true, style=dotted`...)
+	}
+	return append(b, "];\n"...)
 }
 
 // The DOT headers. With a layout every node is pinned where it is

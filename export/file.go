@@ -127,3 +127,10 @@ func same(a, b string) bool {
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
 }
+
+// Stats count what an export wrote.
+type Stats struct {
+	Nodes  uint64 `json:"nodes"`
+	Edges  uint64 `json:"edges"`
+	Weight uint64 `json:"total_weight"` // sum of the written edges' weights
+}

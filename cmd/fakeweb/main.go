@@ -1,6 +1,3 @@
-// Command fakeweb serves the fake internet of package fakeweb on one port:
-// thousands of virtual hosts, chosen by the Host header, for trying and
-// benchmarking weaver without touching the real web.
 package main
 
 import (
@@ -80,35 +77,84 @@ func (f faultFlags) Set(s string) error {
 // -h, an error wrapping errUsage for bad flags, and the errors of reading
 // --uk or listening.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := &command{stdout: stdout, stderr: stderr, faults: faultFlags{}}
+	if err := c.parseFlags(args); err != nil {
+		return err
+	}
+	return c.run(ctx)
+}
+
+// command is fakeweb's flags, once parsed, and where it writes.
+type command struct {
+	stdout, stderr io.Writer
+
+	listen     string
+	hosts      int
+	seed       int64
+	latency    time.Duration
+	jitter     time.Duration
+	uk         string
+	printSeed  bool
+	disallow   int
+	delay      int
+	requestLog string
+	shellEvery int
+	links      int
+	topics     int
+	pages      int
+	living     int
+	volatile   int
+	period     time.Duration
+	useTLS     bool
+	caOut      string
+	faults     faultFlags
+}
+
+// parseFlags reads args into c and checks them.
+func (c *command) parseFlags(args []string) error {
 	fs := flag.NewFlagSet("fakeweb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "`ADDR` to listen on")
-	hosts := fs.Int("hosts", 1000, "number of generated hosts")
-	seed := fs.Int64("seed", 0, "seed of the generated web")
-	latency := fs.Duration("latency", 0, "delay before every response")
-	jitter := fs.Duration("jitter", 0, "add to each response's delay a further `DURATION` at most, drawn at random")
-	uk := fs.String("uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
-	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
-	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
-	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
-	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
-	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
-	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
-	topics := fs.Int("topics", 0, "serve a topical web: sites in `N` groups that link mostly among themselves, with hubs and a few links across (fakeweb.Config.Topics; 0: links drawn from one popularity law)")
-	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
-	living := fs.Int("living", 0, "serve instead a web of `N` hosts h0.test … that changes while you crawl it: --volatile of them publish a new edition every --period; every home page has an ETag and a Last-Modified and answers a matching conditional request 304 Not Modified")
-	volatile := fs.Int("volatile", -1, "with --living: how many hosts (h1.test …) change, `N` (default half)")
-	period := fs.Duration("period", 10*time.Second, "with --living: how often a changing host publishes a new edition")
-	useTLS := fs.Bool("tls", false, "serve HTTPS as well on the same port, with certificates from a CA made at start (write it with --ca-out); the seed is then https://")
-	caOut := fs.String("ca-out", "", "with --tls: write the CA's certificate (PEM) to `FILE`, for weaver crawl --ca-file FILE")
-	faults := faultFlags{}
-	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
-	fs.Usage = func() {
-		var names []string
-		for _, f := range fakeweb.AllFaults() {
-			names = append(names, f.String())
+	fs.SetOutput(c.stderr)
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "`ADDR` to listen on")
+	fs.IntVar(&c.hosts, "hosts", 1000, "number of generated hosts")
+	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated web")
+	fs.DurationVar(&c.latency, "latency", 0, "delay before every response")
+	fs.DurationVar(&c.jitter, "jitter", 0, "add to each response's delay a further `DURATION` at most, drawn at random")
+	fs.StringVar(&c.uk, "uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
+	fs.BoolVar(&c.printSeed, "print-seed", false, "print the seed URL and exit")
+	fs.IntVar(&c.disallow, "robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
+	fs.IntVar(&c.delay, "crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
+	fs.StringVar(&c.requestLog, "request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
+	fs.IntVar(&c.shellEvery, "shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
+	fs.IntVar(&c.links, "links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
+	fs.IntVar(&c.topics, "topics", 0, "serve a topical web: sites in `N` groups that link mostly among themselves, with hubs and a few links across (fakeweb.Config.Topics; 0: links drawn from one popularity law)")
+	fs.IntVar(&c.pages, "pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
+	fs.IntVar(&c.living, "living", 0, "serve instead a web of `N` hosts h0.test … that changes while you crawl it: --volatile of them publish a new edition every --period; every home page has an ETag and a Last-Modified and answers a matching conditional request 304 Not Modified")
+	fs.IntVar(&c.volatile, "volatile", -1, "with --living: how many hosts (h1.test …) change, `N` (default half)")
+	fs.DurationVar(&c.period, "period", 10*time.Second, "with --living: how often a changing host publishes a new edition")
+	fs.BoolVar(&c.useTLS, "tls", false, "serve HTTPS as well on the same port, with certificates from a CA made at start (write it with --ca-out); the seed is then https://")
+	fs.StringVar(&c.caOut, "ca-out", "", "with --tls: write the CA's certificate (PEM) to `FILE`, for weaver crawl --ca-file FILE")
+	fs.Var(c.faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
+	fs.Usage = func() { usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
 		}
-		fmt.Fprintf(fs.Output(), `Usage: fakeweb [flags]
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	return c.check()
+}
+
+// usage writes fakeweb's help.
+func usage(fs *flag.FlagSet) {
+	var names []string
+	for _, f := range fakeweb.AllFaults() {
+		names = append(names, f.String())
+	}
+	fmt.Fprintf(fs.Output(), `Usage: fakeweb [flags]
 
 Serve a deterministic fake web of many virtual hosts on one port. Reach it
 with curl --connect-to ::HOST:PORT (or weaver's connect_to), or use it as an
@@ -117,8 +163,8 @@ serves until interrupted.
 
 Flags:
 `)
-		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), `
+	fs.PrintDefaults()
+	fmt.Fprintf(fs.Output(), `
 Faults: %s
 
 Examples:
@@ -134,97 +180,93 @@ Examples:
   fakeweb --tls --ca-out ca.pem             # HTTPS: weaver crawl --ca-file ca.pem
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
-	}
-	if *hosts < 1 {
-		return fmt.Errorf("--hosts must be positive, got %d: %w", *hosts, errUsage)
-	}
-	if *shellEvery < 0 {
-		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
-	}
-	if *topics < 0 {
-		return fmt.Errorf("--topics must not be negative, got %d: %w", *topics, errUsage)
-	}
-	if *links < 0 {
-		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", *links, errUsage)
-	}
-	if *latency < 0 || *latency > time.Hour {
-		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
-	}
-	if *jitter < 0 || *jitter > time.Hour {
-		return fmt.Errorf("--jitter out of range: %v: %w", *jitter, errUsage)
-	}
+}
 
-	if *living > 0 {
-		if *useTLS || *pages > 0 || *uk != "" || *topics > 0 {
-			return fmt.Errorf("--living serves its own web: not with --tls, --pages, --uk or --topics: %w", errUsage)
-		}
-		return serveLiving(ctx, stdout, *listen, *living, *volatile, *period, *printSeed)
-	}
-	if *caOut != "" && !*useTLS {
+// check refuses flags out of range, and flags that do not go together.
+func (c *command) check() error {
+	switch {
+	case c.hosts < 1:
+		return fmt.Errorf("--hosts must be positive, got %d: %w", c.hosts, errUsage)
+	case c.shellEvery < 0:
+		return fmt.Errorf("--shell-every must not be negative, got %d: %w", c.shellEvery, errUsage)
+	case c.topics < 0:
+		return fmt.Errorf("--topics must not be negative, got %d: %w", c.topics, errUsage)
+	case c.links < 0:
+		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", c.links, errUsage)
+	case c.latency < 0 || c.latency > time.Hour:
+		return fmt.Errorf("--latency out of range: %v: %w", c.latency, errUsage)
+	case c.jitter < 0 || c.jitter > time.Hour:
+		return fmt.Errorf("--jitter out of range: %v: %w", c.jitter, errUsage)
+	case c.living > 0 && (c.useTLS || c.pages > 0 || c.uk != "" || c.topics > 0):
+		return fmt.Errorf("--living serves its own web: not with --tls, --pages, --uk or --topics: %w", errUsage)
+	case c.living <= 0 && c.caOut != "" && !c.useTLS:
 		return fmt.Errorf("--ca-out needs --tls: %w", errUsage)
 	}
+	return nil
+}
 
-	cfg := fakeweb.Config{
-		Hosts:               *hosts,
-		Seed:                *seed,
-		Latency:             *latency,
-		Jitter:              *jitter,
-		LinksPerPage:        *links,
-		Faults:              faults,
-		RobotsDisallowEvery: *disallow,
-		CrawlDelayEvery:     *delay,
-		ShellEvery:          *shellEvery,
-		Topics:              *topics,
+// run builds the web (--living's, a web of sites, the --uk graph or a
+// generated one) and serves it until ctx is done, or prints its seed.
+func (c *command) run(ctx context.Context) error {
+	if c.living > 0 {
+		return serveLiving(ctx, c.stdout, c.listen, c.living, c.volatile, c.period, c.printSeed)
 	}
-	var w *fakeweb.Web
-	var err error
-	if *pages > 0 {
-		w = fakeweb.NewSites(fakeweb.SitesConfig{Hosts: *hosts, Pages: *pages, Seed: *seed, Latency: *latency})
-	} else if w, err = build(cfg, *uk); err != nil {
-		return err
-	}
-	if n := w.Malformed(); n > 0 {
-		fmt.Fprintf(stderr, "fakeweb: skipped %d malformed lines of %s\n", n, *uk)
-	}
-	seedURL := w.Seed()
-	start := w.Start
-	if *useTLS {
-		seedURL = "https://" + strings.TrimPrefix(seedURL, "http://")
-		start = w.StartTLS
-	}
-	if *printSeed {
-		fmt.Fprintln(stdout, seedURL)
-		return nil
-	}
-	srv, err := start(*listen)
+	w, err := c.web()
 	if err != nil {
 		return err
 	}
-	if *caOut != "" {
-		if err := os.WriteFile(*caOut, srv.CAPEM(), 0o644); err != nil {
+	if n := w.Malformed(); n > 0 {
+		fmt.Fprintf(c.stderr, "fakeweb: skipped %d malformed lines of %s\n", n, c.uk)
+	}
+	seedURL := w.Seed()
+	start := w.Start
+	if c.useTLS {
+		seedURL = "https://" + strings.TrimPrefix(seedURL, "http://")
+		start = w.StartTLS
+	}
+	if c.printSeed {
+		fmt.Fprintln(c.stdout, seedURL)
+		return nil
+	}
+	srv, err := start(c.listen)
+	if err != nil {
+		return err
+	}
+	if c.caOut != "" {
+		if err := os.WriteFile(c.caOut, srv.CAPEM(), 0o644); err != nil {
 			srv.Close()
 			return fmt.Errorf("--ca-out: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), seedURL)
+	fmt.Fprintf(c.stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), seedURL)
 	<-ctx.Done()
 	err = srv.Close()
-	if *requestLog != "" {
-		if werr := writeRequestLog(*requestLog, w.Requests()); werr != nil && err == nil {
+	if c.requestLog != "" {
+		if werr := writeRequestLog(c.requestLog, w.Requests()); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return err
+}
+
+// web makes the web the flags describe: a web of sites with --pages, else
+// the --uk graph or a generated web.
+func (c *command) web() (*fakeweb.Web, error) {
+	if c.pages > 0 {
+		return fakeweb.NewSites(fakeweb.SitesConfig{Hosts: c.hosts, Pages: c.pages, Seed: c.seed, Latency: c.latency}), nil
+	}
+	return build(fakeweb.Config{
+		Hosts:               c.hosts,
+		Seed:                c.seed,
+		Latency:             c.latency,
+		Jitter:              c.jitter,
+		LinksPerPage:        c.links,
+		Faults:              c.faults,
+		RobotsDisallowEvery: c.disallow,
+		CrawlDelayEvery:     c.delay,
+		ShellEvery:          c.shellEvery,
+		Topics:              c.topics,
+	}, c.uk)
 }
 
 // writeRequestLog writes reqs, one TSV line each, to path.

@@ -156,105 +156,145 @@ func genTopicNames(seed int64, n, topics int) ([]string, topical) {
 // from a Zipf law over the topic's hosts in order (host k of a topic has
 // weight 1/(k+2)), so a topic's first hosts are its hubs.
 func (w *Web) genTopicGraph(tp topical) {
-	n := len(w.sites)
-	r := newRNG(w.seed, streamGraph, 1)
-	topics := len(tp.members)
-	allowed := func(j int32) bool { return w.sites[j].robots != robotsDisallowed }
-	roots := make([]int32, topics)
-	for t, m := range tp.members {
-		roots[t] = m[0]
-		if k := slices.IndexFunc(m, allowed); k >= 0 {
-			roots[t] = m[k]
+	g := &topicGraph{w: w, tp: tp, r: newRNG(w.seed, streamGraph, 1)}
+	g.chooseRoots()
+	g.growTree()
+	g.weighZipf()
+	for i := range w.sites {
+		g.drawLinks(i)
+	}
+}
+
+// topicGraph is genTopicGraph at work.
+type topicGraph struct {
+	w        *Web
+	tp       topical
+	r        *rng
+	roots    []int32     // topic → its first host that lets weaver in (else its first)
+	children [][]int32   // host → its children in the spanning tree
+	cum      [][]float64 // topic → the cumulative Zipf weights of its hosts
+}
+
+// allowed reports whether host j's robots.txt lets weaver in.
+func (g *topicGraph) allowed(j int32) bool { return g.w.sites[j].robots != robotsDisallowed }
+
+// chooseRoots chooses each topic's root, and links each from the first
+// host of an earlier topic, rootFan to a host.
+func (g *topicGraph) chooseRoots() {
+	g.roots = make([]int32, len(g.tp.members))
+	for t, m := range g.tp.members {
+		g.roots[t] = m[0]
+		if k := slices.IndexFunc(m, g.allowed); k >= 0 {
+			g.roots[t] = m[k]
 		}
 	}
-	children := make([][]int32, n)
-	for t := 1; t < topics; t++ {
-		p := roots[(t-1)/rootFan]
-		children[p] = append(children[p], roots[t])
+	g.children = make([][]int32, len(g.w.sites))
+	for t := 1; t < len(g.roots); t++ {
+		p := g.roots[(t-1)/rootFan]
+		g.children[p] = append(g.children[p], g.roots[t])
 	}
-	for t, m := range tp.members {
-		urn := []int32{roots[t]}
-		eligible := func(j int32, strict bool) bool {
-			return len(children[j]) < maxChildren && (!strict || allowed(j))
-		}
+}
+
+// growTree links every other host of a topic from an earlier host of
+// its topic, drawn by preferential attachment (an urn of hosts, each in
+// it once more for each child), among those with fewer than maxChildren
+// children that let weaver in, else among those with fewer than
+// maxChildren, else its topic's root.
+func (g *topicGraph) growTree() {
+	for t, m := range g.tp.members {
+		urn := []int32{g.roots[t]}
 		for k, i := range m {
-			if i == roots[t] {
+			if i == g.roots[t] {
 				continue
 			}
-			parent := int32(-1)
-			for _, strict := range []bool{true, false} {
-				for try := 0; try < 32 && parent < 0; try++ {
-					if j := urn[r.intn(len(urn))]; eligible(j, strict) {
-						parent = j
-					}
-				}
-				for c, start := 0, r.intn(max(k, 1)); c < k && parent < 0; c++ {
-					if j := m[(start+c)%k]; eligible(j, strict) {
-						parent = j
-					}
-				}
-			}
+			parent := g.treeParent(m, k, urn)
 			if parent < 0 {
-				parent = roots[t]
+				parent = g.roots[t]
 			}
-			children[parent] = append(children[parent], i)
+			g.children[parent] = append(g.children[parent], i)
 			urn = append(urn, i, parent)
 		}
 	}
-	cum := make([][]float64, topics)
-	for t, m := range tp.members {
-		cum[t] = make([]float64, len(m))
+}
+
+// treeParent draws the parent of host m[k] from the urn, else looks
+// through m[:k] from a point drawn at random; -1 when no host there can
+// take another child.
+func (g *topicGraph) treeParent(m []int32, k int, urn []int32) int32 {
+	eligible := func(j int32, strict bool) bool {
+		return len(g.children[j]) < maxChildren && (!strict || g.allowed(j))
+	}
+	parent := int32(-1)
+	for _, strict := range []bool{true, false} {
+		for try := 0; try < 32 && parent < 0; try++ {
+			if j := urn[g.r.intn(len(urn))]; eligible(j, strict) {
+				parent = j
+			}
+		}
+		for c, start := 0, g.r.intn(max(k, 1)); c < k && parent < 0; c++ {
+			if j := m[(start+c)%k]; eligible(j, strict) {
+				parent = j
+			}
+		}
+	}
+	return parent
+}
+
+// weighZipf gives host k of each topic the weight 1/(k+2).
+func (g *topicGraph) weighZipf() {
+	g.cum = make([][]float64, len(g.tp.members))
+	for t, m := range g.tp.members {
+		g.cum[t] = make([]float64, len(m))
 		total := 0.0
 		for k := range m {
 			total += 1 / float64(k+2)
-			cum[t][k] = total
+			g.cum[t][k] = total
 		}
 	}
-	zipf := func(t int) int32 {
-		c := cum[t]
-		k, _ := slices.BinarySearch(c, r.float()*c[len(c)-1])
-		return tp.members[t][min(k, len(c)-1)]
+}
+
+// zipf draws a host of topic t by its Zipf weight.
+func (g *topicGraph) zipf(t int) int32 {
+	c := g.cum[t]
+	k, _ := slices.BinarySearch(c, g.r.float()*c[len(c)-1])
+	return g.tp.members[t][min(k, len(c)-1)]
+}
+
+// drawLinks gives host i its links: the other hosts of its site, its
+// tree children, then the links it draws; and, on some pages, a <base>.
+func (g *topicGraph) drawLinks(i int) {
+	w, tp, r := g.w, g.tp, g.r
+	n, t, topics := len(w.sites), int(tp.topic[i]), len(tp.members)
+	var out []int32
+	for j := i - 1; j >= 0 && tp.site[j] == tp.site[i]; j-- {
+		out = append(out, int32(j))
 	}
+	for j := i + 1; j < n && tp.site[j] == tp.site[i]; j++ {
+		out = append(out, int32(j))
+	}
+	out = append(out, g.children[i]...)
 	lpp := w.cfg.LinksPerPage
-	for i := range n {
-		t := int(tp.topic[i])
-		var out []int32
-		for j := i - 1; j >= 0 && tp.site[j] == tp.site[i]; j-- {
-			out = append(out, int32(j))
-		}
-		for j := i + 1; j < n && tp.site[j] == tp.site[i]; j++ {
-			out = append(out, int32(j))
-		}
-		out = append(out, children[i]...)
-		want := lpp/2 + r.intn(lpp+1)
-		for try := 0; len(out) < want && try < 4*want; try++ {
-			var target int32
-			if topics > 1 && r.chance(crossShare) {
-				u := r.intn(topics - 1)
-				if u >= t {
-					u++
-				}
-				target = roots[u]
-				if r.chance(0.5) {
-					target = zipf(u)
-				}
-			} else {
-				target = zipf(t)
+	want := lpp/2 + r.intn(lpp+1)
+	for try := 0; len(out) < want && try < 4*want; try++ {
+		var target int32
+		if topics > 1 && r.chance(crossShare) {
+			u := r.intn(topics - 1)
+			if u >= t {
+				u++
 			}
-			if int(target) != i {
-				out = append(out, target)
+			target = g.roots[u]
+			if r.chance(0.5) {
+				target = g.zipf(u)
 			}
+		} else {
+			target = g.zipf(t)
 		}
-		w.sites[i].out = out
-		switch v := r.intn(100); {
-		case v < 3 && len(out) > 0:
-			w.sites[i].base = baseOther
-		case v < 6:
-			w.sites[i].base = baseSame
-		case v < 9:
-			w.sites[i].base = baseTarget
+		if int(target) != i {
+			out = append(out, target)
 		}
 	}
+	w.sites[i].out = out
+	w.drawBase(r, i)
 }
 
 // topicMeta gives the hosts of a topical web titles and descriptions on

@@ -64,122 +64,156 @@ type Edge struct {
 // test.
 func ParseSVG(tb testing.TB, svg []byte) *Drawing {
 	tb.Helper()
-	d := &Drawing{Nodes: map[string]Mark{}}
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	dec.Strict = false // Graphviz's SVG names a DTD the decoder does not read
-	// groups are the classed groups (graph, node, edge, cluster) the
-	// reader is in, innermost last, each with its <title>; the unclassed
-	// groups inside them (the <a> of a tooltip) belong to them.
-	type group struct {
-		class, name string
-		depth       int
-		marked      bool // a node's first shape was read: its mark
-	}
-	var groups []group
-	depth := 0
-	var text *Text
+	r := &svgReader{tb: tb, d: &Drawing{Nodes: map[string]Mark{}}, dec: xml.NewDecoder(bytes.NewReader(svg))}
+	r.dec.Strict = false // Graphviz's SVG names a DTD the decoder does not read
 	for {
-		tok, err := dec.Token()
+		tok, err := r.dec.Token()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			tb.Fatalf("SVG: %v", err)
 		}
-		var g *group
-		if len(groups) > 0 {
-			g = &groups[len(groups)-1]
-		}
+		g := r.group()
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
-			attr := func(n string) string {
-				for _, a := range t.Attr {
-					if a.Name.Local == n {
-						return a.Value
-					}
-				}
-				return ""
-			}
-			switch t.Name.Local {
-			case "g":
-				if c := attr("class"); c != "" {
-					groups = append(groups, group{class: c, depth: depth})
-				}
-			case "title":
-				var s string
-				if err := dec.DecodeElement(&s, &t); err != nil {
-					tb.Fatalf("SVG title: %v", err)
-				}
-				depth--
-				if g == nil || depth != g.depth {
-					break
-				}
-				g.name = s
-				switch g.class {
-				case "edge":
-					d.Edges = append(d.Edges, Edge{Name: s})
-				case "node":
-					d.Nodes[s] = Mark{}
-				}
-			case "a":
-				if g != nil && g.class == "node" {
-					m := d.Nodes[g.name]
-					m.Tooltip = attr("title")
-					d.Nodes[g.name] = m
-				}
-			case "text":
-				size, _ := strconv.ParseFloat(attr("font-size"), 64)
-				if size == 0 {
-					size = 14 // Graphviz's default; it writes font-size for any other
-				}
-				family, _, _ := strings.Cut(attr("font-family"), ",")
-				text = &Text{Anchor: attr("text-anchor"), Family: family, Size: size}
-				text.X, _ = strconv.ParseFloat(attr("x"), 64)
-				text.Y, _ = strconv.ParseFloat(attr("y"), 64)
-				if g != nil && g.class == "node" {
-					text.Node = g.name
-				}
-			case "ellipse", "polygon", "path":
-				if g == nil {
-					break
-				}
-				pts := svgPoints(t.Name.Local, attr)
-				switch {
-				case g.class == "edge" && t.Name.Local == "path" && len(d.Edges) > 0 && distinct(pts):
-					d.Edges[len(d.Edges)-1].Drawn = true
-				case g.class == "node" && !g.marked && len(pts) > 0:
-					var x, y float64
-					for _, p := range pts {
-						x, y = x+p[0], y+p[1]
-					}
-					m := d.Nodes[g.name]
-					m.Shape, m.X, m.Y = t.Name.Local, x/float64(len(pts)), y/float64(len(pts))
-					d.Nodes[g.name] = m
-					g.marked = true
-				}
-			}
+			r.start(t, g)
 		case xml.CharData:
-			if text != nil {
-				text.Text += string(t)
+			if r.text != nil {
+				r.text.Text += string(t)
 			}
 		case xml.EndElement:
-			if t.Name.Local == "text" && text != nil {
-				d.Texts = append(d.Texts, *text)
-				if text.Node != "" {
-					m := d.Nodes[text.Node]
-					m.Text = true
-					d.Nodes[text.Node] = m
-				}
-				text = nil
-			}
-			if g != nil && depth == g.depth {
-				groups = groups[:len(groups)-1]
-			}
-			depth--
+			r.end(t, g)
 		}
 	}
-	return d
+	return r.d
+}
+
+// svgReader is ParseSVG at work.
+type svgReader struct {
+	tb  testing.TB
+	d   *Drawing
+	dec *xml.Decoder
+	// groups are the classed groups (graph, node, edge, cluster) the
+	// reader is in, innermost last, each with its <title>; the unclassed
+	// groups inside them (the <a> of a tooltip) belong to them.
+	groups []svgGroup
+	depth  int   // of the element the reader is in
+	text   *Text // the <text> being read, nil outside one
+}
+
+// svgGroup is a classed group of the SVG.
+type svgGroup struct {
+	class, name string
+	depth       int
+	marked      bool // a node's first shape was read: its mark
+}
+
+// group is the innermost classed group, nil outside any.
+func (r *svgReader) group() *svgGroup {
+	if len(r.groups) == 0 {
+		return nil
+	}
+	return &r.groups[len(r.groups)-1]
+}
+
+// start reads the start of an element inside g.
+func (r *svgReader) start(t xml.StartElement, g *svgGroup) {
+	r.depth++
+	attr := func(n string) string {
+		for _, a := range t.Attr {
+			if a.Name.Local == n {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	switch t.Name.Local {
+	case "g":
+		if c := attr("class"); c != "" {
+			r.groups = append(r.groups, svgGroup{class: c, depth: r.depth})
+		}
+	case "title":
+		r.title(t, g)
+	case "a":
+		if g != nil && g.class == "node" {
+			m := r.d.Nodes[g.name]
+			m.Tooltip = attr("title")
+			r.d.Nodes[g.name] = m
+		}
+	case "text":
+		size, _ := strconv.ParseFloat(attr("font-size"), 64)
+		if size == 0 {
+			size = 14 // Graphviz's default; it writes font-size for any other
+		}
+		family, _, _ := strings.Cut(attr("font-family"), ",")
+		r.text = &Text{Anchor: attr("text-anchor"), Family: family, Size: size}
+		r.text.X, _ = strconv.ParseFloat(attr("x"), 64)
+		r.text.Y, _ = strconv.ParseFloat(attr("y"), 64)
+		if g != nil && g.class == "node" {
+			r.text.Node = g.name
+		}
+	case "ellipse", "polygon", "path":
+		if g != nil {
+			r.shape(t.Name.Local, svgPoints(t.Name.Local, attr), g)
+		}
+	}
+}
+
+// title reads a <title>, whole: the name of g when it is g's own, and so
+// a new edge or node.
+func (r *svgReader) title(t xml.StartElement, g *svgGroup) {
+	var s string
+	if err := r.dec.DecodeElement(&s, &t); err != nil {
+		r.tb.Fatalf("SVG title: %v", err)
+	}
+	r.depth--
+	if g == nil || r.depth != g.depth {
+		return
+	}
+	g.name = s
+	switch g.class {
+	case "edge":
+		r.d.Edges = append(r.d.Edges, Edge{Name: s})
+	case "node":
+		r.d.Nodes[s] = Mark{}
+	}
+}
+
+// shape reads a shape of elem with pts inside g: an edge's line, or a
+// node's first shape, its mark.
+func (r *svgReader) shape(elem string, pts [][2]float64, g *svgGroup) {
+	d := r.d
+	switch {
+	case g.class == "edge" && elem == "path" && len(d.Edges) > 0 && distinct(pts):
+		d.Edges[len(d.Edges)-1].Drawn = true
+	case g.class == "node" && !g.marked && len(pts) > 0:
+		var x, y float64
+		for _, p := range pts {
+			x, y = x+p[0], y+p[1]
+		}
+		m := d.Nodes[g.name]
+		m.Shape, m.X, m.Y = elem, x/float64(len(pts)), y/float64(len(pts))
+		d.Nodes[g.name] = m
+		g.marked = true
+	}
+}
+
+// end reads the end of an element inside g: a <text>'s, or g's own.
+func (r *svgReader) end(t xml.EndElement, g *svgGroup) {
+	if t.Name.Local == "text" && r.text != nil {
+		r.d.Texts = append(r.d.Texts, *r.text)
+		if r.text.Node != "" {
+			m := r.d.Nodes[r.text.Node]
+			m.Text = true
+			r.d.Nodes[r.text.Node] = m
+		}
+		r.text = nil
+	}
+	if g != nil && r.depth == g.depth {
+		r.groups = r.groups[:len(r.groups)-1]
+	}
+	r.depth--
 }
 
 // svgPoints returns the points of a shape element: an ellipse's centre,

@@ -1,8 +1,3 @@
-// Package tooltest finds the programs tests compare weaver with (Python
-// with networkx, Graphviz, sqlite3): a test that needs one that is not
-// installed is skipped on a developer's machine and fails in CI
-// (CI=true), where .ci/run installs them all: a skipped test is a failing
-// test there.
 package tooltest
 
 import (
