@@ -175,7 +175,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.ReadOnly {
-		if err := s.addLaterBuckets(); err != nil {
+		if err := s.upgrade(); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -319,19 +319,24 @@ func (s *Store) validate(size int64) (err error) {
 	})
 }
 
-// addLaterBuckets creates the buckets an older file lacks, in one
-// transaction, and only when one is missing (a read of the root otherwise).
-func (s *Store) addLaterBuckets() (err error) {
+// upgrade brings an older file up to SchemaVersion, in one transaction,
+// and only when it is older (a read of the root otherwise): it creates
+// the buckets the file lacks and records the version. Every older schema
+// is a valid form of the current one (see SchemaVersion); what differs
+// is rewritten by the packages that own it as they write.
+func (s *Store) upgrade() (err error) {
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
-	missing := false
+	old := false
 	_ = s.db.View(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
-			missing = missing || btx.Bucket(name) == nil
+			old = old || btx.Bucket(name) == nil
 		}
+		v, _ := strconv.Atoi(string(btx.Bucket(BucketMeta).Get([]byte(metaSchema))))
+		old = old || v < SchemaVersion
 		return nil
 	})
-	if !missing {
+	if !old {
 		return nil
 	}
 	err = s.db.Update(func(btx *bbolt.Tx) error {
@@ -340,10 +345,10 @@ func (s *Store) addLaterBuckets() (err error) {
 				return err
 			}
 		}
-		return nil
+		return btx.Bucket(BucketMeta).Put([]byte(metaSchema), []byte(strconv.Itoa(SchemaVersion)))
 	})
 	if err != nil {
-		return fmt.Errorf("%s: adding buckets: %w", s.path, err)
+		return fmt.Errorf("%s: upgrading to schema %d: %w", s.path, SchemaVersion, err)
 	}
 	return nil
 }
