@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -86,6 +88,138 @@ func TestHistory_V1Store_ReadOnly(t *testing.T) {
 	}
 	defer s.Close()
 	sameDump(t, s)
+}
+
+// A writable open records schema 2 and reads the history as before;
+// written anew in schema 2's layout, every node's history still reads the
+// same, and no schema 1 record is left.
+func TestHistory_V1Store_Upgrade(t *testing.T) {
+	path := v1Store(t)
+	s, err := kv.Open(path, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.View(func(tx *kv.Tx) error {
+		if v := tx.SchemaVersion(); v != 2 {
+			t.Errorf("schema %d after a writable open, want 2", v)
+		}
+		return nil
+	})
+	sameDump(t, s)
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			var all []graph.Crawl
+			err := graph.ForEachCrawl(tx, n.ID, func(c *graph.Crawl) error {
+				cr := *c
+				cr.Links = slices.Clone(c.Links)
+				all = append(all, cr)
+				return nil
+			})
+			if err != nil || len(all) == 0 {
+				return err
+			}
+			return graph.ReplaceHistory(tx, n.ID, all)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDump(t, s)
+	s.View(func(tx *kv.Tx) error {
+		if n := tx.Len(kv.BucketCrawls); n != 0 {
+			t.Errorf("%d schema 1 records left", n)
+		}
+		if n := tx.Len(kv.BucketHistory); n == 0 {
+			t.Error("no sealed segment: e.test's 31 crawls should fill some")
+		}
+		return nil
+	})
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A crawl of a host whose history is schema 1's rewrites it in schema 2's
+// layout, the new crawl at its end; the other hosts read as before.
+func TestHistory_V1Store_Crawl(t *testing.T) {
+	s, err := kv.Open(v1Store(t), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	node := func(tx *kv.Tx, host string) []byte {
+		out, err := dumpHistory(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(out["nodes"].(map[string]any)[host])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var before []graph.Crawl
+	var otherBefore []byte
+	at := time.Date(2026, 11, 21, 12, 1, 0, 0, time.UTC)
+	err = s.Update(func(tx *kv.Tx) error {
+		otherBefore = node(tx, "b.test")
+		a, _, _ := graph.GetByHost(tx, "a.test")
+		if err := graph.ForEachCrawl(tx, a.ID, func(c *graph.Crawl) error {
+			cr := *c
+			cr.Links = slices.Clone(c.Links)
+			before = append(before, cr)
+			return nil
+		}); err != nil {
+			return err
+		}
+		prev, _, err := graph.LatestCrawl(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		return graph.PutCrawl(tx, a.ID, graph.Crawl{At: at, Links: prev.Links}, &prev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.View(func(tx *kv.Tx) error {
+		a, _, _ := graph.GetByHost(tx, "a.test")
+		want := append(before, graph.Crawl{At: at, Links: before[len(before)-1].Links})
+		var got []graph.Crawl
+		graph.ForEachCrawl(tx, a.ID, func(c *graph.Crawl) error {
+			cr := *c
+			cr.Links = slices.Clone(c.Links)
+			got = append(got, cr)
+			return nil
+		})
+		if len(got) != len(want) {
+			t.Fatalf("a.test: %d crawls, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if !sameCrawl(&got[i], &want[i]) {
+				t.Errorf("a.test crawl %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if stored, _ := graph.LinksStored(tx, a.ID); len(stored) != len(want) || stored[len(stored)-1] {
+			t.Errorf("a.test's records hold links: %v; want the last, unchanged, without", stored)
+		}
+		c := tx.Cursor(kv.BucketCrawls)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if string(k[:8]) == string(kv.U64(a.ID)) {
+				t.Fatalf("a.test's schema 1 record %x is left", k)
+			}
+		}
+		if got := node(tx, "b.test"); !bytes.Equal(got, otherBefore) {
+			t.Errorf("b.test reads otherwise:\n%s\nwant\n%s", got, otherBefore)
+		}
+		return nil
+	})
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dumpHistory is everything graph's readers say of a store's history. A
