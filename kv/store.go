@@ -362,8 +362,20 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(onFault())
-	return bbolt.Open(path, 0o600, boltOptions(opts))
+	db, err = bbolt.Open(path, 0o600, boltOptions(opts))
+	if db != nil {
+		db.AllocSize = allocSize
+	}
+	return db, err
 }
+
+// allocSize is how far ahead of its pages bbolt grows the file (its
+// default is 16 MiB). Below 1 GiB bbolt otherwise sizes the file as its
+// memory map, which doubles: a store of 8.5 MiB of pages was a 16 MiB file,
+// and a crawl's growth read off the file's size was bbolt's steps, not
+// what the crawl wrote (issue 43). Each step costs a truncate and an fsync
+// of the file, a few more in a long crawl than before.
+const allocSize = 1 << 20
 
 // boltOptions: the hashmap freelist allocates in constant time. The
 // freelist is written on every commit: without it bbolt rebuilds the

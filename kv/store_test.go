@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,6 +362,40 @@ func TestOpen_UpgradesSchema1(t *testing.T) {
 			return nil
 		})
 		s.Close()
+	}
+}
+
+// The file is grown a MiB ahead of its pages, not to bbolt's doubling
+// memory map: a crawl's store on disk is what it holds.
+func TestStore_FileFollowsPages(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(p, kv.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := bytes.Repeat([]byte{7}, 500)
+	for i := range 200 {
+		err := s.Update(func(tx *kv.Tx) error {
+			for j := range 100 {
+				if err := tx.PutRaw(kv.BucketRobots, []byte(fmt.Sprintf("host%06d", i*100+j)), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int64
+	s.View(func(tx *kv.Tx) error { pages = tx.Size(); return nil })
+	s.Close()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < pages || fi.Size() > pages+1<<20+64<<10 { // its high-water page, then a MiB
+		t.Errorf("file of %d bytes for %d bytes of pages, want at most a MiB more", fi.Size(), pages)
 	}
 }
 
