@@ -220,11 +220,11 @@ func TestHistory_Oracle(t *testing.T) {
 
 // historyPages returns the bytes in use and the pages of the history
 // buckets of the store file at path (no process holding it).
-func historyPages(t *testing.T, path string) (inuse, pages, pageSize int) {
-	t.Helper()
+func historyPages(tb testing.TB, path string) (inuse, pages, pageSize int) {
+	tb.Helper()
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer db.Close()
 	err = db.View(func(tx *bbolt.Tx) error {
@@ -233,14 +233,64 @@ func historyPages(t *testing.T, path string) (inuse, pages, pageSize int) {
 			n := bs.LeafPageN + bs.BranchPageN + bs.LeafOverflowN + bs.BranchOverflowN
 			inuse += bs.LeafInuse + bs.BranchInuse
 			pages += n
-			t.Logf("%s: %d keys, %d pages, %.0f %% full", b, bs.KeyN, n, 100*float64(bs.LeafInuse+bs.BranchInuse)/float64(max(n, 1)*db.Info().PageSize))
+			tb.Logf("%s: %d keys, %d pages, %.0f %% full", b, bs.KeyN, n, 100*float64(bs.LeafInuse+bs.BranchInuse)/float64(max(n, 1)*db.Info().PageSize))
 		}
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return inuse, pages, db.Info().PageSize
+}
+
+// revisits is a crawl of hosts hosts of 10 links each, found unchanged
+// at every visit, as a crawl's group commits write it: group crawls a
+// transaction, the hosts in turn, about once a second each.
+type revisits struct {
+	hosts, group int
+	next         uint64 // the next host to crawl, from 1
+	now          time.Time
+}
+
+func (r *revisits) links(node uint64) []graph.Link {
+	var out []graph.Link
+	for i := range uint64(10) {
+		out = append(out, graph.Link{To: (node*7+i*131)%uint64(r.hosts) + 1, Weight: 1 + i%3})
+	}
+	graph.SortLinks(out)
+	return slices.CompactFunc(out, func(a, b graph.Link) bool { return a.To == b.To })
+}
+
+// crawl makes n crawls; the first of each host creates its node.
+func (r *revisits) crawl(tb testing.TB, s *kv.Store, n int) {
+	for n > 0 {
+		k := min(n, r.group)
+		n -= k
+		err := s.Update(func(tx *kv.Tx) error {
+			for range k {
+				r.next = r.next%uint64(r.hosts) + 1
+				node := r.next
+				prev, ok, err := graph.LatestCrawl(tx, node)
+				if err != nil {
+					return err
+				}
+				var pp *graph.Crawl
+				if ok {
+					pp = &prev
+				} else if _, _, err := graph.Ensure(tx, fmt.Sprintf("h%d.test", node), "http", t0); err != nil {
+					return err
+				}
+				r.now = r.now.Add(time.Second / time.Duration(r.hosts))
+				if err := graph.PutCrawl(tx, node, graph.Crawl{At: r.now, Links: r.links(node)}, pp); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
 
 // TestHistory_PacksPages crawls 2,000 hosts of 10 links, then revisits
@@ -250,54 +300,15 @@ func historyPages(t *testing.T, path string) (inuse, pages, pageSize int) {
 // them. Schema 1's records, keyed by node and time, filled a quarter of
 // their pages at about 140 bytes a revisit.
 func TestHistory_PacksPages(t *testing.T) {
-	const hosts, rounds, group = 2000, 40, 50
+	const hosts, rounds = 2000, 40
 	path := filepath.Join(t.TempDir(), "w.bolt")
-	links := func(node uint64) []graph.Link {
-		var out []graph.Link
-		for i := range uint64(10) {
-			out = append(out, graph.Link{To: (node*7+i*131)%hosts + 1, Weight: 1 + i%3})
-		}
-		graph.SortLinks(out)
-		return slices.CompactFunc(out, func(a, b graph.Link) bool { return a.To == b.To })
-	}
-	now := t0
-	crawl := func(s *kv.Store, round int) {
-		for lo := uint64(1); lo <= hosts; lo += group {
-			err := s.Update(func(tx *kv.Tx) error {
-				for node := lo; node < lo+group; node++ {
-					if round == 0 {
-						if _, _, err := graph.Ensure(tx, fmt.Sprintf("h%d.test", node), "http", t0); err != nil {
-							return err
-						}
-					}
-					prev, ok, err := graph.LatestCrawl(tx, node)
-					if err != nil {
-						return err
-					}
-					var pp *graph.Crawl
-					if ok {
-						pp = &prev
-					}
-					now = now.Add(time.Second / hosts) // each host about once a second
-					if err := graph.PutCrawl(tx, node, graph.Crawl{At: now, Links: links(node)}, pp); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	r := &revisits{hosts: hosts, group: 50, now: t0}
 	s := storetest.MustOpenPath(t, path, kv.Options{})
-	crawl(s, 0)
+	r.crawl(t, s, hosts)
 	s.Close()
 	_, first, _ := historyPages(t, path)
 	s = storetest.MustOpenPath(t, path, kv.Options{})
-	for round := 1; round <= rounds; round++ {
-		crawl(s, round)
-	}
+	r.crawl(t, s, hosts*rounds)
 	s.Close()
 	inuse, pages, ps := historyPages(t, path)
 	fill := float64(inuse) / float64(pages*ps)
@@ -306,4 +317,33 @@ func TestHistory_PacksPages(t *testing.T) {
 	if fill < 0.8 || perRevisit > 10 {
 		t.Errorf("history: %.0f %% full, %.1f bytes a revisit; want at least 80 %% full, at most 10 bytes", 100*fill, perRevisit)
 	}
+}
+
+// BenchmarkHistory_Revisits times unchanged revisits of 10-link hosts (an
+// op is one: its crawl record, the host's latest crawl read before it)
+// in a store of 2,000 hosts crawled once before, in commits of 50 without
+// fsync, and reports the history's pages per revisit (history-B/revisit,
+// those the first crawl left not counted) and how full they are (fill-%).
+// -benchtime 80000x is 40 revisits a host; make bench runs it.
+func BenchmarkHistory_Revisits(b *testing.B) {
+	const hosts = 2000
+	path := filepath.Join(b.TempDir(), "w.bolt")
+	r := &revisits{hosts: hosts, group: 50, now: t0}
+	s, err := kv.Open(path, kv.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.crawl(b, s, hosts)
+	s.Close()
+	_, first, _ := historyPages(b, path)
+	if s, err = kv.Open(path, kv.Options{NoSync: true}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	r.crawl(b, s, b.N)
+	b.StopTimer()
+	s.Close()
+	inuse, pages, ps := historyPages(b, path)
+	b.ReportMetric(float64((pages-first)*ps)/float64(b.N), "history-B/revisit")
+	b.ReportMetric(100*float64(inuse)/float64(pages*ps), "fill-%")
 }
