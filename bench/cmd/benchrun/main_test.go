@@ -76,7 +76,7 @@ func TestChosen(t *testing.T) {
 }
 
 func TestParseStoreStats(t *testing.T) {
-	out := `file 10248192 B (391.0 B/edge); pages to the high-water mark 9146368 B (349.0 B/edge); page 4096 B, 26206 edges; free pages 0 (pending 0)
+	out := `file 10248192 B (391.0 B/edge); pages to the high-water mark 9146368 B (349.0 B/edge); page 4096 B, 26206 edges; pages in no bucket 211
 bucket           keys    pages       disk B     in use B   B/edge      fill  depth
 nodes            4638      712      2916352      1649919    111.3       57%      3
 history          5949      111       454656       441138     17.3       97%      2
