@@ -63,3 +63,38 @@ func Segments(tx *kv.Tx, node uint64) ([]Segment, error) {
 	}
 	return out, nil
 }
+
+// WalkSegment decodes v as a segment (sealed when seq is not 0) and reads
+// every record and its links, as the readers do.
+func WalkSegment(seq, node uint64, v []byte) error {
+	s, err := decodeSegment(seq, node, v)
+	if err != nil {
+		return err
+	}
+	return s.each(func(r *record) error {
+		if r.links >= 0 {
+			_, _, err := s.links(r.links, true)
+			return err
+		}
+		return nil
+	})
+}
+
+// Segment values as the store holds them, for fuzz seeds: node's open
+// segment and each sealed one, oldest first.
+func SegmentValues(tx *kv.Tx, node uint64) (sealed [][]byte, open []byte) {
+	o, ok, err := openSegment(tx, node)
+	if err != nil || !ok {
+		return nil, nil
+	}
+	segs, err := chain(tx, node, o)
+	if err != nil {
+		return nil, nil
+	}
+	for _, s := range segs {
+		if s.seq != 0 {
+			sealed = append(sealed, append([]byte(nil), tx.GetRaw(kv.BucketHistory, kv.U64(s.seq))...))
+		}
+	}
+	return sealed, append([]byte(nil), tx.GetRaw(kv.BucketRecent, kv.U64(node))...)
+}
