@@ -40,6 +40,7 @@ lint:
 # Each fuzz target runs FUZZTIME; crashers land in testdata/fuzz as regression cases.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeHost$$' $(FUZZFLAGS) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzHistorySegment$$' $(FUZZFLAGS) ./graph
 	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/robots
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' $(FUZZFLAGS) ./crawl

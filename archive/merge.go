@@ -192,11 +192,9 @@ type merger struct {
 	// shards that do not own them (shard stubs): the owner's record,
 	// when it comes, replaces what they say.
 	stubs map[uint64]bool
-	// multi holds the output ids of hosts whose crawl history came from
-	// several inputs, dups what the inputs counted twice for them (see
+	// dups holds what the inputs counted twice for a host's crawls (see
 	// history).
-	multi map[uint64]bool
-	dups  map[uint64]*dupCounts
+	dups map[uint64]*dupCounts
 }
 
 // shardOf returns the shard spec a cluster shard's store records, if any.
@@ -651,142 +649,147 @@ func (m *idMap) get(old uint64) uint64 {
 	return m.sparse[old]
 }
 
-// history copies input i's crawl history (graph/history.go) with its node
-// ids remapped, so that each host's history is the union of its inputs'
-// crawl records, keyed by crawl time. A host crawled in one input only
-// (every host of a cluster: its owner's) keeps its records as they are.
-// For a host another input crawled too, each record goes in with its
-// links written out (a record that stood for the links of the crawl
-// before it may now follow another input's crawl), the records already
-// there are written out first (expand), and the host's records are
-// compacted again once every input is in (finishHistory). A record whose
-// key is already there is the same crawl seen in two inputs (a store and
-// its copy, or a copy that crawled on): it is kept once, and what the
-// second input counted for it (the node's crawl, change and 304 counts,
-// its edges' weights) is taken back.
+// history merges input i's crawl history (graph/history.go) into dst, its
+// node ids remapped: each host's history is the union of its inputs'
+// crawls, by crawl time, each with its own links, written anew as the
+// crawler writes it (a crawl whose links are those of the merged crawl
+// before it stores none). A crawl two inputs both hold (a store and its
+// copy, or a copy that crawled on: the same host and time) is kept once,
+// and what the second input counted for it (the node's crawl, change and
+// 304 counts, its edges' weights) is taken back.
 func (m *merger) history(i int, src *kv.Store) error {
 	ids := &m.ids[i]
-	has := false
-	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketCrawls); return nil }); err != nil || !has {
-		return err // an older weaver's store: no history
+	if m.dups == nil {
+		m.dups = map[uint64]*dupCounts{}
 	}
-	if m.multi == nil {
-		m.multi, m.dups = map[uint64]bool{}, map[uint64]*dupCounts{}
+	type hist struct {
+		node   uint64 // the output's
+		crawls []graph.Crawl
 	}
-	var batch []crawlRec
-	var expand []uint64   // output nodes whose records in dst are to be written out before this batch
-	var node uint64       // the input's node whose records are being read
-	var resolve bool      // write its records out in full
-	var last []graph.Link // its last crawl's links, remapped
-	return m.scan(src, kv.BucketCrawls, func(k, v []byte) error {
-		if len(k) != 16 {
-			return fmt.Errorf("%s: crawl history key %x: %w", src.Path(), k, graph.ErrBadHistory)
-		}
-		if n := binary.BigEndian.Uint64(k); n != node {
-			node, last = n, nil
-			out := ids.get(n)
-			resolve = false
-			if err := m.dst.View(func(tx *kv.Tx) error { resolve = graph.HasCrawls(tx, out); return nil }); err != nil {
-				return err
-			}
-			if resolve && !m.multi[out] {
-				m.multi[out] = true
-				expand = append(expand, out)
-			}
-		}
-		var r []graph.Link
-		if resolve {
-			r = last
-			if r == nil {
-				r = []graph.Link{}
-			}
-		}
-		nk, nv, c, err := graph.RemapCrawl(k, v, ids.get, r)
-		if err != nil {
-			return fmt.Errorf("%s: %w", src.Path(), err)
-		}
-		last = c.Links
-		batch = append(batch, crawlRec{nk, nv, c, resolve})
-		return nil
-	}, func() error {
-		slices.SortFunc(batch, func(a, b crawlRec) int { return bytes.Compare(a.k, b.k) })
+	var batch []hist
+	records := 0
+	flush := func() error {
 		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, out := range expand {
-				if err := graph.ExpandHistory(tx, out); err != nil {
-					return err
-				}
-			}
-			for j := range batch {
-				r := &batch[j]
-				if r.checked && tx.GetRaw(kv.BucketCrawls, r.k) != nil {
-					if err := m.dup(tx, r); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := tx.PutRaw(kv.BucketCrawls, r.k, r.v); err != nil {
+			for _, h := range batch {
+				if err := m.putHistory(tx, h.node, h.crawls); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		batch, expand = batch[:0], expand[:0]
+		batch, records = batch[:0], 0
 		return err
+	}
+	err := src.View(func(tx *kv.Tx) error {
+		if !graph.HasHistory(tx) {
+			return nil // an older weaver's store, or no crawl answered
+		}
+		c := tx.Cursor(kv.BucketNodes)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) != 8 || !graph.HasCrawls(tx, binary.BigEndian.Uint64(k)) {
+				continue
+			}
+			id := binary.BigEndian.Uint64(k)
+			h := hist{node: ids.get(id)}
+			err := graph.ForEachCrawl(tx, id, func(c *graph.Crawl) error {
+				cr := *c
+				cr.Links = make([]graph.Link, len(c.Links))
+				for j, l := range c.Links {
+					if l.To = ids.get(l.To); l.To == 0 {
+						return fmt.Errorf("%w: node %d's crawl at %s links to a node the store lacks", graph.ErrBadHistory, id, c.At)
+					}
+					cr.Links[j] = l
+				}
+				graph.SortLinks(cr.Links)
+				h.crawls = append(h.crawls, cr)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", src.Path(), err)
+			}
+			batch = append(batch, h)
+			if records += len(h.crawls); records >= m.batch {
+				if err := m.ctx.Err(); err != nil {
+					return err
+				}
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
+	if err != nil || len(batch) == 0 {
+		return err
+	}
+	return flush()
 }
 
-// crawlRec is a crawl record on its way to the output: key, value, the
-// crawl, and whether the output may hold it already (its host has
-// records from another input).
-type crawlRec struct {
-	k, v    []byte
-	c       graph.Crawl
-	checked bool
+// putHistory makes node's history in tx the union of what it holds and
+// crawls (times strictly increasing); a crawl at a time it holds is kept
+// once (see history).
+func (m *merger) putHistory(tx *kv.Tx, node uint64, crawls []graph.Crawl) error {
+	var old []graph.Crawl
+	err := graph.ForEachCrawl(tx, node, func(c *graph.Crawl) error {
+		cr := *c
+		cr.Links = slices.Clone(c.Links)
+		old = append(old, cr)
+		return nil
+	})
+	if err != nil || len(old) == 0 {
+		if err == nil {
+			err = graph.ReplaceHistory(tx, node, crawls)
+		}
+		return err
+	}
+	merged := make([]graph.Crawl, 0, len(old)+len(crawls))
+	for len(old) > 0 || len(crawls) > 0 {
+		switch {
+		case len(crawls) == 0 || len(old) > 0 && old[0].At.Before(crawls[0].At):
+			merged, old = append(merged, old[0]), old[1:]
+		case len(old) == 0 || crawls[0].At.Before(old[0].At):
+			merged, crawls = append(merged, crawls[0]), crawls[1:]
+		default: // the same crawl, in two inputs
+			if err := m.dup(tx, node, &crawls[0]); err != nil {
+				return err
+			}
+			merged, old, crawls = append(merged, old[0]), old[1:], crawls[1:]
+		}
+	}
+	return graph.ReplaceHistory(tx, node, merged)
 }
 
 // dupCounts are what the inputs counted twice for a host: crawls met in
 // two inputs, and how many of them changed something or answered 304.
 type dupCounts struct{ crawls, changed, notModified int }
 
-// dup takes back what a second input counted for the crawl r the output
-// already holds: its links' weights now, the node's counts in
-// finishHistory.
-func (m *merger) dup(tx *kv.Tx, r *crawlRec) error {
-	node := binary.BigEndian.Uint64(r.k)
+// dup takes back what a second input counted for its crawl c of node,
+// which the output already holds: its links' weights now, the node's
+// counts in finishHistory.
+func (m *merger) dup(tx *kv.Tx, node uint64, c *graph.Crawl) error {
 	d := m.dups[node]
 	if d == nil {
 		d = &dupCounts{}
 		m.dups[node] = d
 	}
 	d.crawls++
-	if r.c.Changed {
+	if c.Changed {
 		d.changed++
 	}
-	if r.c.NotModified {
+	if c.NotModified {
 		d.notModified++
 	}
-	return graph.Uncount(tx, node, &r.c)
+	return graph.Uncount(tx, node, c)
 }
 
-// finishHistory compacts the history of every host crawled in several
-// inputs (a record whose links are those of the crawl before it stores
-// none, as the crawler writes it) and takes back from each node's counts
-// the crawls two inputs both held.
+// finishHistory takes back from each node's counts the crawls two inputs
+// both held.
 func (m *merger) finishHistory() error {
-	if len(m.multi) == 0 {
-		return nil
-	}
-	nodes := slices.Sorted(maps.Keys(m.multi))
+	nodes := slices.Sorted(maps.Keys(m.dups))
 	for lo := 0; lo < len(nodes); lo += m.batch {
 		err := m.dst.Update(func(tx *kv.Tx) error {
 			for _, id := range nodes[lo:min(lo+m.batch, len(nodes))] {
-				if err := graph.CompactHistory(tx, id); err != nil {
-					return err
-				}
 				d := m.dups[id]
-				if d == nil {
-					continue
-				}
 				n, ok, err := graph.Get(tx, id)
 				if err != nil || !ok {
 					return err

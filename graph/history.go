@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,19 +10,18 @@ import (
 )
 
 // The graph's history (issue 27): every answered crawl of a host leaves a
-// record in kv.BucketCrawls keyed by the node and the crawl's time, holding
-// the host's out-links of that crawl with that crawl's own weights. An
-// edge is present from a crawl of its source that links to it until the
-// first later crawl that does not, so "the graph at T" is, for each node,
-// the links of its last crawl at or before T; the intervals of an edge
-// follow from its source's records.
+// record of the host's out-links of that crawl with that crawl's own
+// weights. An edge is present from a crawl of its source that links to it
+// until the first later crawl that does not, so "the graph at T" is, for
+// each node, the links of its last crawl at or before T; the intervals of
+// an edge follow from its source's records.
 //
-// A record is a flags byte, then the links as varints sorted by target:
-// the target id's delta from the one before, then weight<<2 | nofollow?<<1
-// | redirect?, then the nofollow and redirect counts when flagged. A crawl
-// whose links are those of the crawl before it (a 304, an unchanged page)
-// is the flags byte alone: a revisit that changes nothing costs a key (16
-// B) and one byte, whatever the host's out-degree.
+// A record whose links are those of the crawl before it (a 304, an
+// unchanged page) stores none: a time step and a flags byte. How records
+// are laid out in the store: history_codec.go (schema 2: per node, a chain
+// of segments appended at the end of kv.BucketHistory and an open segment
+// in kv.BucketRecent) and history_v1.go (schema 1: a record per crawl in
+// kv.BucketCrawls, still read).
 
 // Crawl flags.
 const (
@@ -51,13 +48,6 @@ type Crawl struct {
 // ErrBadHistory wraps a damaged history record.
 var ErrBadHistory = errors.New("graph: damaged crawl history record")
 
-func crawlKey(node uint64, at time.Time) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, node)
-	binary.BigEndian.PutUint64(k[8:], uint64(at.UnixNano()))
-	return k
-}
-
 // SameLinks reports whether a and b (both sorted by To) hold the same
 // targets with the same weights.
 func SameLinks(a, b []Link) bool { return slices.Equal(a, b) }
@@ -76,161 +66,280 @@ func SortLinks(links []Link) {
 }
 
 // PutCrawl records a crawl of node. prev is the node's latest crawl as
-// LatestCrawl resolved it (ok false when none): a crawl with the same
-// links stores none. c.Links must be sorted.
+// LatestCrawl resolved it (nil when none): a crawl with the same links
+// stores none. c.Links must be sorted. A crawl that is not later than the
+// node's last (a clock set back) is put in its place, replacing one at
+// the same time, by writing the node's history anew. It returns
+// ErrBadHistory when the node's history is damaged.
 func PutCrawl(tx *kv.Tx, node uint64, c Crawl, prev *Crawl) error {
-	same := prev != nil && SameLinks(prev.Links, c.Links)
-	return tx.PutRaw(kv.BucketCrawls, crawlKey(node, c.At), encodeCrawl(&c, same))
-}
-
-func encodeCrawl(c *Crawl, same bool) []byte {
-	flags := byte(0)
-	if c.Changed {
-		flags |= crawlChanged
-	}
-	if c.NotModified {
-		flags |= crawlNotModified
-	}
-	if same {
-		return []byte{flags | crawlSame}
-	}
-	buf := make([]byte, 1, 1+3*len(c.Links))
-	buf[0] = flags
-	var last uint64
-	for _, l := range c.Links {
-		buf = binary.AppendUvarint(buf, l.To-last)
-		last = l.To
-		f := l.Weight << 2
-		if l.Nofollow != 0 {
-			f |= 2
-		}
-		if l.Redirect != 0 {
-			f |= 1
-		}
-		buf = binary.AppendUvarint(buf, f)
-		if l.Nofollow != 0 {
-			buf = binary.AppendUvarint(buf, l.Nofollow)
-		}
-		if l.Redirect != 0 {
-			buf = binary.AppendUvarint(buf, l.Redirect)
-		}
-	}
-	return buf
-}
-
-// RemapCrawl rewrites a crawl record (key k, value v) for another store
-// whose node ids are mapID's (weaver merge): the node in the key and
-// every target. A record without links stays one, unless resolve gives
-// the links it stands for (the crawl before it, already remapped): then
-// they are written out. mapID returns 0 for an id it does not know,
-// which is an error.
-func RemapCrawl(k, v []byte, mapID func(uint64) uint64, resolve []Link) (nk, nv []byte, c Crawl, err error) {
-	c, same, err := decodeCrawl(k, v)
+	open, ok, err := openSegment(tx, node)
 	if err != nil {
-		return nil, nil, c, err
+		return err
 	}
-	node := mapID(binary.BigEndian.Uint64(k))
-	if node == 0 {
-		return nil, nil, c, fmt.Errorf("%w: key %x names a node the store lacks", ErrBadHistory, k)
+	if !ok && hasV1(tx, node) {
+		return insertCrawl(tx, node, c) // schema 1 records: rewritten as segments
 	}
-	if same && resolve == nil {
-		return crawlKey(node, c.At), encodeCrawl(&c, true), c, nil
-	}
-	if same {
-		c.Links = slices.Clone(resolve)
+	var a *appender
+	if ok {
+		a, err = newAppender(node, &open)
 	} else {
-		for i := range c.Links {
-			if c.Links[i].To = mapID(c.Links[i].To); c.Links[i].To == 0 {
-				return nil, nil, c, fmt.Errorf("%w: key %x links to a node the store lacks", ErrBadHistory, k)
-			}
-		}
-		SortLinks(c.Links)
+		a, err = newAppender(node, nil)
 	}
-	return crawlKey(node, c.At), encodeCrawl(&c, false), c, nil
+	if err != nil {
+		return err
+	}
+	if !a.none && !c.At.After(a.last) {
+		return insertCrawl(tx, node, c)
+	}
+	same := !a.none && prev != nil && SameLinks(prev.Links, c.Links)
+	if err := a.add(tx, &c, same); err != nil {
+		return err
+	}
+	return a.flush(tx)
 }
 
-// decodeCrawl reads a record; same reports a record without links.
-func decodeCrawl(k, v []byte) (c Crawl, same bool, err error) {
-	if len(k) != 16 || len(v) < 1 {
-		return c, false, fmt.Errorf("%w: key %x", ErrBadHistory, k)
-	}
-	c.At = time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC()
-	c.Changed = v[0]&crawlChanged != 0
-	c.NotModified = v[0]&crawlNotModified != 0
-	if v[0]&crawlSame != 0 {
-		return c, true, nil
-	}
-	r := bytes.NewReader(v[1:])
-	var last uint64
-	for r.Len() > 0 {
-		d, err1 := binary.ReadUvarint(r)
-		f, err2 := binary.ReadUvarint(r)
-		if err1 != nil || err2 != nil {
-			return c, false, fmt.Errorf("%w: key %x", ErrBadHistory, k)
+// insertCrawl puts c into node's history in time order, in place of a
+// crawl at the same time, and writes the history anew.
+func insertCrawl(tx *kv.Tx, node uint64, c Crawl) error {
+	var all []Crawl
+	err := eachCrawl(tx, node, true, func(old *Crawl, _ bool) error {
+		if !old.At.Equal(c.At) {
+			all = append(all, *old)
 		}
-		l := Link{To: last + d, Weight: f >> 2}
-		last = l.To
-		if f&2 != 0 {
-			if l.Nofollow, err1 = binary.ReadUvarint(r); err1 != nil {
-				return c, false, fmt.Errorf("%w: key %x", ErrBadHistory, k)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	i, _ := slices.BinarySearchFunc(all, c.At, func(x Crawl, t time.Time) int { return x.At.Compare(t) })
+	return ReplaceHistory(tx, node, slices.Insert(all, i, c))
+}
+
+// ReplaceHistory writes crawls, oldest first (their times strictly
+// increasing, their links sorted), as node's whole history, in place of
+// what it had (weaver merge). A crawl whose links are those of the one
+// before it stores none. It returns ErrBadHistory when the history it
+// replaces is damaged.
+func ReplaceHistory(tx *kv.Tx, node uint64, crawls []Crawl) error {
+	if err := deleteHistory(tx, node); err != nil {
+		return err
+	}
+	a, _ := newAppender(node, nil)
+	for i := range crawls {
+		same := i > 0 && SameLinks(crawls[i-1].Links, crawls[i].Links)
+		if err := a.add(tx, &crawls[i], same); err != nil {
+			return err
+		}
+	}
+	return a.flush(tx)
+}
+
+// deleteHistory deletes node's history, in either layout.
+func deleteHistory(tx *kv.Tx, node uint64) error {
+	open, ok, err := openSegment(tx, node)
+	if err != nil || !ok {
+		if err == nil {
+			err = deleteV1(tx, node)
+		}
+		return err
+	}
+	for seq := open.prev; seq != 0; {
+		s, err := sealedSegment(tx, seq, node)
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(kv.BucketHistory, kv.U64(seq)); err != nil {
+			return err
+		}
+		seq = s.prev
+	}
+	if err := tx.Delete(kv.BucketRecent, kv.U64(node)); err != nil {
+		return err
+	}
+	return deleteV1(tx, node)
+}
+
+// openSegment returns node's open segment, and whether it has one (a
+// node without history, or whose history is schema 1's, has none).
+func openSegment(tx *kv.Tx, node uint64) (segment, bool, error) {
+	if !tx.Exists(kv.BucketRecent) {
+		return segment{}, false, nil
+	}
+	v := tx.GetRaw(kv.BucketRecent, kv.U64(node))
+	if v == nil {
+		return segment{}, false, nil
+	}
+	s, err := decodeSegment(0, node, v)
+	if err == nil && len(s.recs) == 0 && s.prev == 0 {
+		err = s.errBad("no record, and no sealed segment before it")
+	}
+	return s, err == nil, err
+}
+
+// sealedSegment returns node's sealed segment seq.
+func sealedSegment(tx *kv.Tx, seq, node uint64) (segment, error) {
+	v := tx.GetRaw(kv.BucketHistory, kv.U64(seq))
+	if v == nil {
+		return segment{}, fmt.Errorf("%w: node %d's segment %d is missing", ErrBadHistory, node, seq)
+	}
+	s, err := decodeSegment(seq, 0, v)
+	if err == nil && s.node != node {
+		err = fmt.Errorf("%w: node %d's segment %d is node %d's", ErrBadHistory, node, seq, s.node)
+	}
+	return s, err
+}
+
+// chain returns node's segments, oldest first, the open one last.
+func chain(tx *kv.Tx, node uint64, open segment) ([]segment, error) {
+	segs := []segment{open}
+	for seq := open.prev; seq != 0; seq = segs[len(segs)-1].prev {
+		s, err := sealedSegment(tx, seq, node)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	slices.Reverse(segs)
+	return segs, nil
+}
+
+// baseLinks returns the links of the last record with links of node's
+// sealed segment base (none when base is 0).
+func baseLinks(tx *kv.Tx, node, base uint64) ([]Link, error) {
+	if base == 0 {
+		return nil, nil
+	}
+	s, err := sealedSegment(tx, base, node)
+	if err != nil {
+		return nil, err
+	}
+	at := -1
+	if err := s.each(func(r *record) error {
+		if r.links >= 0 {
+			at = r.links
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if at < 0 {
+		return nil, s.errBad("it is a base but holds no record with links")
+	}
+	links, _, err := s.links(at, true)
+	return links, err
+}
+
+// eachCrawl calls fn for every crawl of node, oldest first, in either
+// layout; with links, each with its links resolved, and stored says
+// whether its record holds them (false: those of the crawl before).
+func eachCrawl(tx *kv.Tx, node uint64, links bool, fn func(c *Crawl, stored bool) error) error {
+	open, ok, err := openSegment(tx, node)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return eachV1(tx, node, func(c *Crawl) error { return fn(c, true) })
+	}
+	segs, err := chain(tx, node, open)
+	if err != nil {
+		return err
+	}
+	var cur []Link
+	if links {
+		if cur, err = baseLinks(tx, node, segs[0].base); err != nil {
+			return err
+		}
+	}
+	for i := range segs {
+		s := &segs[i]
+		err := s.each(func(r *record) error {
+			c := r.crawl()
+			if links && r.links >= 0 {
+				var err error
+				if cur, _, err = s.links(r.links, true); err != nil {
+					return err
+				}
 			}
+			c.Links = cur
+			return fn(&c, r.links >= 0)
+		})
+		if err != nil {
+			return err
 		}
-		if f&1 != 0 {
-			if l.Redirect, err1 = binary.ReadUvarint(r); err1 != nil {
-				return c, false, fmt.Errorf("%w: key %x", ErrBadHistory, k)
-			}
-		}
-		c.Links = append(c.Links, l)
 	}
-	return c, false, nil
+	return nil
 }
 
 // CrawlAt returns node's last crawl at or before t (the latest when t is
 // zero), with its links resolved, and whether there is one. A store
-// without history (an older weaver's) has none.
+// without history (an older weaver's) has none. It returns ErrBadHistory
+// when the node's history is damaged.
 func CrawlAt(tx *kv.Tx, node uint64, t time.Time) (Crawl, bool, error) {
-	if !tx.Exists(kv.BucketCrawls) {
-		return Crawl{}, false, nil
-	}
-	c := tx.Cursor(kv.BucketCrawls)
-	prefix := kv.U64(node)
-	var k, v []byte
-	if t.IsZero() {
-		k, _ = c.Seek(kv.U64(node + 1))
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	} else {
-		seek := crawlKey(node, t.Add(time.Nanosecond))
-		k, _ = c.Seek(seek)
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	}
-	if k == nil || !bytes.HasPrefix(k, prefix) {
-		return Crawl{}, false, nil
-	}
-	out, same, err := decodeCrawl(k, v)
+	s, ok, err := openSegment(tx, node)
 	if err != nil {
 		return Crawl{}, false, err
 	}
-	// A record without links takes those of the nearest one before it.
-	for same {
-		k, v = c.Prev()
-		if k == nil || !bytes.HasPrefix(k, prefix) {
-			return out, true, nil // the first crawl was "same": no links
-		}
-		var older Crawl
-		if older, same, err = decodeCrawl(k, v); err != nil {
+	if !ok {
+		return crawlAtV1(tx, node, t)
+	}
+	if len(s.recs) == 0 { // just sealed: the last crawl is the segment before
+		if s, err = sealedSegment(tx, s.prev, node); err != nil {
 			return Crawl{}, false, err
 		}
-		out.Links = older.Links
+	}
+	for !t.IsZero() && s.first.After(t) {
+		if s.prev == 0 {
+			return Crawl{}, false, nil
+		}
+		if s, err = sealedSegment(tx, s.prev, node); err != nil {
+			return Crawl{}, false, err
+		}
+	}
+	var out Crawl
+	at := -1 // the links of the last record with links up to out
+	err = s.each(func(r *record) error {
+		if !t.IsZero() && r.at.After(t) {
+			return errStop
+		}
+		out = r.crawl()
+		if r.links >= 0 {
+			at = r.links
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return Crawl{}, false, err
+	}
+	if at >= 0 {
+		out.Links, _, err = s.links(at, true)
+	} else {
+		out.Links, err = baseLinks(tx, node, s.base)
+	}
+	if err != nil {
+		return Crawl{}, false, err
 	}
 	return out, true, nil
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// crawlAtV1 is CrawlAt for a node whose history is schema 1's.
+func crawlAtV1(tx *kv.Tx, node uint64, t time.Time) (out Crawl, found bool, err error) {
+	err = eachV1(tx, node, func(c *Crawl) error {
+		if !t.IsZero() && c.At.After(t) {
+			return errStop
+		}
+		out, found = *c, true
+		return nil
+	})
+	if err == errStop {
+		err = nil
+	}
+	if err != nil {
+		return Crawl{}, false, err
+	}
+	return out, found, nil
 }
 
 // LatestCrawl is CrawlAt for the node's last crawl.
@@ -241,33 +350,32 @@ func LatestCrawl(tx *kv.Tx, node uint64) (Crawl, bool, error) {
 // CrawlTimes returns the times of node's crawls, oldest first, and how
 // many of them changed something and answered 304.
 func CrawlTimes(tx *kv.Tx, node uint64) (times []time.Time, changed, notModified int, err error) {
-	if !tx.Exists(kv.BucketCrawls) {
-		return nil, 0, 0, nil
-	}
-	c := tx.Cursor(kv.BucketCrawls)
-	prefix := kv.U64(node)
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != 16 || len(v) < 1 {
-			return nil, 0, 0, fmt.Errorf("%w: key %x", ErrBadHistory, k)
-		}
-		times = append(times, time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC())
-		if v[0]&crawlChanged != 0 {
+	err = eachCrawl(tx, node, false, func(c *Crawl, _ bool) error {
+		times = append(times, c.At)
+		if c.Changed {
 			changed++
 		}
-		if v[0]&crawlNotModified != 0 {
+		if c.NotModified {
 			notModified++
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	return times, changed, notModified, nil
 }
 
 // HasHistory reports whether the store holds any crawl record.
 func HasHistory(tx *kv.Tx) bool {
-	if !tx.Exists(kv.BucketCrawls) {
-		return false
+	for _, b := range [][]byte{kv.BucketRecent, kv.BucketCrawls} {
+		if tx.Exists(b) {
+			if k, _ := tx.Cursor(b).First(); k != nil {
+				return true
+			}
+		}
 	}
-	k, _ := tx.Cursor(kv.BucketCrawls).First()
-	return k != nil
+	return false
 }
 
 // EdgesAt calls fn for every edge present at t: for each node with
@@ -316,12 +424,10 @@ func EdgesAt(tx *kv.Tx, t time.Time, fn func(e *Edge) error) error {
 
 // HasCrawls reports whether node has any crawl record.
 func HasCrawls(tx *kv.Tx, node uint64) bool {
-	if !tx.Exists(kv.BucketCrawls) {
-		return false
+	if tx.Exists(kv.BucketRecent) && tx.GetRaw(kv.BucketRecent, kv.U64(node)) != nil {
+		return true
 	}
-	prefix := kv.U64(node)
-	k, _ := tx.Cursor(kv.BucketCrawls).Seek(prefix)
-	return k != nil && bytes.HasPrefix(k, prefix)
+	return hasV1(tx, node)
 }
 
 // Gone reports whether the edge from→to is missing from its source's
@@ -394,28 +500,22 @@ func cmpU(a, b uint64) int {
 
 // ForEachCrawl calls fn for every crawl of node, oldest first, each with
 // its links resolved (a record without links takes those of the crawl
-// before it). fn must not keep c.Links past the call.
+// before it). fn must not keep c.Links past the call. It returns
+// ErrBadHistory when the node's history is damaged.
 func ForEachCrawl(tx *kv.Tx, node uint64, fn func(c *Crawl) error) error {
-	if !tx.Exists(kv.BucketCrawls) {
+	return eachCrawl(tx, node, true, func(c *Crawl, _ bool) error { return fn(c) })
+}
+
+// LinksStored reports, for each crawl of node oldest first, whether its
+// record holds its links (false: it stands for those of the crawl before
+// it).
+func LinksStored(tx *kv.Tx, node uint64) ([]bool, error) {
+	var out []bool
+	err := eachCrawl(tx, node, false, func(_ *Crawl, stored bool) error {
+		out = append(out, stored)
 		return nil
-	}
-	cur := tx.Cursor(kv.BucketCrawls)
-	prefix := kv.U64(node)
-	var links []Link
-	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
-		c, same, err := decodeCrawl(k, v)
-		if err != nil {
-			return err
-		}
-		if same {
-			c.Links = links
-		}
-		links = c.Links
-		if err := fn(&c); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
+	return out, err
 }
 
 // Interval is a time an edge was present: from Start, the first crawl of
@@ -469,79 +569,25 @@ type HistoryAt struct {
 // NodeHistoryAt reads node's history as of t.
 func NodeHistoryAt(tx *kv.Tx, node uint64, t time.Time) (HistoryAt, error) {
 	var h HistoryAt
-	if !tx.Exists(kv.BucketCrawls) {
-		return h, nil
-	}
-	c := tx.Cursor(kv.BucketCrawls)
-	prefix := kv.U64(node)
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != 16 || len(v) < 1 {
-			return h, fmt.Errorf("%w: key %x", ErrBadHistory, k)
-		}
+	err := eachCrawl(tx, node, false, func(c *Crawl, _ bool) error {
 		h.Records++
-		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC()
-		changed := v[0]&crawlChanged != 0
-		if at.After(t) {
-			h.ChangedAfter = h.ChangedAfter || changed
-			continue
+		if c.At.After(t) {
+			h.ChangedAfter = h.ChangedAfter || c.Changed
+			return nil
 		}
 		h.Crawls++
-		h.Last = at
-		if changed {
+		h.Last = c.At
+		if c.Changed {
 			h.Changes++
-			h.LastChange = at
+			h.LastChange = c.At
 		}
-		if v[0]&crawlNotModified != 0 {
+		if c.NotModified {
 			h.NotModified++
 		}
-	}
-	return h, nil
-}
-
-// ExpandHistory rewrites every record of node that stands for the links
-// of the crawl before it with those links written out, so that records
-// of another store can go between them (weaver merge). CompactHistory
-// undoes it.
-func ExpandHistory(tx *kv.Tx, node uint64) error {
-	return rewriteHistory(tx, node, false)
-}
-
-// CompactHistory rewrites every record of node whose links are those of
-// the crawl before it as a record without links, as PutCrawl writes them.
-func CompactHistory(tx *kv.Tx, node uint64) error {
-	return rewriteHistory(tx, node, true)
-}
-
-func rewriteHistory(tx *kv.Tx, node uint64, compact bool) error {
-	type rec struct {
-		c    Crawl
-		same bool
-	}
-	var recs []rec
-	var prev []Link
-	first := true
-	err := ForEachCrawl(tx, node, func(c *Crawl) error {
-		same := compact && !first && SameLinks(prev, c.Links)
-		first = false
-		prev = c.Links
-		recs = append(recs, rec{*c, same})
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := tx.PutRaw(kv.BucketCrawls, crawlKey(node, r.c.At), encodeCrawl(&r.c, r.same)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return h, err
 }
-
-// DecodeCrawl reads one record of kv.BucketCrawls (key k, value v); same
-// reports a record without links, which stands for those of the crawl
-// before it.
-func DecodeCrawl(k, v []byte) (c Crawl, same bool, err error) { return decodeCrawl(k, v) }
 
 // Uncount takes back what crawl c of node added to its edges' weights and
 // link facts, and to the weight counter: for weaver merge, which meets

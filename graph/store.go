@@ -404,7 +404,8 @@ func rootKey(host string) []byte {
 // it back, every node is indexed, every edge joins two existing nodes with
 // a positive weight at least its link facts, the mirror index agrees with
 // the nodes (see NoteContentHash), every edge's anchors are of an edge
-// that exists, and the counters equal what is stored. It returns all
+// that exists, every node's crawl history is whole and in time order (see
+// checkHistory), and the counters equal what is stored. It returns all
 // problems found (up to a limit), joined, wrapping ErrInconsistent.
 func Check(tx *kv.Tx) error {
 	var problems []error
@@ -468,6 +469,7 @@ func Check(tx *kv.Tx) error {
 	}
 	checkMirrors(tx, add)
 	checkAnchors(tx, add)
+	checkHistory(tx, add)
 	c := GetCounts(tx)
 	if c.Nodes != nodes {
 		add("node counter %d, %d nodes stored", c.Nodes, nodes)

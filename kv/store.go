@@ -180,7 +180,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.ReadOnly {
-		if err := s.addLaterBuckets(); err != nil {
+		if err := s.upgrade(); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -324,19 +324,24 @@ func (s *Store) validate(size int64) (err error) {
 	})
 }
 
-// addLaterBuckets creates the buckets an older file lacks, in one
-// transaction, and only when one is missing (a read of the root otherwise).
-func (s *Store) addLaterBuckets() (err error) {
+// upgrade brings an older file up to SchemaVersion, in one transaction,
+// and only when it is older (a read of the root otherwise): it creates
+// the buckets the file lacks and records the version. Every older schema
+// is a valid form of the current one (see SchemaVersion); what differs
+// is rewritten by the packages that own it as they write.
+func (s *Store) upgrade() (err error) {
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
-	missing := false
+	old := false
 	err = s.db.View(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
-			missing = missing || btx.Bucket(name) == nil
+			old = old || btx.Bucket(name) == nil
 		}
+		v, _ := strconv.Atoi(string(btx.Bucket(BucketMeta).Get([]byte(metaSchema))))
+		old = old || v < SchemaVersion
 		return nil
 	})
-	if err != nil || !missing {
+	if err != nil || !old {
 		return err
 	}
 	err = s.db.Update(func(btx *bbolt.Tx) error {
@@ -345,10 +350,10 @@ func (s *Store) addLaterBuckets() (err error) {
 				return err
 			}
 		}
-		return nil
+		return btx.Bucket(BucketMeta).Put([]byte(metaSchema), []byte(strconv.Itoa(SchemaVersion)))
 	})
 	if err != nil {
-		return fmt.Errorf("%s: adding buckets: %w", s.path, err)
+		return fmt.Errorf("%s: upgrading to schema %d: %w", s.path, SchemaVersion, err)
 	}
 	return nil
 }
@@ -362,8 +367,20 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(onFault())
-	return bbolt.Open(path, 0o600, boltOptions(opts))
+	db, err = bbolt.Open(path, 0o600, boltOptions(opts))
+	if db != nil {
+		db.AllocSize = allocSize
+	}
+	return db, err
 }
+
+// allocSize is how far ahead of its pages bbolt grows the file (its
+// default is 16 MiB). Below 1 GiB bbolt otherwise sizes the file as its
+// memory map, which doubles: a store of 8.5 MiB of pages was a 16 MiB file,
+// and a crawl's growth read off the file's size was bbolt's steps, not
+// what the crawl wrote (issue 43). Each step costs a truncate and an fsync
+// of the file, a few more in a long crawl than before.
+const allocSize = 1 << 20
 
 // boltOptions: the hashmap freelist allocates in constant time. The
 // freelist is written on every commit: without it bbolt rebuilds the

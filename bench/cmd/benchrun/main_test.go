@@ -79,3 +79,18 @@ func TestChosen(t *testing.T) {
 		t.Errorf("unknown section: got %v, want errUsage", err)
 	}
 }
+
+func TestParseStoreStats(t *testing.T) {
+	out := `file 10248192 B (391.0 B/edge); pages to the high-water mark 9146368 B (349.0 B/edge); page 4096 B, 26206 edges; pages in no bucket 211
+bucket           keys    pages       disk B     in use B   B/edge      fill  depth
+nodes            4638      712      2916352      1649919    111.3       57%      3
+history          5949      111       454656       441138     17.3       97%      2
+recent           3068       72       294912       219576     11.3       74%      2
+crawls              0        0            0           16      0.0        0%      1
+buckets                             8105984                 309.3
+`
+	hwm, fill := parseStoreStats(out)
+	if hwm != 9146368 || fill != "history 97 %, recent 74 %, all 88 %" || !fillAtLeast(fill, 80) || fillAtLeast(fill, 89) {
+		t.Errorf("got %d, %q", hwm, fill)
+	}
+}
