@@ -15,13 +15,9 @@ import (
 
 // mountTmpfs mounts a tmpfs of size at dir (root only), or skips — fails
 // under CI=true, where .ci/run runs as root.
-func mountTmpfs(t *testing.T, dir, size string) {
+func mountTmpfs(t *testing.T, dir, size string) func(size string) {
 	t.Helper()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		msg := "cannot mount a small tmpfs (needs root): " + strings.TrimSpace(string(out))
-		tooltest.Missing(t, "%s", msg)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return tooltest.Tmpfs(t, dir, size)
 }
 
 // TestDiskFull fills a small file system mid-crawl: weaver stops with a
