@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -373,4 +375,72 @@ func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Errorf("check after --no-warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestCrawlWARC_KillImport is issue 42's archive after any stop: a --warc
+// crawl killed (SIGKILL) at random instants, again and again, then
+// resumed to its end: its WARC files, imported into a fresh store, give
+// the crawl's graph weight for weight, and hold each host's home page
+// once (a page fetched before a kill and again after it used to be in
+// the archive twice).
+func TestCrawlWARC_KillImport(t *testing.T) {
+	t.Parallel() // it mostly waits for the fake web
+	w := fakeweb.New(fakeweb.Config{Hosts: 600, Seed: 83, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, "--warc-max-size", "300000")
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 42))
+	t.Logf("kill instants from seed %d", seed)
+	const wantKills = 12
+	kills := 0
+	for round := 0; ; round++ {
+		a := args
+		if !seeded(t, db) {
+			a = append(slices.Clone(args), w.Seed())
+		}
+		d := time.Duration(0)
+		if kills < wantKills {
+			d = time.Duration(80+rng.IntN(720)) * time.Millisecond
+		}
+		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
+		if signalled {
+			kills++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
+			break
+		}
+	}
+	if kills < 10 {
+		t.Fatalf("only %d kills landed before the crawl ended: the test wants 10", kills)
+	}
+	crawled := edges(t, db)
+	storetest.SameGraph(t, crawled, w.ExpectedEdges(10, excluded))
+	homes := warcResponses(t, warcs)
+	twice := 0
+	for u, n := range homes {
+		if strings.HasSuffix(u, "/") && !strings.HasSuffix(u, "/robots.txt") && n > 1 {
+			twice++
+			if twice <= 5 {
+				t.Errorf("%s: %d response records", u, n)
+			}
+		}
+	}
+	fresh := filepath.Join(dir, "imported.bolt")
+	if r := fixture(t, dir, "import", "--db", fresh, "--quiet", warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	imported := edges(t, fresh)
+	storetest.SameGraph(t, imported, crawled)
+	weight := 0
+	for _, n := range crawled {
+		weight += n
+	}
+	t.Logf("%d kills; crawl %d edges, weight %d; import %d edges; %d home pages twice in the archive", kills, len(crawled), weight, len(imported), twice)
 }

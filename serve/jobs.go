@@ -531,7 +531,7 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var archive *crawlwarc.Archive
 	if cfg.WarcDir != "" {
 		var recovered []warc.Recovered
-		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software)
+		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software, s)
 		for _, r := range recovered {
 			log("WARN", "WARC: "+r.String())
 		}

@@ -161,6 +161,14 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 	if err != nil {
 		return nil, rec, err
 	}
+	if opts.Committed != nil {
+		// Serials grow across directories too: a file this writer starts
+		// in another directory comes after the last commit's, so that a
+		// kill before its first commit leaves it to be removed.
+		if n, ok := serialOf(opts.Committed.File, opts.Prefix); ok && n >= serial {
+			serial = n + 1
+		}
+	}
 	return &Writer{opts: opts, serial: serial}, rec, nil
 }
 

@@ -388,7 +388,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	opts := crawl.Options{Proxy: proxy, Log: crawlLog, RetryFailed: retryFailed.causes}
 	var c *crawl.Crawler
 	if cfg.WarcDir != "" {
-		w, err := openWarc(&cfg, logf)
+		w, err := openWarc(&cfg, store, logf)
 		if err != nil {
 			return err
 		}
