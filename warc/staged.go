@@ -177,19 +177,19 @@ func (w *Writer) Prepare() error {
 		if !s.isNew && w.dirty {
 			// A failed Abort left bytes past the last commit.
 			if err := s.f.Truncate(s.base); err != nil {
-				return fmt.Errorf("warc: write %s: %w", s.path, err)
+				return fmt.Errorf("warc: %w", err)
 			}
 			w.dirty = false
 		}
 		s.written = true
 		if _, err := s.f.WriteAt(s.data, s.base); err != nil {
-			return fmt.Errorf("warc: write %s: %w", s.path, err)
+			return fmt.Errorf("warc: %w", err) // "write NAME.open: no space left on device"
 		}
 		if w.opts.NoSync {
 			continue
 		}
 		if err := s.f.Sync(); err != nil {
-			return fmt.Errorf("warc: sync %s: %w", s.path, err)
+			return fmt.Errorf("warc: %w", err)
 		}
 	}
 	if created && !w.opts.NoSync {
