@@ -321,3 +321,40 @@ func TestDiskFull_Job(t *testing.T) {
 func final(s serve.JobStatus) bool {
 	return s == serve.JobCompleted || s == serve.JobStopped || s == serve.JobFailed
 }
+
+// TestDiskFull_OtherWriteError: a write that fails for another reason than
+// a full disk (here a file grown past the process's limit, EFBIG) still
+// ends the crawl: exit 1, one line naming it, the store whole. Resumed
+// without the limit, the crawl ends with the exact graph, and its WARC
+// files, records of the failed commit cut, import to the same.
+func TestDiskFull_OtherWriteError(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 47, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, "--min-free-space", "0")
+	// ulimit -f counts 512-byte blocks in dash, 1024-byte in bash: a file
+	// of 512 KB or 1 MB at most, either way well short of the crawl's.
+	r, _ := execute(t, 3*time.Minute, dir, "sh", append([]string{"-c", `ulimit -f 1024 && exec "$0" "$@"`, weaverBin}, append(args, w.Seed())...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "file too large") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("exit %d, want 1 and one line naming the write that failed:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "Disk full") {
+		t.Errorf("a write that failed for another reason paused the crawl:\n%s", r.stdout)
+	}
+	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
+		t.Fatalf("check after the failed write: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := weaver(t, dir, args...); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	crawled := edges(t, db)
+	storetest.SameGraph(t, crawled, w.ExpectedEdges(10, excluded))
+	fresh := filepath.Join(dir, "imported.bolt")
+	if r := fixture(t, dir, "import", "--db", fresh, "--quiet", warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	storetest.SameGraph(t, edges(t, fresh), crawled)
+}
