@@ -118,6 +118,9 @@ func TestCrawlWARC_RoundTrip(t *testing.T) {
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Fatalf("check after the re-crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if r := weaver(t, dir, "check", "--db", db, "--warc", warcs); r.code != 0 || !strings.Contains(r.stdout, "note: the WARC files were not compared with an import: hosts were crawled more than once") {
+		t.Fatalf("check --warc after the re-crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// A missing WARC file is a problem weaver check names.
 	if err := os.Remove(files[0]); err != nil {
 		t.Fatal(err)
@@ -443,4 +446,41 @@ func TestCrawlWARC_KillImport(t *testing.T) {
 		weight += n
 	}
 	t.Logf("%d kills; crawl %d edges, weight %d; import %d edges; %d home pages twice in the archive", kills, len(crawled), weight, len(imported), twice)
+
+	// weaver check --warc agrees, and notices files that do not: records
+	// past the last commit (an earlier file's again at the end of the
+	// last one), and pages archived twice (a copy of the first file).
+	if r := weaver(t, dir, "check", "--db", db, "--warc", warcs); r.code != 0 {
+		t.Fatalf("check --warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(warcs, "w-*.warc.gz"))
+	slices.Sort(files)
+	if len(files) < 2 {
+		t.Fatalf("want rotated files, got %v", files)
+	}
+	first, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := files[len(files)-1]
+	fi, _ := os.Stat(last)
+	f, err := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(first)
+	f.Close()
+	r := weaver(t, dir, "check", "--db", db, "--warc", warcs)
+	if r.code != 1 || !strings.Contains(r.stdout, "bytes past the store's last commit") {
+		t.Errorf("check --warc with records past the last commit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Truncate(last, fi.Size())
+	copied := filepath.Join(warcs, "w-20000101000000-00000.warc.gz")
+	if err := os.WriteFile(copied, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = weaver(t, dir, "check", "--db", db, "--warc", warcs)
+	if r.code != 1 || !strings.Contains(r.stdout, "weight 2 in the WARC files, 1 in the store") {
+		t.Errorf("check --warc with pages archived twice: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
