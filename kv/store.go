@@ -490,7 +490,8 @@ func runTx(tx *Tx, fn func(*Tx) error) error {
 // Commit queues fn to run in the next group transaction and returns a
 // channel that receives, once, nil when fn's writes are durably committed
 // or the error that prevented it (fn's own error, a commit error such as a
-// full disk, or ErrClosed). fn must make all its checks before it writes or
+// full disk — unless a Waiter waits it out, SetWaiter: fn then runs again
+// — or ErrClosed). fn must make all its checks before it writes or
 // return an error before writing: when fn fails, the group is rolled back
 // and rerun without it, and fn is run once more on its own to report its
 // error. The caller need not wait on the channel before doing other work.
