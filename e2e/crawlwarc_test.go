@@ -388,7 +388,7 @@ func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
 // the archive twice).
 func TestCrawlWARC_KillImport(t *testing.T) {
 	t.Parallel() // it mostly waits for the fake web
-	w := fakeweb.New(fakeweb.Config{Hosts: 600, Seed: 83, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 83, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
@@ -406,7 +406,7 @@ func TestCrawlWARC_KillImport(t *testing.T) {
 		}
 		d := time.Duration(0)
 		if kills < wantKills {
-			d = time.Duration(80+rng.IntN(720)) * time.Millisecond
+			d = time.Duration(80+rng.IntN(420)) * time.Millisecond
 		}
 		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
 		if signalled {

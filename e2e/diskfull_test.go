@@ -114,7 +114,7 @@ func pausedMetric(t *testing.T, db, reason string) float64 {
 // import, each home page once.
 func TestDiskFull(t *testing.T) {
 	t.Parallel() // it mostly waits
-	w := fakeweb.New(fakeweb.Config{Hosts: 600, Seed: 31, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 31, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")
