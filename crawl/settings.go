@@ -27,6 +27,8 @@ const MetaSettings = "crawl.settings"
 //     one run's output and budget, chosen again for each run;
 //   - listen, token_file, metrics_public: one run's status API, and a
 //     path to a secret;
+//   - min_free_space: the free space of the machine's disks, chosen again
+//     for each run (a resume may run elsewhere);
 //   - cluster, shard, cluster_replicas, crawl_name: a shard's membership
 //     is recorded by the cluster (meta cluster.crawl and cluster.shard, the
 //     crawl's KV bucket), and the server URL may carry a password.
@@ -53,6 +55,7 @@ var notStored = []string{
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
 	"max_duration_ms", // one run's budget, like max_pages
+	"min_free_space",  // the machine's disks, chosen again for each run (a resume may be elsewhere)
 }
 
 // MachineKeys are the settings that name files of the machine a crawl

@@ -108,7 +108,12 @@ type Result struct {
 	Pauses        int64   `json:"pauses"`
 	PausedSeconds float64 `json:"paused_seconds"`
 	PagesPardoned int64   `json:"pages_pardoned"`
-	Error         string  `json:"error,omitempty"`
+	// DiskPauses counts the times the crawl paused because a file system
+	// it writes to was full or below min_free_space, DiskPausedSeconds the
+	// time it spent so.
+	DiskPauses        int64   `json:"disk_pauses"`
+	DiskPausedSeconds float64 `json:"disk_paused_seconds"`
+	Error             string  `json:"error,omitempty"`
 	// Revisits (issue 27): answered crawls of hosts crawled before, of
 	// them answered 304 (not_modified), changed and unchanged; the body
 	// bytes the 304s did not send; and when the next host is due

@@ -190,14 +190,15 @@ type Status struct {
 	// StoreError is why the store's figures (nodes, edges, frontier) could
 	// not be read, when they could not: they are zero then.
 	StoreError string `json:"store_error,omitempty"`
-	// Paused says why no page is fetched now ("network unreachable since
-	// 2006-01-02T15:04:05Z"), empty while the crawl fetches; PausedSince
-	// is that time. Pauses, PausedSeconds and PagesPardoned are metrics.log's.
-	Paused        string    `json:"paused,omitempty"`
-	PausedSince   time.Time `json:"paused_since,omitzero"`
-	Pauses        int64     `json:"pauses"`
-	PausedSeconds float64   `json:"paused_seconds"`
-	PagesPardoned int64     `json:"pages_pardoned"`
+	// Paused says why no page is fetched now; null while the crawl
+	// fetches. Pauses, PausedSeconds and PagesPardoned are metrics.log's
+	// (the network's pauses), and DiskPauses and DiskPausedSeconds.
+	Paused            *Pause  `json:"paused"`
+	Pauses            int64   `json:"pauses"`
+	PausedSeconds     float64 `json:"paused_seconds"`
+	PagesPardoned     int64   `json:"pages_pardoned"`
+	DiskPauses        int64   `json:"disk_pauses"`
+	DiskPausedSeconds float64 `json:"disk_paused_seconds"`
 	// Cluster is set when the crawl is one shard of a cluster.
 	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
@@ -262,13 +263,12 @@ func (c *Crawler) Status() Status {
 		ErrorsByType:     c.stats.errorCounts(),
 		Fetch:            c.fetchHist.snapshot(),
 	}
-	if since := c.net.pausedSince(); !since.IsZero() {
-		st.PausedSince = since.UTC()
-		st.Paused = "network unreachable since " + st.PausedSince.Format(time.RFC3339)
-	}
+	st.Paused = c.pause()
 	var paused time.Duration
 	st.Pauses, paused, st.PagesPardoned = c.net.figures()
 	st.PausedSeconds = paused.Seconds()
+	st.DiskPauses, paused = c.disk.figures()
+	st.DiskPausedSeconds = paused.Seconds()
 	if r := c.reason.Load(); r != nil {
 		st.TerminationReason = *r
 	}
@@ -328,10 +328,69 @@ func (st Status) Progress() string {
 		}
 		s += " | ETA " + eta
 	}
-	if st.Paused != "" {
-		s += " | paused: " + st.Paused
+	if st.Paused != nil {
+		s += " | paused: " + st.Paused.Text(time.Now())
 	}
 	return s
+}
+
+// Pause reasons.
+const (
+	PauseNetwork = "network_unreachable" // the crawl's own network is away (docs/outage.md)
+	PauseDisk    = "disk_full"           // a file system it writes to is full, or below min_free_space
+)
+
+// Pause says why a crawl fetches nothing now.
+type Pause struct {
+	Reason string    `json:"reason"` // PauseNetwork or PauseDisk
+	Since  time.Time `json:"since"`
+	// Detail is the pause in words: the probe that failed, the write that
+	// failed ("write /data/w.bolt: no space left on device"), or the free
+	// space short of min_free_space.
+	Detail string `json:"detail"`
+	// Path is, for a disk, the file whose write failed or the directory
+	// short of free space.
+	Path string `json:"path,omitempty"`
+	// NextCheck is when the network is probed next, or the free space
+	// looked at.
+	NextCheck time.Time `json:"next_check,omitzero"`
+}
+
+// Text is the pause on one line: "network unreachable since …, next probe
+// in 4s" or "disk full since …: write /data/w.bolt: no space left on
+// device; next check in 2s".
+func (p *Pause) Text(now time.Time) string {
+	next := ""
+	if !p.NextCheck.IsZero() {
+		next = max(p.NextCheck.Sub(now), 0).Round(time.Second).String()
+	}
+	switch p.Reason {
+	case PauseNetwork:
+		s := "network unreachable since " + p.Since.UTC().Format(time.RFC3339)
+		if next != "" {
+			s += ", next probe in " + next
+		}
+		return s
+	default:
+		s := "disk full since " + p.Since.UTC().Format(time.RFC3339) + ": " + p.Detail
+		if next != "" {
+			s += "; next check in " + next
+		}
+		return s
+	}
+}
+
+// pause is the crawl's pause, or nil: a full disk first (it needs someone
+// to act), then the network.
+func (c *Crawler) pause() *Pause {
+	if p := c.disk.pause(); p != nil {
+		return p
+	}
+	since, next, detail := c.net.pauseInfo()
+	if since.IsZero() {
+		return nil
+	}
+	return &Pause{Reason: PauseNetwork, Since: since.UTC(), Detail: detail, NextCheck: next.UTC()}
 }
 
 // clock writes d as h:mm:ss.

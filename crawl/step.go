@@ -291,6 +291,9 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 		p.returned, t.done = true, true
 		return
 	}
+	if err == nil && resp.capture != nil {
+		p.captures = append(p.captures, resp.capture)
+	}
 	switch {
 	case err == nil:
 		if u, perr := url.Parse(t.url); perr == nil {
@@ -409,7 +412,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 	} else {
 		p.fetched = true
 		p.pages = 1
-		p.warc = resp.warc
+		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {

@@ -53,7 +53,11 @@ type Options struct {
 
 // Store is an open weaver store: one bbolt file.
 type Store struct {
-	db      *bbolt.DB
+	// dbMu guards db: every transaction holds it for reading, and reopen
+	// for writing while it swaps the handle.
+	dbMu    sync.RWMutex
+	db      *bbolt.DB // nil after a reopen that failed (lost says why)
+	lost    error
 	path    string
 	opts    Options
 	created time.Time // the creation time in the meta bucket, read by Open
@@ -64,8 +68,12 @@ type Store struct {
 	reqs       chan request  // Commit requests for the writer goroutine
 	writerDone chan struct{} // closed when the writer goroutine has returned
 
-	groups atomic.Uint64 // group transactions committed
-	fns    atomic.Uint64 // Commit functions committed
+	groups  atomic.Uint64 // group transactions committed
+	fns     atomic.Uint64 // Commit functions committed
+	reopens atomic.Uint64 // times the file was reopened after a failed commit
+
+	waiter atomic.Pointer[waiterBox] // how the group writer waits out a full disk; nil: it does not (SetWaiter)
+	held   atomic.Pointer[error]     // while a group waits for space: the error it failed with
 }
 
 type request struct {
@@ -471,6 +479,11 @@ func (s *Store) readCreated() (t time.Time, err error) {
 // A damaged page met on the way, which bbolt answers with a panic or a
 // fault, ends the transaction with a CorruptError instead (see guard).
 func (s *Store) View(fn func(*Tx) error) (err error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return s.lostError()
+	}
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
@@ -478,23 +491,23 @@ func (s *Store) View(fn func(*Tx) error) (err error) {
 
 // Update runs fn in its own read-write transaction and commits it with an
 // fsync before returning. It returns fn's error (nothing is written then),
-// a commit error, or ErrClosed.
+// a commit error, or ErrClosed. While the group writer waits for space
+// (SetWaiter) it writes nothing and returns the error the writer waits
+// on (IsFull): the group must commit first, as it would have.
 func (s *Store) Update(fn func(*Tx) error) (err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
-	// bbolt rolls the transaction back when a panic leaves it, so a
-	// damaged page costs this transaction only.
-	defer s.guard(&err)
-	defer debug.SetPanicOnFault(onFault())
-	return s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, fn) })
+	if h := s.held.Load(); h != nil {
+		return fmt.Errorf("kv: a commit waits for space: %w", *h)
+	}
+	return s.write(func(tx *Tx) error { return runTx(tx, fn) })
 }
 
 // runTx runs fn in a writable transaction and stores its counters.
-func runTx(btx *bbolt.Tx, fn func(*Tx) error) error {
-	tx := &Tx{btx: btx}
+func runTx(tx *Tx, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -504,7 +517,8 @@ func runTx(btx *bbolt.Tx, fn func(*Tx) error) error {
 // Commit queues fn to run in the next group transaction and returns a
 // channel that receives, once, nil when fn's writes are durably committed
 // or the error that prevented it (fn's own error, a commit error such as a
-// full disk, or ErrClosed). fn must make all its checks before it writes or
+// full disk — unless a Waiter waits it out, SetWaiter: fn then runs again
+// — or ErrClosed). fn must make all its checks before it writes or
 // return an error before writing: when fn fails, the group is rolled back
 // and rerun without it, and fn is run once more on its own to report its
 // error. The caller need not wait on the channel before doing other work.
@@ -610,21 +624,12 @@ func (s *Store) writer() {
 	}
 }
 
-// update is db.Update for the writer goroutine, inside guard: a damaged
-// page fails the transaction (rolled back by bbolt) instead of the
-// process, which no caller of Commit could recover.
-func (s *Store) update(fn func(*bbolt.Tx) error) (err error) {
-	defer s.guard(&err)
-	defer debug.SetPanicOnFault(onFault())
-	return s.db.Update(fn)
-}
-
 func (s *Store) runGroup(batch []request) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
-		err := s.update(func(btx *bbolt.Tx) error {
-			tx := &Tx{btx: btx}
+		err := s.writeWaiting(func(tx *Tx) error {
+			failed, ferr = -1, nil // a group that waited for space runs again
 			for i, r := range batch {
 				if err := r.fn(tx); err != nil {
 					failed, ferr = i, err
@@ -653,8 +658,8 @@ func (s *Store) runGroup(batch []request) {
 		// the failure came from an earlier member's writes) is its own.
 		bad := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
-		alone := s.update(func(btx *bbolt.Tx) error {
-			if err := runTx(btx, bad.fn); err != nil {
+		alone := s.writeWaiting(func(tx *Tx) error {
+			if err := runTx(tx, bad.fn); err != nil {
 				return err
 			}
 			bad.apply()
@@ -686,12 +691,22 @@ func (s *Store) Close() error {
 	if s.writerDone != nil {
 		<-s.writerDone
 	}
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if s.db == nil {
+		return nil
+	}
 	return s.db.Close()
 }
 
 // Check runs bbolt's consistency check over the whole file in a read
 // transaction and returns every problem it finds, wrapped in ErrCorrupt.
 func (s *Store) Check() (err error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return s.lostError()
+	}
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error {

@@ -68,6 +68,7 @@ var forbiddenKeys = map[string]string{
 	"seeds_file":             "a file of the server's: a job gives its seeds in the request",
 	"ca_file":                "the operator decides which roots to trust",
 	"dns_server":             "the operator decides the network",
+	"min_free_space":         "the operator decides it (weaver serve --min-free-space)",
 }
 
 // JobOptions configure a JobManager.
@@ -550,7 +551,7 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var archive *crawlwarc.Archive
 	if cfg.WarcDir != "" {
 		var recovered []warc.Recovered
-		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software)
+		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software, s)
 		for _, r := range recovered {
 			log("WARN", "WARC: "+r.String())
 		}
@@ -930,6 +931,11 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.PagesRendered += r.PagesRendered
 		out.RenderFailures += r.RenderFailures
 		out.Retries += r.Retries
+		out.Pauses += r.Pauses
+		out.PausedSeconds += r.PausedSeconds
+		out.PagesPardoned += r.PagesPardoned
+		out.DiskPauses += r.DiskPauses
+		out.DiskPausedSeconds += r.DiskPausedSeconds
 		for k, v := range r.ErrorsByType {
 			out.ErrorsByType[k] += v
 		}

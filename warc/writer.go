@@ -85,7 +85,11 @@ type Options struct {
 	GzipLevel int
 	// NoSync skips fsync: only for benchmarks that want to see its cost.
 	NoSync bool
-	Now    func() time.Time // the clock; nil: time.Now
+	// Committed, when set, is the position a crawl's store recorded with
+	// its last commit (Position): Open cuts what the files hold past it
+	// (see Recover).
+	Committed *Position
+	Now       func() time.Time // the clock; nil: time.Now
 }
 
 // DefaultMaxSize is Options.MaxSize when zero: 1 GB.
@@ -110,6 +114,11 @@ type Writer struct {
 	serial int        // serial of the next file
 	seq    uint64     // bumped by each write: what a sync must cover
 	closed bool
+	info   int64 // bytes of f's warcinfo record
+
+	staged  []*stagedFile // what Stage queued for the transaction under way, by file
+	dirty   bool          // f may hold bytes past size: an Abort failed to cut them
+	lateErr error         // a file that could not be closed after its commit: Close returns it
 
 	synced atomic.Uint64 // highest seq known to be on disk
 	syncMu sync.Mutex    // one fsync at a time; waiters behind it find their seq covered
@@ -144,13 +153,21 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("warc: open: %w", err)
 	}
-	rec, err := Recover(opts.Dir, opts.Prefix)
+	rec, err := Recover(opts.Dir, opts.Prefix, opts.Committed)
 	if err != nil {
 		return nil, rec, err
 	}
 	serial, err := nextSerial(opts.Dir, opts.Prefix)
 	if err != nil {
 		return nil, rec, err
+	}
+	if opts.Committed != nil {
+		// Serials grow across directories too: a file this writer starts
+		// in another directory comes after the last commit's, so that a
+		// kill before its first commit leaves it to be removed.
+		if n, ok := serialOf(opts.Committed.File, opts.Prefix); ok && n >= serial {
+			serial = n + 1
+		}
 	}
 	return &Writer{opts: opts, serial: serial}, rec, nil
 }
@@ -436,6 +453,7 @@ func (w *Writer) createLocked() error {
 	if err := w.writeLocked(buf.Bytes()); err != nil {
 		return err
 	}
+	w.info = int64(buf.Len())
 	w.records.Add(1)
 	if w.opts.NoSync {
 		return nil
@@ -572,7 +590,16 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	return w.rotateLocked()
+	w.abortLocked() // nothing staged is committed
+	if w.dirty && w.f != nil {
+		if err := w.f.Truncate(w.size); err != nil {
+			return fmt.Errorf("warc: close %s: %w", w.path, err)
+		}
+	}
+	if err := w.rotateLocked(); err != nil {
+		return err
+	}
+	return w.lateErr
 }
 
 // Stats returns what the writer has written since Open.

@@ -55,7 +55,8 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
 	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`; the store remembers it as an absolute path, and a resume keeps writing there"},
-	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
+	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (e.g. 500MB; default 1 GB)"},
+	{"min-free-space", "min_free_space", "pause the crawl while a file system it writes to (store, WARC files, metrics.log) has fewer than `BYTES` free, and go on by itself when there is room (e.g. 2GB; default 512MB; 0 = off: only a write that fails for want of room pauses it)"},
 	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"browser", "browser", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
@@ -388,7 +389,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	opts := crawl.Options{Proxy: proxy, Log: crawlLog, RetryFailed: retryFailed.causes}
 	var c *crawl.Crawler
 	if cfg.WarcDir != "" {
-		w, err := openWarc(&cfg, logf)
+		w, err := openWarc(&cfg, store, logf)
 		if err != nil {
 			return err
 		}

@@ -264,6 +264,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		}
 		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
 		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
+		if c.Paused != nil {
+			fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
+		}
 		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
 		pages := fmt.Sprint(c.PagesDone)
 		if c.MaxPages > 0 {
