@@ -146,8 +146,8 @@ func checkStore(s *kv.Store, warcRefs bool) (problems []string, counts graph.Cou
 	})
 	if err == nil {
 		var dir string
-		_ = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(serve.MetaWarcDir); return nil })
-		if dir != "" && warcRefs {
+		err = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(serve.MetaWarcDir); return nil })
+		if err == nil && dir != "" && warcRefs {
 			problems = append(problems, checkWarcRefs(s, dir)...)
 		}
 	}

@@ -69,7 +69,10 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 	if len(files) == 0 {
 		return append(problems, fmt.Sprintf("warc: no WARC file of the crawl %s in %s", prefix, dir)), nil, nil
 	}
-	end := crawlwarc.End(s)
+	end, err := crawlwarc.End(s)
+	if err != nil {
+		return nil, nil, err
+	}
 	inputs, tmp, more := committedParts(files, end)
 	defer os.RemoveAll(tmp)
 	problems = append(problems, more...)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -28,15 +29,16 @@ const MetaEnd = "warc.end"
 
 // End returns the position store's last commit recorded (MetaEnd), or
 // nil when none did (no record written, or a store of an older weaver).
-func End(store *kv.Store) *warc.Position {
+// It returns the store's error when it cannot be read.
+func End(store *kv.Store) (*warc.Position, error) {
 	var pos *warc.Position
-	_ = store.View(func(tx *kv.Tx) error {
+	err := store.View(func(tx *kv.Tx) error {
 		if p, ok := warc.ParsePosition(tx.MetaString(MetaEnd)); ok {
 			pos = &p
 		}
 		return nil
 	})
-	return pos
+	return pos, err
 }
 
 // Open opens the writer on cfg.WarcDir (created if missing): files named
@@ -62,8 +64,13 @@ func Open(cfg *crawl.Config, software string, store *kv.Store) (*Archive, []warc
 	if cfg.IgnoreRobots {
 		robots = "ignore"
 	}
+	// Where the files are cut comes from the store: unread, nothing is cut.
+	end, err := End(store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("warc: reading where the last commit's records end: %w", err)
+	}
 	w, recovered, err := warc.Open(warc.Options{Dir: cfg.WarcDir, Prefix: name, MaxSize: cfg.WarcMaxSize,
-		Software: software, Settings: settings, Robots: robots, Committed: End(store)})
+		Software: software, Settings: settings, Robots: robots, Committed: end})
 	if err != nil {
 		return nil, recovered, err
 	}
