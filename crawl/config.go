@@ -18,87 +18,88 @@ import (
 	"github.com/weaver-crawler/weaver/shard"
 )
 
-// Config is everything a crawl is told. Its JSON keys are seed 000 §3's,
-// plus weaver's own; every key can also come from the environment
-// (WEAVER_<KEY>) and most from a flag. Package crawl never reads flags or
-// the environment itself: cmd/weaver fills a Config and hands it over.
+// Config is everything a crawl is told. Each field is a setting of Table,
+// which gives its config key (seed 000 §3's, plus weaver's own), default
+// and flag; every key can also come from the environment (WEAVER_<KEY>).
+// Package crawl never reads flags or the environment itself: cmd/weaver
+// fills a Config and hands it over.
 type Config struct {
-	SeedURL              string   `json:"seed_url"`
-	SeedURLs             []string `json:"seed_urls"`
-	SeedsFile            string   `json:"seeds_file"`              // one seed URL a line; "-": stdin (read by cmd/weaver)
-	MaxDepth             int      `json:"max_depth"`               // 0: no limit
-	MaxCrawlsPerNode     int      `json:"max_crawls_per_node"`     // crawls of a host over the store's life; 0: no cap
-	MaxSubdomainsPerRoot int      `json:"max_subdomains_per_root"` // 0: no limit
-	MaxOutboundLinks     int      `json:"max_outbound_links"`      // 0: no limit
-	ConcurrentWorkers    int      `json:"concurrent_workers"`      // ≥ 1
-	RequestTimeoutMS     int      `json:"request_timeout_ms"`
-	RetryAttempts        int      `json:"retry_attempts"`
-	RetryDelayMS         int      `json:"retry_delay_ms"`
-	DBPath               string   `json:"db_path"`
-	MetricsPath          string   `json:"metrics_path"`
+	SeedURL              string
+	SeedURLs             []string
+	SeedsFile            string // one seed URL a line; "-": stdin (read by cmd/weaver)
+	MaxDepth             int    // 0: no limit
+	MaxCrawlsPerNode     int    // crawls of a host over the store's life; 0: no cap
+	MaxSubdomainsPerRoot int    // 0: no limit
+	MaxOutboundLinks     int    // 0: no limit
+	ConcurrentWorkers    int    // ≥ 1
+	RequestTimeoutMS     int
+	RetryAttempts        int
+	RetryDelayMS         int
+	DBPath               string
+	MetricsPath          string
 
-	ExcludeHosts         []string `json:"exclude_hosts"` // regular expressions matched against the whole normalised host
-	PolitenessDelayMS    int      `json:"politeness_delay_ms"`
-	UserAgent            string   `json:"user_agent"`
-	IgnoreRobots         bool     `json:"ignore_robots"`
-	AllowPrivateNetworks bool     `json:"allow_private_networks"`
-	MaxBodyBytes         int64    `json:"max_body_bytes"`
-	MaxPages             int      `json:"max_pages"` // 0: no limit
-	ConnectTo            []string `json:"connect_to"`
-	RobotsCacheTTLMS     int      `json:"robots_cache_ttl_ms"`
-	ProgressIntervalMS   int      `json:"progress_interval_ms"`
-	Quiet                bool     `json:"quiet"`
-	JSONLogs             bool     `json:"json_logs"`
-	Listen               string   `json:"listen"`
-	TokenFile            string   `json:"token_file"`       // the --listen API's bearer token, in a file of one line
-	MetricsPublic        bool     `json:"metrics_public"`   // /metrics answers without the token
-	Cluster              string   `json:"cluster"`          // NATS server URL(s): this crawl is one shard of a cluster
-	Shard                string   `json:"shard"`            // "K/N" with cluster: shard K of N
-	ClusterReplicas      int      `json:"cluster_replicas"` // replicas of the stream and KV bucket a shard creates (1)
-	CrawlName            string   `json:"crawl_name"`       // the cluster crawl's name (default: from the seeds)
+	ExcludeHosts         []string // regular expressions matched against the whole normalised host
+	PolitenessDelayMS    int
+	UserAgent            string
+	IgnoreRobots         bool
+	AllowPrivateNetworks bool
+	MaxBodyBytes         int64
+	MaxPages             int // 0: no limit
+	ConnectTo            []string
+	RobotsCacheTTLMS     int
+	ProgressIntervalMS   int
+	Quiet                bool
+	JSONLogs             bool
+	Listen               string
+	TokenFile            string // the --listen API's bearer token, in a file of one line
+	MetricsPublic        bool   // /metrics answers without the token
+	Cluster              string // NATS server URL(s): this crawl is one shard of a cluster
+	Shard                string // "K/N" with cluster: shard K of N
+	ClusterReplicas      int    // replicas of the stream and KV bucket a shard creates (1)
+	CrawlName            string // the cluster crawl's name (default: from the seeds)
 	// PagesPerHost is how many pages of a host one crawl of it fetches:
 	// the home page, then up to PagesPerHost−1 more of the same host,
 	// breadth-first from the links found (1: the home page alone).
-	PagesPerHost int `json:"pages_per_host"`
+	PagesPerHost int
 	// AnchorsPerEdge is how many example links a crawl keeps per edge
 	// (--anchors): the page, the target URL, the anchor text and rel of
 	// the links that made it, in the store's anchors bucket for weaver
 	// show. 0 keeps none: each one costs about as much as an edge.
-	AnchorsPerEdge int `json:"anchors_per_edge"`
+	AnchorsPerEdge int
 	// Scope, when set, are regular expressions on the normalised host:
 	// only hosts matching one are fetched; links to the others are edges
 	// to nodes marked out_of_scope.
-	Scope []string `json:"scope"`
+	Scope []string
 	// Render is when pages go through a browser: never, auto (pages that
 	// look like a JavaScript shell) or always.
-	Render string `json:"render"`
+	Render string
 	// WarcDir, when set, is where every HTTP exchange is written as WARC
 	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
-	WarcDir     string `json:"warc_dir"`
-	WarcMaxSize int64  `json:"warc_max_size"`
+	WarcDir     string
+	WarcMaxSize int64
 	// MinFreeSpace pauses the crawl while a file system it writes to (the
 	// store's, the WARC files', metrics.log's) has fewer free bytes (0:
 	// never; a write that fails for want of room pauses it all the same).
-	MinFreeSpace int64 `json:"min_free_space"`
+	MinFreeSpace int64
 	// CAFile is a PEM file of one or more CA certificates trusted in
 	// addition to the system's roots (a corporate TLS proxy, an
 	// intranet), by fetches, robots.txt and the browser alike.
-	CAFile string `json:"ca_file"`
+	CAFile string
 	// DNSServer, when set, is the DNS server (IP or IP:PORT, port 53 by
 	// default) names are resolved with instead of the system's resolver.
-	DNSServer string `json:"dns_server"`
+	DNSServer string
 	// Browser is the chromium or Chrome that renders pages (--browser;
 	// the environment's WEAVER_BROWSER is this key's variable): a path, or
 	// a name looked up on PATH. Empty: chromium or google-chrome on PATH.
-	Browser string `json:"browser"`
+	Browser string
 	// RevisitAfterMS, when set, is the revisit policy (--revisit): a host
 	// crawled before is crawled again when due, after an interval that
 	// starts here and adapts to what each crawl finds, up to RevisitMaxMS
 	// (0: 32 times RevisitAfterMS). MaxDurationMS ends a run after that
 	// long (0: no limit).
-	RevisitAfterMS int `json:"revisit_after_ms"`
-	RevisitMaxMS   int `json:"revisit_max_ms"`
-	MaxDurationMS  int `json:"max_duration_ms"`
+	RevisitAfterMS int
+	RevisitMaxMS   int
+	MaxDurationMS  int
 
 	// from records which source last set each key (LoadJSON, Set, From),
 	// so that Validate's errors say where a bad value came from.
@@ -131,29 +132,32 @@ const DefaultUserAgent = "weaver/0.1 (+https://github.com/weaver-crawler/weaver;
 // their subdomains, and hosts whose FIRST label is ads or analytics.
 var DefaultExcludeHosts = pick.DefaultExcludeHosts
 
-// Defaults returns the configuration used when nothing is said.
+// Defaults returns the configuration used when nothing is said: every
+// setting's Default (Table).
 func Defaults() Config {
-	return Config{
-		MaxDepth:             5,
-		MaxCrawlsPerNode:     3,
-		MaxSubdomainsPerRoot: 3,
-		MaxOutboundLinks:     10,
-		ConcurrentWorkers:    3,
-		RequestTimeoutMS:     5000,
-		RetryAttempts:        3,
-		RetryDelayMS:         5000,
-		DBPath:               "weaver.bolt",
-		MetricsPath:          "metrics.log",
-		ExcludeHosts:         append([]string(nil), DefaultExcludeHosts...),
-		PolitenessDelayMS:    1000,
-		UserAgent:            DefaultUserAgent,
-		MaxBodyBytes:         1 << 20,
-		RobotsCacheTTLMS:     24 * 3600 * 1000,
-		ProgressIntervalMS:   5000,
-		ClusterReplicas:      1,
-		PagesPerHost:         1,
-		Render:               RenderNever,
-		MinFreeSpace:         DefaultMinFreeSpace,
+	var c Config
+	for _, s := range Table {
+		if s.Default != nil {
+			setDefault(s.Field(&c), s.Default)
+		}
+	}
+	return c
+}
+
+// setDefault sets the field ptr to v, a Default of its type (a list is
+// copied: no two Configs share one).
+func setDefault(ptr, v any) {
+	switch p := ptr.(type) {
+	case *int:
+		*p = v.(int)
+	case *int64:
+		*p = v.(int64)
+	case *string:
+		*p = v.(string)
+	case *bool:
+		*p = v.(bool)
+	case *[]string:
+		*p = slices.Clone(v.([]string))
 	}
 }
 
@@ -164,10 +168,7 @@ const DefaultMinFreeSpace = 512e6
 
 // Keys returns every config key, sorted.
 func Keys() []string {
-	var out []string
-	for _, f := range fields() {
-		out = append(out, f.key)
-	}
+	out := keysWhere(func(*Setting) bool { return true })
 	sort.Strings(out)
 	return out
 }
@@ -177,40 +178,12 @@ type field struct {
 	ptr any // *int, *int64, *string, *bool or *[]string inside a Config
 }
 
-func (c *Config) fieldsOf() []field {
-	return []field{
-		{"seed_url", &c.SeedURL}, {"seed_urls", &c.SeedURLs}, {"seeds_file", &c.SeedsFile},
-		{"max_depth", &c.MaxDepth}, {"max_crawls_per_node", &c.MaxCrawlsPerNode},
-		{"max_subdomains_per_root", &c.MaxSubdomainsPerRoot}, {"max_outbound_links", &c.MaxOutboundLinks},
-		{"concurrent_workers", &c.ConcurrentWorkers}, {"request_timeout_ms", &c.RequestTimeoutMS},
-		{"retry_attempts", &c.RetryAttempts}, {"retry_delay_ms", &c.RetryDelayMS},
-		{"db_path", &c.DBPath}, {"metrics_path", &c.MetricsPath},
-		{"exclude_hosts", &c.ExcludeHosts}, {"politeness_delay_ms", &c.PolitenessDelayMS},
-		{"user_agent", &c.UserAgent}, {"ignore_robots", &c.IgnoreRobots},
-		{"allow_private_networks", &c.AllowPrivateNetworks}, {"max_body_bytes", &c.MaxBodyBytes},
-		{"max_pages", &c.MaxPages}, {"connect_to", &c.ConnectTo},
-		{"robots_cache_ttl_ms", &c.RobotsCacheTTLMS}, {"progress_interval_ms", &c.ProgressIntervalMS},
-		{"quiet", &c.Quiet}, {"json_logs", &c.JSONLogs}, {"listen", &c.Listen},
-		{"token_file", &c.TokenFile}, {"metrics_public", &c.MetricsPublic},
-		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
-		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
-		{"anchors_per_edge", &c.AnchorsPerEdge},
-		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize}, {"min_free_space", &c.MinFreeSpace},
-		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
-		{"browser", &c.Browser},
-		{"revisit_after_ms", &c.RevisitAfterMS}, {"revisit_max_ms", &c.RevisitMaxMS}, {"max_duration_ms", &c.MaxDurationMS},
-	}
-}
-
-func fields() []field { var c Config; return c.fieldsOf() }
-
 func (c *Config) field(key string) (field, bool) {
-	for _, f := range c.fieldsOf() {
-		if f.key == key {
-			return f, true
-		}
+	s, ok := Lookup(key)
+	if !ok {
+		return field{}, false
 	}
-	return field{}, false
+	return field{key, s.Field(c)}, true
 }
 
 // Get returns key's value as text (a list joined with commas), and
@@ -232,7 +205,7 @@ func (c *Config) Get(key string) (string, bool) {
 	case *[]string:
 		return strings.Join(*p, ","), true
 	}
-	panic(fmt.Sprintf("crawl: config key %s is a %T", key, f.ptr)) // fieldsOf has only the types above
+	panic(fmt.Sprintf("crawl: config key %s is a %T", key, f.ptr)) // Table has only the types above
 }
 
 // ConfigError names the key (and the source) of a bad configuration value.

@@ -45,32 +45,6 @@ const (
 	metaJobStatus = "job_status" // jobState as JSON, rewritten at each start and end
 )
 
-// forbiddenKeys are the crawl config keys a client may not set, each with
-// the reason its 400 gives: where the job's files go, what the operator
-// decides (the network, the log, the API), and what a job cannot do.
-// Every other key works in a job; a path among them (warc_dir) must lead
-// inside the server's --dir (see jobPath).
-var forbiddenKeys = map[string]string{
-	"db_path":                "a job's store is <id>.bolt in the server's --dir",
-	"metrics_path":           "a job's metrics are <id>.metrics.json in the server's --dir",
-	"listen":                 "the API is weaver serve's",
-	"token_file":             "the API's token is weaver serve's --token-file",
-	"metrics_public":         "the API's token is weaver serve's --token-file",
-	"connect_to":             "the operator decides it (weaver serve --connect-to)",
-	"allow_private_networks": "the operator decides it (weaver serve --allow-private-networks)",
-	"json_logs":              "the operator decides the log's format (weaver serve --json-logs)",
-	"render":                 "weaver serve runs no browser: jobs crawl without rendering",
-	"browser":                "weaver serve runs no browser: jobs crawl without rendering",
-	"cluster":                "a job is not a shard of a cluster crawl",
-	"shard":                  "a job is not a shard of a cluster crawl",
-	"cluster_replicas":       "a job is not a shard of a cluster crawl",
-	"crawl_name":             "a job is not a shard of a cluster crawl",
-	"seeds_file":             "a file of the server's: a job gives its seeds in the request",
-	"ca_file":                "the operator decides which roots to trust",
-	"dns_server":             "the operator decides the network",
-	"min_free_space":         "the operator decides it (weaver serve --min-free-space)",
-}
-
 // JobOptions configure a JobManager.
 type JobOptions struct {
 	// Dir holds one store per job, Dir/<id>.bolt, and its metrics file,
@@ -366,8 +340,8 @@ func parseRequest(body []byte) (keys json.RawMessage, seedKey string, err error)
 			}
 			seedKey, key = key, "seed_url"
 		}
-		if why, ok := forbiddenKeys[key]; ok {
-			return nil, "", bad("key %q cannot be set through the API: %s", key, why)
+		if set, ok := crawl.Lookup(key); ok && set.Refused != "" {
+			return nil, "", bad("key %q cannot be set through the API: %s", key, set.Refused)
 		}
 		if !slices.Contains(crawl.Keys(), key) {
 			if near, ok := suggest.Closest(key, apiKeys()); ok {
@@ -401,7 +375,7 @@ func parseRequest(body []byte) (keys json.RawMessage, seedKey string, err error)
 func apiKeys() []string {
 	keys := []string{"url"}
 	for _, k := range crawl.Keys() {
-		if _, ok := forbiddenKeys[k]; !ok {
+		if set, _ := crawl.Lookup(k); set.Refused == "" {
 			keys = append(keys, k)
 		}
 	}

@@ -35,49 +35,15 @@ func init() {
 	register(&command{Name: "crawl", Summary: "crawl from seed URLs (or resume) into the store", Run: runCrawl})
 }
 
-// crawlFlags maps each flag to its config key; durations become *_ms keys.
-var crawlFlags = []struct{ flag, key, usage string }{
-	{"db", "db_path", "the bbolt store `FILE` (default weaver.bolt)"},
-	{"seeds-file", "seeds_file", "read seed URLs from `FILE`, one a line (blank lines and # comments skipped); - for stdin"},
-	{"workers", "concurrent_workers", "concurrent workers `N` (default 3)"},
-	{"max-depth", "max_depth", "deepest hop `N` from a seed to queue; 0 = no limit (default 5)"},
-	{"max-crawls-per-node", "max_crawls_per_node", "times `N` a host may be crawled over the store's life; 0 = no cap (default 3; no cap with --revisit)"},
-	{"revisit", "revisit_after_ms", "crawl a host again when due: its interval starts at `DURATION` (e.g. 6h) and adapts to how often it changes; the crawl then runs until a signal, --max-pages or --max-duration (default off)"},
-	{"revisit-max", "revisit_max_ms", "with --revisit: the longest interval `DURATION` (default 32 × --revisit)"},
-	{"max-duration", "max_duration_ms", "stop after `DURATION` (termination_reason max_duration); 0 = no limit"},
-	{"max-subdomains-per-root", "max_subdomains_per_root", "hosts `N` queued per registrable domain; 0 = no limit (default 3)"},
-	{"max-outbound-links", "max_outbound_links", "distinct other hosts `N` kept per page; 0 = no limit (default 10)"},
-	{"timeout", "request_timeout_ms", "per-request timeout `DURATION`, e.g. 5s or 1500ms (default 5s; +2s per retry)"},
-	{"retries", "retry_attempts", "retries `N` of timeouts and 5xx (default 3)"},
-	{"retry-delay", "retry_delay_ms", "wait `DURATION` before a retry, e.g. 5s or 500ms (default 5s)"},
-	{"delay", "politeness_delay_ms", "minimum `DURATION` between requests to one host, e.g. 1.5s or 0 (default 1s)"},
-	{"user-agent", "user_agent", "User-Agent `STRING` (robots.txt token: weaver)"},
-	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
-	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
-	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`; the store remembers it as an absolute path, and a resume keeps writing there"},
-	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (e.g. 500MB; default 1 GB)"},
-	{"min-free-space", "min_free_space", "pause the crawl while a file system it writes to (store, WARC files, metrics.log) has fewer than `BYTES` free, and go on by itself when there is room (e.g. 2GB; default 512MB; 0 = off: only a write that fails for want of room pauses it)"},
-	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
-	{"browser", "browser", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)"},
-	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
-	{"anchors", "anchors_per_edge", "keep up to `N` example links per host→host edge (page URL, target URL, anchor text, rel) for weaver show; 0 = none (default 0)"},
-	{"metrics", "metrics_path", "write the run's metrics JSON to `FILE` (default metrics.log)"},
-	{"listen", "listen", "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
-	{"token-file", "token_file", "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
-	{"ca-file", "ca_file", "trust the CA certificates in the PEM `FILE` besides the system's roots (a TLS proxy, an intranet CA)"},
-	{"dns-server", "dns_server", "resolve names with the DNS server at `ADDR` (IP or IP:PORT) instead of the system's resolver"},
-	{"cluster", "cluster", "crawl as one shard of a cluster through the NATS JetStream server at `URL` (nats://host:4222)"},
-	{"shard", "shard", "with --cluster: this process is shard `K/N` (K from 0)"},
-	{"crawl-name", "crawl_name", "with --cluster: the cluster crawl's `NAME` (default: a digest of the seed URLs)"},
-	{"cluster-replicas", "cluster_replicas", "with --cluster: replicas `N` of the stream and KV bucket a shard creates (default 1)"},
-}
-
-var crawlBoolFlags = []struct{ flag, key, usage string }{
-	{"ignore-robots", "ignore_robots", "do not fetch or obey robots.txt"},
-	{"allow-private-networks", "allow_private_networks", "allow connections to loopback and private addresses"},
-	{"quiet", "quiet", "no per-page log lines"},
-	{"json-logs", "json_logs", "log lines as JSON objects"},
-	{"metrics-public", "metrics_public", "let /metrics answer without the token"},
+// crawlFlags are the settings that weaver crawl has a flag for.
+func crawlFlags() []crawl.Setting {
+	var out []crawl.Setting
+	for _, s := range crawl.Table {
+		if s.Flag != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -89,30 +55,33 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	configPath := fs.String("config", "", "JSON config `FILE` with any of the config keys (the README lists them)")
 	type setting struct{ key, value, source string }
 	var sets []setting
-	for _, f := range crawlFlags {
+	lists := map[string][]string{} // a list's flag values, in their order
+	for _, f := range crawlFlags() {
 		f := f
-		fs.Func(f.flag, f.usage, func(v string) error {
-			if strings.HasSuffix(f.key, "_ms") {
-				if err := needUnit(v); err != nil {
-					return err // --delay 1: neither 1 ms nor 1 s, but a mistake
+		source := "flag --" + f.Flag
+		switch f.Field(new(crawl.Config)).(type) {
+		case *bool:
+			fs.BoolFunc(f.Flag, f.Usage, func(v string) error {
+				sets = append(sets, setting{f.Key, v, source})
+				return nil
+			})
+		case *[]string:
+			fs.Func(f.Flag, f.Usage, func(v string) error {
+				lists[f.Key] = append(lists[f.Key], v)
+				return nil
+			})
+		default:
+			fs.Func(f.Flag, f.Usage, func(v string) error {
+				if strings.HasSuffix(f.Key, "_ms") {
+					if err := needUnit(v); err != nil {
+						return err // --delay 1: neither 1 ms nor 1 s, but a mistake
+					}
 				}
-			}
-			sets = append(sets, setting{f.key, v, "flag --" + f.flag})
-			return nil
-		})
+				sets = append(sets, setting{f.Key, v, source})
+				return nil
+			})
+		}
 	}
-	for _, f := range crawlBoolFlags {
-		f := f
-		fs.BoolFunc(f.flag, f.usage, func(v string) error {
-			sets = append(sets, setting{f.key, v, "flag --" + f.flag})
-			return nil
-		})
-	}
-	var connectTo []string
-	fs.Func("connect-to", "`HOST1:PORT1:HOST2:PORT2` as curl's --connect-to; repeatable", func(v string) error {
-		connectTo = append(connectTo, v)
-		return nil
-	})
 	var retryFailed retryFlag
 	fs.Var(&retryFailed, "retry-failed", "put the hosts that failed back in the queue at their depth, fetched as new; `=CAUSES` only those of dns, connect, tls, http, other (comma-separated); for this run only")
 	noWarc := false
@@ -122,16 +91,6 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		}
 		noWarc = true
 		sets = append(sets, setting{"warc_dir", "", "flag --no-warc"})
-		return nil
-	})
-	var scopes []string
-	fs.Func("scope", "`REGEXP` on the normalised host: only hosts matching one are fetched (links to others are edges to out_of_scope nodes); repeatable", func(v string) error {
-		scopes = append(scopes, v)
-		return nil
-	})
-	var excludes []string
-	fs.Func("exclude-host", "`REGEXP` of hosts to leave out, added to exclude_hosts; repeatable", func(v string) error {
-		excludes = append(excludes, v)
 		return nil
 	})
 	if err := parseFlags(fs, args); err != nil {
@@ -174,23 +133,23 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 				return cfg, usageError{err: err}
 			}
 		}
-		if len(connectTo) > 0 {
-			cfg.ConnectTo = connectTo
-			cfg.From("connect_to", "flag --connect-to")
-		}
-		if len(scopes) > 0 {
-			cfg.Scope = scopes
-			cfg.From("scope", "flag --scope")
-		}
-		if len(excludes) > 0 {
-			// Added once: the same --exclude-host on every resume must not
-			// grow the stored list.
-			for _, x := range excludes {
-				if !slices.Contains(cfg.ExcludeHosts, x) {
-					cfg.ExcludeHosts = append(cfg.ExcludeHosts, x)
+		for _, f := range crawlFlags() {
+			values := lists[f.Key]
+			if len(values) == 0 {
+				continue
+			}
+			list := f.Field(&cfg).(*[]string)
+			if !f.Adds {
+				*list = values
+			}
+			for _, x := range values {
+				// Added once: the same --exclude-host on every resume
+				// must not grow the stored list.
+				if f.Adds && !slices.Contains(*list, x) {
+					*list = append(*list, x)
 				}
 			}
-			cfg.From("exclude_hosts", "flag --exclude-host")
+			cfg.From(f.Key, "flag --"+f.Flag)
 		}
 		// The paths are stored absolute, so that a resume from another
 		// working directory finds them.
