@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,5 +119,41 @@ func TestCrawl_WarcDirOfAnOlderStore(t *testing.T) {
 	}
 	if after, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz")); len(after) != len(before)+1 {
 		t.Errorf("WARC files %v, then %v: want one more", before, after)
+	}
+}
+
+// TestCrawl_READMEFlags: README.md's table of config keys names every
+// flag of weaver crawl, and only those (crawl's TestSettings_README checks
+// each key's flag and default).
+func TestCrawl_READMEFlags(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Config keys\n")
+	if !ok {
+		t.Fatal("README.md has no section ## Config keys")
+	}
+	flagCell := regexp.MustCompile("^\\| `--([a-z-]+)")
+	listed := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if m := flagCell.FindStringSubmatch(line); m != nil {
+			listed[m[1]] = true
+		}
+	}
+	if len(listed) < 10 {
+		t.Fatalf("README.md's config keys: only the flags %v found", listed)
+	}
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	var f crawlFlagValues
+	f.define(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !listed[fl.Name] {
+			t.Errorf("README.md's config keys lack --%s", fl.Name)
+		}
+		delete(listed, fl.Name)
+	})
+	for name := range listed {
+		t.Errorf("README.md's config keys list --%s, which weaver crawl lacks", name)
 	}
 }
