@@ -169,9 +169,20 @@ func sameFile(a, b string) bool {
 // printStatus writes rep as aligned "key  value" lines and short tables.
 func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	st := rep.Store
+	printStore(tw, rep.DBPath, &rep.Store, now)
+	printStoreTables(tw, &rep.Store)
+	printSettings(tw, rep.Store.Settings)
+	printTopHosts(tw, &rep.Store)
+	if c := rep.Crawl; c != nil {
+		printLiveCrawl(tw, rep.Listen, c, now)
+	}
+	return tw.Flush()
+}
+
+// printStore writes the store's figures, one "key: value" line each.
+func printStore(tw io.Writer, path string, st *serve.Summary, now time.Time) {
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
-	row("Store", rep.DBPath)
+	row("Store", path)
 	if !st.Created.IsZero() {
 		row("Created", st.Created.UTC().Format(time.RFC3339))
 	}
@@ -197,6 +208,11 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 			row("Next due", fmt.Sprintf("%s (%s; %s scheduled)", rv.NextDue.Format(time.RFC3339), when, count(rv.Scheduled, "host", "")))
 		}
 	}
+}
+
+// printStoreTables writes the nodes by status and the hosts and the
+// frontier by depth.
+func printStoreTables(tw io.Writer, st *serve.Summary) {
 	if len(st.NodesByStatus) > 0 {
 		fmt.Fprintln(tw, "\nNodes by status")
 		keys := make([]string, 0, len(st.NodesByStatus))
@@ -224,7 +240,11 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	for _, d := range st.FrontierByDepth {
 		fmt.Fprintf(tw, "  depth %d\t%d\n", d.Depth, d.Entries)
 	}
-	printSettings(tw, st.Settings)
+}
+
+// printTopHosts writes the top hosts by in-weight and by PageRank, the
+// WARC files and the largest mirror groups.
+func printTopHosts(tw io.Writer, st *serve.Summary) {
 	fmt.Fprintf(tw, "\nTop %d hosts by in-weight\n", serve.TopHosts)
 	if len(st.TopHosts) == 0 {
 		fmt.Fprintln(tw, "  (no edges)")
@@ -252,46 +272,47 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 			fmt.Fprintf(tw, "  %d\t%d hosts\t%s%s\n", i+1, g.Size, strings.Join(g.Hosts, ", "), more)
 		}
 	}
-	if c := rep.Crawl; c != nil {
-		where := ""
-		if rep.Listen != "" {
-			where = " (http://" + rep.Listen + ")"
-		}
-		fmt.Fprintf(tw, "\nLive crawl%s\n", where)
-		state := "running"
-		if !c.Running {
-			state = "ended " + c.TerminationReason
-		}
-		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
-		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
-		if c.Paused != nil {
-			fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
-		}
-		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
-		pages := fmt.Sprint(c.PagesDone)
-		if c.MaxPages > 0 {
-			pages += fmt.Sprintf(" of max_pages %d", c.MaxPages)
-		}
-		fmt.Fprintf(tw, "  Pages:\t%s: %d fetched, %d failed, %d skipped\n", pages, c.PagesFetched, c.PagesFailed, c.PagesSkipped)
-		fmt.Fprintf(tw, "  Nodes crawled:\t%d hosts\n", c.NodesCrawled)
-		fmt.Fprintf(tw, "  Hosts open:\t%d (%d waiting for their delay or a retry)\n", c.HostsOpen, c.HostsWaiting)
-		fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
-		workers := map[string]int64{}
-		for _, wk := range c.Workers {
-			workers[wk.State]++
-		}
-		fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
-		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
-		fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
-		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
-		if c.Revisits > 0 {
-			fmt.Fprintf(tw, "  Revisits:\t%d (%d not modified, %d changed; %d bytes saved)\n", c.Revisits, c.NotModified, c.Changed, c.BytesSaved)
-		}
-		if c.PagesRendered+c.RenderFailures > 0 {
-			fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
-		}
+}
+
+// printLiveCrawl writes a running crawl's live status.
+func printLiveCrawl(tw io.Writer, listen string, c *crawl.Status, now time.Time) {
+	where := ""
+	if listen != "" {
+		where = " (http://" + listen + ")"
 	}
-	return tw.Flush()
+	fmt.Fprintf(tw, "\nLive crawl%s\n", where)
+	state := "running"
+	if !c.Running {
+		state = "ended " + c.TerminationReason
+	}
+	up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
+	if c.Paused != nil {
+		fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
+	}
+	fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
+	pages := fmt.Sprint(c.PagesDone)
+	if c.MaxPages > 0 {
+		pages += fmt.Sprintf(" of max_pages %d", c.MaxPages)
+	}
+	fmt.Fprintf(tw, "  Pages:\t%s: %d fetched, %d failed, %d skipped\n", pages, c.PagesFetched, c.PagesFailed, c.PagesSkipped)
+	fmt.Fprintf(tw, "  Nodes crawled:\t%d hosts\n", c.NodesCrawled)
+	fmt.Fprintf(tw, "  Hosts open:\t%d (%d waiting for their delay or a retry)\n", c.HostsOpen, c.HostsWaiting)
+	fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
+	workers := map[string]int64{}
+	for _, wk := range c.Workers {
+		workers[wk.State]++
+	}
+	fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
+	fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
+	fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
+	fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
+	if c.Revisits > 0 {
+		fmt.Fprintf(tw, "  Revisits:\t%d (%d not modified, %d changed; %d bytes saved)\n", c.Revisits, c.NotModified, c.Changed, c.BytesSaved)
+	}
+	if c.PagesRendered+c.RenderFailures > 0 {
+		fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
+	}
 }
 
 // printSettings writes the settings a store's crawl runs by, in
