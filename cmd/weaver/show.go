@@ -3,18 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -77,9 +72,9 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		tok := tokenHow{auth.Token != "", "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN"}
-		if rep, err = remoteHost(ctx, withToken(statusClient, auth.Token), tok, path, host, opt, *timeout); err != nil {
-			return err
+		client := serve.Client{Path: path, Token: auth.Token, TokenHow: "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN", Timeout: *timeout}
+		if rep, err = client.Host(ctx, host, opt, *timeout); err != nil {
+			return clientError(err)
 		}
 	case err != nil:
 		return storeError(err)
@@ -99,54 +94,6 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.Stdout, rep)
 	}
 	return printHost(e.Stdout, &rep, *limit)
-}
-
-// remoteHost asks the crawl that holds the store at path for its report
-// on host: it checks, through GET /status, that the address in the
-// sidecar file serves this store, then reads GET /host.
-func remoteHost(ctx context.Context, client *http.Client, tok tokenHow, path, host string, opt export.HostOptions, timeout time.Duration) (export.HostReport, error) {
-	if _, err := remoteStatus(ctx, client, tok, path, timeout); err != nil {
-		return export.HostReport{}, err
-	}
-	data, err := os.ReadFile(archive.ListenPath(path))
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	q := url.Values{"h": {host}, "limit": {fmt.Sprint(opt.Limit)}, "ranks": {fmt.Sprint(!opt.NoRanks)}}
-	u := fmt.Sprintf("http://%s/host?%s", dialAddr(strings.TrimSpace(string(data))), q.Encode())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return export.HostReport{}, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("%s is in use by a running crawl, and GET %s failed: %w", path, u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var eb struct {
-			Error string `json:"error"`
-		}
-		msg := strings.TrimSpace(string(body))
-		if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
-			msg = eb.Error
-		}
-		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest {
-			return export.HostReport{}, usagef("%s in %s (asked the running crawl)", msg, path)
-		}
-		return export.HostReport{}, fmt.Errorf("GET %s: %s: %s", u, resp.Status, msg)
-	}
-	var rep export.HostReport
-	if err := json.Unmarshal(body, &rep); err != nil {
-		return export.HostReport{}, fmt.Errorf("GET %s: not a weaver host report: %w", u, err)
-	}
-	return rep, nil
 }
 
 // printHost writes the report as "key: value" lines and two tables.
