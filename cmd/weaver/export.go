@@ -348,11 +348,8 @@ func (c *exportCommand) write(ctx context.Context, s *kv.Store, t exportTarget, 
 	} else {
 		st, err = export.WriteFile(ctx, s, t.path, t.format, opt)
 	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: %s not written", name)
-	}
 	if err != nil {
-		return exportError(err)
+		return notWritten(err, name)
 	}
 	fmt.Fprintf(c.e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
 		name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
@@ -367,11 +364,8 @@ func (c *exportCommand) write(ctx context.Context, s *kv.Store, t exportTarget, 
 // writeCCHostGraph writes Common Crawl's host graph files.
 func (c *exportCommand) writeCCHostGraph(ctx context.Context, s *kv.Store, opt export.Options) error {
 	st, err := export.CCHostGraph(ctx, s, c.ccPrefix, opt)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: %s not written", c.ccPrefix)
-	}
 	if err != nil {
-		return exportError(err)
+		return notWritten(err, c.ccPrefix)
 	}
 	fmt.Fprintf(c.e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", c.ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
 	return nil
@@ -380,16 +374,22 @@ func (c *exportCommand) writeCCHostGraph(ctx context.Context, s *kv.Store, opt e
 // writeCSV writes the two CSV files.
 func (c *exportCommand) writeCSV(ctx context.Context, s *kv.Store, opt export.Options) error {
 	st, err := export.CSV(ctx, s, c.csvPrefix, opt)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: %s not written", c.csvPrefix)
-	}
 	if err != nil {
-		return exportError(err)
+		return notWritten(err, c.csvPrefix)
 	}
 	npath, epath := export.CSVFiles(c.csvPrefix)
 	fmt.Fprintf(c.e.Stderr, "weaver export: %s, %s: %s, %s, %s, total weight %d\n",
 		npath, epath, export.FormatCSV, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	return nil
+}
+
+// notWritten is the error of name, a file (or files) not written: an
+// interruption says so, export's errors are exportError's.
+func notWritten(err error, name string) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: %s not written", name)
+	}
+	return exportError(err)
 }
 
 // exportError turns the errors that say the command line named the wrong
