@@ -17,7 +17,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options configure Open. The zero value is what the crawler uses.
