@@ -491,7 +491,7 @@ func addEdge(tx *kv.Tx, e *graph.Edge) error {
 	if err := graph.AddEdgeFacts(tx, e.From, e.To, e.Weight, e.Nofollow, e.Redirect, e.LastSeen); err != nil {
 		return err
 	}
-	merged := graph.Edge{Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect}
+	merged := graph.Edge{From: e.From, To: e.To, Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect}
 	if ok {
 		merged.Weight += old.Weight
 		merged.Nofollow += old.Nofollow
@@ -499,15 +499,7 @@ func addEdge(tx *kv.Tx, e *graph.Edge) error {
 		merged.FirstSeen = earliest(old.FirstSeen, e.FirstSeen)
 		merged.LastSeen = latest(old.LastSeen, e.LastSeen)
 	}
-	return tx.Put(kv.BucketEdges, edgeKey(e.From, e.To), &merged)
-}
-
-// edgeKey is the edges bucket's key (kv/schema.go): from | to, big-endian.
-func edgeKey(from, to uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, from)
-	binary.BigEndian.PutUint64(k[8:], to)
-	return k
+	return graph.PutEdge(tx, &merged)
 }
 
 // frontier queues every input's entries and leases in dst, one per host at

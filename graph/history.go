@@ -604,7 +604,7 @@ func Uncount(tx *kv.Tx, node uint64, c *Crawl) error {
 		e.Nofollow -= min(l.Nofollow, e.Nofollow)
 		e.Redirect -= min(l.Redirect, e.Redirect)
 		e.Nofollow, e.Redirect = min(e.Nofollow, e.Weight), min(e.Redirect, e.Weight)
-		if err := tx.Put(kv.BucketEdges, edgeKey(node, l.To), &e); err != nil {
+		if err := PutEdge(tx, &e); err != nil {
 			return err
 		}
 		if _, err := tx.AddCounter(counterWeight, -int64(w)); err != nil {
