@@ -852,25 +852,25 @@ func (m *merger) anchors(i int, src *kv.Store) error {
 }
 
 // rebuildDue files every merged node with a due time in the revisit
-// schedule's index (kv.BucketDue: due time | node id → URL; empty: the
-// home page).
+// schedule (frontier.Schedule), to fetch its home page.
 func (m *merger) rebuildDue() error {
 	return m.dst.Update(func(tx *kv.Tx) error {
-		var keys [][]byte
+		type due struct {
+			node uint64
+			at   time.Time
+		}
+		var all []due
 		err := graph.ForEachNode(tx, func(n *graph.Node) error {
 			if !n.NextDue.IsZero() {
-				k := make([]byte, 16)
-				binary.BigEndian.PutUint64(k, uint64(n.NextDue.UnixNano()))
-				binary.BigEndian.PutUint64(k[8:], n.ID)
-				keys = append(keys, k)
+				all = append(all, due{n.ID, n.NextDue})
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
-			if err := tx.PutRaw(kv.BucketDue, k, []byte{}); err != nil {
+		for _, d := range all {
+			if err := frontier.Schedule(tx, d.node, d.at, ""); err != nil {
 				return err
 			}
 		}
