@@ -595,10 +595,10 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 			return err
 		}
 		if cfg.WarcDir != "" {
-			if err := tx.SetMetaString(MetaWarcDir, cfg.WarcDir); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaDir, cfg.WarcDir); err != nil {
 				return err
 			}
-			if err := tx.SetMetaString(MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&cfg)); err != nil {
 				return err
 			}
 		}

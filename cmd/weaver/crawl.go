@@ -24,10 +24,9 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/render"
-	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -403,10 +402,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		opts.Archive = w
 		if abs, err := filepath.Abs(cfg.WarcDir); err == nil {
 			if err := store.Update(func(tx *kv.Tx) error {
-				if err := tx.SetMetaString(serve.MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+				if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&cfg)); err != nil {
 					return err
 				}
-				return tx.SetMetaString(serve.MetaWarcDir, abs)
+				return tx.SetMetaString(crawlwarc.MetaDir, abs)
 			}); err != nil {
 				return err
 			}
@@ -581,7 +580,7 @@ func storedSettings(path string) crawl.Settings {
 		if _, ok := set["warc_dir"]; set != nil && !ok {
 			// Settings of a weaver that did not store warc_dir: the
 			// directory its --warc wrote to, if it did, is in the meta.
-			if dir := tx.MetaString(serve.MetaWarcDir); dir != "" {
+			if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
 				set["warc_dir"], _ = json.Marshal(dir)
 			}
 		}
