@@ -16,8 +16,8 @@ import (
 
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options are the parts of a crawl that are not configuration values.

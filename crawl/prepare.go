@@ -178,7 +178,7 @@ func (c *Crawler) scheduleUnscheduled() error {
 			}
 			n.IntervalMS = c.cfg.revisit().Milliseconds()
 			n.NextDue = last.Add(c.cfg.revisit())
-			if err := tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte{}); err != nil {
+			if err := frontier.Schedule(tx, n.ID, n.NextDue, ""); err != nil {
 				return err
 			}
 			if err := graph.Put(tx, n); err != nil {

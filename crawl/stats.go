@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // stats counts this run's work. Counters change only once a page's commit

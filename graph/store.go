@@ -273,6 +273,14 @@ func GetEdge(tx *kv.Tx, from, to uint64) (Edge, bool, error) {
 	return e, ok, err
 }
 
+// PutEdge writes e as the record of the edge e.From→e.To, in place of
+// what it held. It keeps no counter: the edge must already be counted
+// (AddEdgeFacts made it), and a change of its weight is the caller's to
+// count. weaver merge uses it to set the times of an edge it summed.
+func PutEdge(tx *kv.Tx, e *Edge) error {
+	return tx.Put(kv.BucketEdges, edgeKey(e.From, e.To), e)
+}
+
 // ErrStop, returned by a ForEach callback, ends the walk without error.
 var ErrStop = errors.New("graph: stop")
 

@@ -31,59 +31,6 @@ type Tx struct {
 	resources []Resource
 }
 
-// Resource is a file written beside the store that the store's records
-// refer to (a crawl's WARC file). A transaction that refers to what it
-// stages in the file enlists it (Tx.Enlist); the store then writes and
-// fsyncs what was staged before its own commit (Prepare), and has it
-// undone when the transaction does not commit (Abort), so that a commit
-// never refers to what the file lacks, and the file holds what no commit
-// refers to only until the next Abort or recovery cuts it. Each method is
-// called from the goroutine that runs the transaction.
-type Resource interface {
-	// Prepare makes what the transaction staged durable; an error fails
-	// the transaction (Abort follows).
-	Prepare() error
-	// Abort forgets what the transaction staged, prepared or not: it
-	// did not commit.
-	Abort()
-	// Committed says the transaction committed.
-	Committed()
-}
-
-// Enlist makes r take part in the commit of tx, a writable transaction
-// of Update or Commit (see Resource). Enlisting r again does nothing.
-func (tx *Tx) Enlist(r Resource) {
-	for _, x := range tx.resources {
-		if x == r {
-			return
-		}
-	}
-	tx.resources = append(tx.resources, r)
-}
-
-func (tx *Tx) prepare() error {
-	for _, r := range tx.resources {
-		if err := r.Prepare(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (tx *Tx) abort() {
-	for _, r := range tx.resources {
-		r.Abort()
-	}
-	tx.resources = nil
-}
-
-func (tx *Tx) committed() {
-	for _, r := range tx.resources {
-		r.Committed()
-	}
-	tx.resources = nil
-}
-
 type counter struct {
 	n     uint64
 	dirty bool

@@ -143,10 +143,10 @@ func (r *jobRun) crawl(ctx context.Context) (crawl.Result, error) {
 			return err
 		}
 		if r.cfg.WarcDir != "" {
-			if err := tx.SetMetaString(MetaWarcDir, r.cfg.WarcDir); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaDir, r.cfg.WarcDir); err != nil {
 				return err
 			}
-			if err := tx.SetMetaString(MetaWarcPrefix, crawlwarc.Prefix(&r.cfg)); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&r.cfg)); err != nil {
 				return err
 			}
 		}

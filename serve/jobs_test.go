@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
@@ -195,7 +196,7 @@ func TestJobs_WarcDir(t *testing.T) {
 	var set crawl.Settings
 	var meta string
 	if err := st.View(func(tx *kv.Tx) (err error) {
-		meta = tx.MetaString(serve.MetaWarcDir)
+		meta = tx.MetaString(crawlwarc.MetaDir)
 		set, err = crawl.ReadSettings(tx)
 		return err
 	}); err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -146,7 +146,7 @@ func checkStore(s *kv.Store, warcRefs bool) (problems []string, counts graph.Cou
 	})
 	if err == nil {
 		var dir string
-		err = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(serve.MetaWarcDir); return nil })
+		err = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(crawlwarc.MetaDir); return nil })
 		if err == nil && dir != "" && warcRefs {
 			problems = append(problems, checkWarcRefs(s, dir)...)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/weaver-crawler/weaver/ingest"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -48,7 +47,7 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 	var settings crawl.Settings
 	var recrawled bool
 	err = s.View(func(tx *kv.Tx) error {
-		prefix = tx.MetaString(serve.MetaWarcPrefix)
+		prefix = tx.MetaString(crawlwarc.MetaPrefix)
 		settings, _ = crawl.ReadSettings(tx)
 		return graph.ForEachNode(tx, func(n *graph.Node) error {
 			recrawled = recrawled || n.CrawlCount > 1

@@ -17,8 +17,8 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/render"
 	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
@@ -383,10 +383,10 @@ func (c *crawlCommand) openWarc() (*crawlwarc.Archive, error) {
 		return w, nil
 	}
 	return w, c.store.Update(func(tx *kv.Tx) error {
-		if err := tx.SetMetaString(serve.MetaWarcPrefix, crawlwarc.Prefix(&c.cfg)); err != nil {
+		if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&c.cfg)); err != nil {
 			return err
 		}
-		return tx.SetMetaString(serve.MetaWarcDir, abs)
+		return tx.SetMetaString(crawlwarc.MetaDir, abs)
 	})
 }
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/serve"
 )
 
 // crawlFlags are the settings that weaver crawl has a flag for.
@@ -186,7 +186,7 @@ func storedSettings(path string) crawl.Settings {
 		if _, ok := set["warc_dir"]; set != nil && !ok {
 			// Settings of a weaver that did not store warc_dir: the
 			// directory its --warc wrote to, if it did, is in the meta.
-			if dir := tx.MetaString(serve.MetaWarcDir); dir != "" {
+			if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
 				set["warc_dir"], _ = json.Marshal(dir)
 			}
 		}

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/suggest"
 )
 

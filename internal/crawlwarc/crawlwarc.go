@@ -27,6 +27,16 @@ type Archive struct{ w *warc.Writer }
 // transaction.
 const MetaEnd = "warc.end"
 
+// MetaDir is the meta record that names, as an absolute path, the
+// directory where the store's crawl writes its WARC files.
+const MetaDir = "warc.dir"
+
+// MetaPrefix is the meta record that holds the first part of the names
+// of the store's WARC files (Prefix: crawl_name, else the store's name):
+// the directory may hold other crawls' files too (weaver serve's jobs
+// sharing a warc_dir).
+const MetaPrefix = "warc.prefix"
+
 // End returns the position store's last commit recorded (MetaEnd), or
 // nil when none did (no record written, or a store of an older weaver).
 // It returns the store's error when it cannot be read.
