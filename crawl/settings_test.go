@@ -2,8 +2,11 @@ package crawl_test
 
 import (
 	"fmt"
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/crawl"
@@ -134,5 +137,26 @@ func TestSettings_Table(t *testing.T) {
 	}
 	if got := reflect.TypeFor[crawl.Config]().NumField() - 1; got != len(crawl.Table) { // but from
 		t.Errorf("Config has %d settings' fields, Table %d rows", got, len(crawl.Table))
+	}
+}
+
+// TestSettings_CrawlingDoc: docs/crawling.md names the settings a store
+// remembers, exactly SettingKeys in their order.
+func TestSettings_CrawlingDoc(t *testing.T) {
+	data, err := os.ReadFile("../docs/crawling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(data), "how politely and what\nis recorded — ")
+	list, _, ok2 := strings.Cut(list, ". Not stored:")
+	if !ok || !ok2 {
+		t.Fatal("docs/crawling.md: no list of the settings a store remembers (is recorded — … . Not stored:)")
+	}
+	var got []string
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(list, -1) {
+		got = append(got, m[1])
+	}
+	if !slices.Equal(got, crawl.SettingKeys) {
+		t.Errorf("docs/crawling.md lists the stored settings\n%v\nwant crawl.SettingKeys\n%v", got, crawl.SettingKeys)
 	}
 }
