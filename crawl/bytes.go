@@ -6,11 +6,6 @@ import (
 	"strings"
 )
 
-// byteKeys are the config keys that count bytes: a flag or the
-// environment may give them with a unit (512MB, 1GiB), a config file as
-// a number or such a string.
-var byteKeys = []string{"warc_max_size", "min_free_space"}
-
 // byteUnits are the units ParseBytes takes, by their multiple: SI
 // powers of 1000 and binary powers of 1024.
 var byteUnits = map[string]int64{

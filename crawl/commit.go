@@ -44,48 +44,8 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	// than the host's last crawl.
 	lowered := p.lease.Depth < n.Depth
 	n.Depth = min(n.Depth, p.lease.Depth)
-	switch {
-	case p.disallow:
-		c.noteTried(id)
-		n.Status = graph.StatusRobotsDisallow
-		n.Error = "robots.txt disallows " + p.lease.URL
-	case !p.fetched:
-		c.noteTried(id)
-		n.FailCount++
-		n.Status = p.kind.status()
-		n.Error = p.err
-	default:
-		// nodes_crawled counts hosts: a host's first page in this run.
-		p.firstCrawl = n.LastCrawl.Before(time.Unix(0, c.started.Load()))
-		n.CrawlCount++
-		n.LastCrawl = now
-		n.FetchMS, n.Error = p.took.Milliseconds(), p.err
-		if p.notModified {
-			// 304: the page is as the last crawl read it.
-			n.Status = graph.StatusCrawled
-			break
-		}
-		n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
-		n.Bytes, n.ContentHash = p.bytes, p.hash
-		n.Title, n.Description = p.title, p.desc
-		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
-		n.ETag, n.LastModified = p.etag, p.lastModified
-		if p.warc != nil {
-			n.Warc = p.warc.Ref.String()
-		}
-		n.RenderMS = 0
-		if p.homeRendered {
-			n.RenderMS = max(p.renderTook.Milliseconds(), 1)
-		}
-		n.Status = graph.StatusCrawled
-		if p.kind == KindHTTP {
-			n.Status = graph.StatusHTTPError
-		}
-		if !p.redirected {
-			if _, err := graph.NoteContentHash(tx, &n); err != nil {
-				return err
-			}
-		}
+	if err := c.noteOutcome(tx, &n, p, now); err != nil {
+		return err
 	}
 	if p.fetched && p.notModified {
 		// 304: the host links as its last crawl did.
@@ -94,48 +54,8 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		}
 	}
 	before := graph.GetCounts(tx)
-	depth := n.Depth + 1
-	p.forwarded = false
-	var links []graph.Link
-	if p.fetched {
-		links = make([]graph.Link, 0, len(p.targets))
-	}
-	// The page's edges are written together, in key order, after the
-	// loop (graph.AddEdges): one walk of the page's key range instead of
-	// a lookup per link.
-	adds := make([]graph.EdgeAdd, 0, len(p.targets))
-	for _, t := range p.targets {
-		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
-		if err != nil {
-			return err
-		}
-		if dst.ID == id {
-			continue // never a self-loop
-		}
-		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
-		if err := graph.AddAnchors(tx, id, dst.ID, t.anchors, c.cfg.AnchorsPerEdge); err != nil {
-			return err
-		}
-		if p.fetched {
-			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
-		}
-		if !c.owns(t.host) {
-			// The edge is this shard's (it owns the source); the target's
-			// node here is a stub, and its owner decides about queueing.
-			fw, err := c.forward(tx, t.host, &dst, depth)
-			if err != nil {
-				return err
-			}
-			p.forwarded = p.forwarded || fw
-			continue
-		}
-		_, fw, err := c.target(tx, t.host, &dst, created, depth, now)
-		if err != nil {
-			return err
-		}
-		p.forwarded = p.forwarded || fw
-	}
-	if err := graph.AddEdges(tx, id, adds, now); err != nil {
+	links, err := c.commitTargets(tx, p, n.Depth+1, now)
+	if err != nil {
 		return err
 	}
 	p.changed, err = c.record(tx, &old, &n, p, links, now)
@@ -170,6 +90,103 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		err = fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
 	}
 	return err
+}
+
+// noteOutcome records on n, the page's node, what its fetch found: a
+// disallow, a failure, or an answer (a 304 leaves the page as the last
+// crawl read it).
+func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) error {
+	switch {
+	case p.disallow:
+		c.noteTried(p.lease.NodeID)
+		n.Status = graph.StatusRobotsDisallow
+		n.Error = "robots.txt disallows " + p.lease.URL
+		return nil
+	case !p.fetched:
+		c.noteTried(p.lease.NodeID)
+		n.FailCount++
+		n.Status = p.kind.status()
+		n.Error = p.err
+		return nil
+	}
+	// nodes_crawled counts hosts: a host's first page in this run.
+	p.firstCrawl = n.LastCrawl.Before(time.Unix(0, c.started.Load()))
+	n.CrawlCount++
+	n.LastCrawl = now
+	n.FetchMS, n.Error = p.took.Milliseconds(), p.err
+	if p.notModified {
+		// 304: the page is as the last crawl read it.
+		n.Status = graph.StatusCrawled
+		return nil
+	}
+	n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
+	n.Bytes, n.ContentHash = p.bytes, p.hash
+	n.Title, n.Description = p.title, p.desc
+	n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
+	n.ETag, n.LastModified = p.etag, p.lastModified
+	if p.warc != nil {
+		n.Warc = p.warc.Ref.String()
+	}
+	n.RenderMS = 0
+	if p.homeRendered {
+		n.RenderMS = max(p.renderTook.Milliseconds(), 1)
+	}
+	n.Status = graph.StatusCrawled
+	if p.kind == KindHTTP {
+		n.Status = graph.StatusHTTPError
+	}
+	if !p.redirected {
+		if _, err := graph.NoteContentHash(tx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitTargets writes the page's edges to its targets, at depth, each
+// target's node made if new, and queued (or forwarded to the shard that
+// owns it). It returns the links a fetched page records in its crawl
+// history.
+func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([]graph.Link, error) {
+	id := p.lease.NodeID
+	p.forwarded = false
+	var links []graph.Link
+	if p.fetched {
+		links = make([]graph.Link, 0, len(p.targets))
+	}
+	// The page's edges are written together, in key order, after the
+	// loop (graph.AddEdges): one walk of the page's key range instead of
+	// a lookup per link.
+	adds := make([]graph.EdgeAdd, 0, len(p.targets))
+	for _, t := range p.targets {
+		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
+		if err != nil {
+			return nil, err
+		}
+		if dst.ID == id {
+			continue // never a self-loop
+		}
+		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
+		if err := graph.AddAnchors(tx, id, dst.ID, t.anchors, c.cfg.AnchorsPerEdge); err != nil {
+			return nil, err
+		}
+		if p.fetched {
+			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
+		}
+		var fw bool
+		if !c.owns(t.host) {
+			// The edge is this shard's (it owns the source); the target's
+			// node here is a stub, and its owner decides about queueing.
+			fw, err = c.forward(tx, t.host, &dst, depth)
+		} else {
+			_, fw, err = c.target(tx, t.host, &dst, created, depth, now)
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.forwarded = p.forwarded || fw
+	}
+	return links, graph.AddEdges(tx, id, adds, now)
 }
 
 // lastTargets makes a 304's targets those of the host's last crawl.

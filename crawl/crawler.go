@@ -171,8 +171,56 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	c.rate.reset(start, c.stats.pagesFetched.Load())
 	c.running.Store(true)
 	defer c.running.Store(false)
-	hard, hardCancel := context.WithCancel(context.Background())
+	hard, hardCancel := c.afterGrace(ctx)
 	defer hardCancel()
+
+	// A write that fails for want of room waits for it (diskwatch), as
+	// does a crawl whose disks are below min_free_space.
+	c.disk.start()
+	c.store.SetWaiter(c.disk)
+	defer c.store.SetWaiter(nil)
+	c.disk.check()
+	go c.disk.watch()
+	defer c.disk.stop()
+
+	s := c.startStages(hard)
+	reason, runErr := c.dispatch(ctx, s.steps, s.back, s.again, s.acked, c.fatal)
+	if err := c.stopStages(s); err != nil && runErr == nil {
+		runErr, reason = err, ReasonError
+	}
+	if runErr == nil {
+		select {
+		case runErr = <-c.fatal:
+			reason = ReasonError
+		default:
+		}
+	}
+	c.reason.Store(&reason)
+	if n := c.givenUp.Load(); n > 0 {
+		c.logf("WARN", "%d writes waited for room when the crawl stopped: what they held stays leased in the store, and the next run fetches it again", n)
+	}
+	// A flag of a clean end: a full disk leaves it, and the next run only
+	// waits the politeness delay before each host.
+	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil && !kv.IsFull(err) {
+		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
+	}
+	res := c.result(start, reason)
+	if runErr != nil {
+		res.Error = runErr.Error()
+	}
+	if c.cfg.MetricsPath != "" {
+		if err := c.writeMetrics(ctx, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return res, runErr
+}
+
+// afterGrace returns a context cancelled the grace period after ctx is
+// (or by its cancel): the steps in flight at a stop have that long to
+// finish.
+func (c *Crawler) afterGrace(ctx context.Context) (context.Context, context.CancelFunc) {
+	hard, hardCancel := context.WithCancel(context.Background())
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -186,114 +234,151 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		case <-hard.Done():
 		}
 	}()
+	return hard, hardCancel
+}
 
-	// A write that fails for want of room waits for it (diskwatch), as
-	// does a crawl whose disks are below min_free_space.
-	c.disk.start()
-	c.store.SetWaiter(c.disk)
-	defer c.store.SetWaiter(nil)
-	c.disk.check()
-	go c.disk.watch()
-	defer c.disk.stop()
+// stages are Run's goroutines besides the dispatcher, and the channels
+// between them: workers fetch (steps in, back out); parsers hash and
+// extract what they fetched and queue the page's commit (pend), or hand
+// a host's next page back to the dispatcher (again); the acker waits for
+// each commit and tells the dispatcher (acked).
+type stages struct {
+	steps chan *task
+	back  chan stepped
+	// again holds every page that can be in the parse and commit stages,
+	// so that no parser ever waits on it at a stop.
+	again chan *task
+	// parse holds one page per worker, so bodies in memory are bounded by
+	// twice the workers plus parsers.
+	parse chan *task
+	// pend has room for every page in flight, so that no worker waits to
+	// hand over a finished page while the acker waits for an fsync.
+	pend  chan pending
+	acked chan struct{}
 
+	workers, parsers sync.WaitGroup
+	ackerDone        chan struct{}
+	stopProgress     chan struct{}
+	progressDone     chan struct{}
+}
+
+// startStages starts the workers (whose requests hard cancels), the
+// parsers, the acker and the progress line.
+func (c *Crawler) startStages(hard context.Context) *stages {
 	workers := c.cfg.ConcurrentWorkers
-	steps := make(chan *task)
-	back := make(chan stepped, workers)
-	// again carries a host whose next page is due from the parse stage
-	// back to the dispatcher; it holds every page that can be in the parse
-	// and commit stages, so that no parser ever waits on it at a stop.
-	again := make(chan *task, c.maxInflight()+2*workers)
-	// Room for every page in flight, so that no worker waits to hand over a
-	// finished page while the acker waits for an fsync.
-	pend := make(chan pending, c.maxInflight())
-	acked := make(chan struct{}, c.maxInflight())
-	fatal := c.fatal
+	s := &stages{
+		steps: make(chan *task),
+		back:  make(chan stepped, workers),
+		again: make(chan *task, c.maxInflight()+2*workers),
+		parse: make(chan *task, workers),
+		pend:  make(chan pending, c.maxInflight()),
+		acked: make(chan struct{}, c.maxInflight()),
 
-	// Workers fetch; parsers hash and extract what they fetched and queue
-	// the page's commit. The queue between them holds one page per worker,
-	// so bodies in memory are bounded by twice the workers plus parsers.
-	parse := make(chan *task, workers)
-	c.parseQ = parse
-	var wg sync.WaitGroup
+		ackerDone:    make(chan struct{}),
+		stopProgress: make(chan struct{}),
+		progressDone: make(chan struct{}),
+	}
+	c.parseQ = s.parse
 	for i := 1; i <= workers; i++ {
-		wg.Add(1)
+		s.workers.Add(1)
 		go func(id int) {
-			defer wg.Done()
-			c.setWorker(id, WorkerIdle, "")
-			defer c.setWorker(id, WorkerStopped, "")
-			for t := range steps {
-				c.step(hard, id, t)
-				c.setWorker(id, WorkerIdle, "")
-				// The dispatcher parks it, or counts it handed to parse
-				// (which owns it from then on: done is read here).
-				done := t.done
-				back <- stepped{t, done}
-				if !done {
-					continue
-				}
-				if t.netFault && !t.p.returned {
-					// Charged once the web is seen answering, or given
-					// back uncharged if the crawl pauses (netwatch).
-					held, pardon := c.net.hold(t)
-					if held {
-						continue
-					}
-					if pardon {
-						c.unclaim(t)
-					}
-				}
-				parse <- t
-			}
+			defer s.workers.Done()
+			c.work(hard, id, s)
 		}(i)
 	}
-	var pwg sync.WaitGroup
 	for range min(workers, runtime.GOMAXPROCS(0)) {
-		pwg.Add(1)
+		s.parsers.Add(1)
 		go func() {
-			defer pwg.Done()
-			w := &parser{h: sha256.New()}
-			for t := range parse {
-				c.parse(w, t)
-				if c.nextPage(t) {
-					again <- t
-					continue
-				}
-				p := t.p
-				// A 304's links are its last crawl's, which the commit reads:
-				// it is logged once committed.
-				if !p.returned && !p.notModified && c.log != nil && !c.cfg.Quiet {
-					c.logPage(p)
-				}
-				pend <- pending{p: p, done: c.store.Commit(func(tx *kv.Tx) error { return c.commitPage(tx, p) })}
-			}
+			defer s.parsers.Done()
+			c.parsePages(s)
 		}()
 	}
-	ackerDone := make(chan struct{})
 	go func() {
-		defer close(ackerDone)
-		for pc := range pend {
-			if err := <-pc.done; err != nil {
-				c.storeFailed(fatal, fmt.Errorf("%w: page of %s: %w", ErrStoreFailed, pc.p.lease.Host, err))
-			} else {
-				c.account(pc.p)
-				if pc.p.notModified && !pc.p.returned && c.log != nil && !c.cfg.Quiet {
-					c.logPage(pc.p)
-				}
-				if pc.p.forwarded {
-					c.peer.Forwarded()
-				}
-			}
-			acked <- struct{}{}
-		}
+		defer close(s.ackerDone)
+		c.ack(s)
 	}()
-	progressDone := make(chan struct{})
-	stopProgress := make(chan struct{})
 	go func() {
-		defer close(progressDone)
-		c.progress(stopProgress)
+		defer close(s.progressDone)
+		c.progress(s.stopProgress)
 	}()
+	return s
+}
 
-	reason, runErr := c.dispatch(ctx, steps, back, again, acked, fatal)
+// work is worker id: it takes steps until steps is closed, and hands each
+// finished page to the parsers, unless the network watch holds it.
+func (c *Crawler) work(hard context.Context, id int, s *stages) {
+	c.setWorker(id, WorkerIdle, "")
+	defer c.setWorker(id, WorkerStopped, "")
+	for t := range s.steps {
+		c.step(hard, id, t)
+		c.setWorker(id, WorkerIdle, "")
+		// The dispatcher parks it, or counts it handed to parse (which
+		// owns it from then on: done is read here).
+		done := t.done
+		s.back <- stepped{t, done}
+		if !done {
+			continue
+		}
+		if t.netFault && !t.p.returned {
+			// Charged once the web is seen answering, or given back
+			// uncharged if the crawl pauses (netwatch).
+			held, pardon := c.net.hold(t)
+			if held {
+				continue
+			}
+			if pardon {
+				c.unclaim(t)
+			}
+		}
+		s.parse <- t
+	}
+}
+
+// parsePages parses pages until parse is closed, and queues each one's
+// commit, or hands a host with a next page due back to the dispatcher.
+func (c *Crawler) parsePages(s *stages) {
+	w := &parser{h: sha256.New()}
+	for t := range s.parse {
+		c.parse(w, t)
+		if c.nextPage(t) {
+			s.again <- t
+			continue
+		}
+		p := t.p
+		// A 304's links are its last crawl's, which the commit reads: it
+		// is logged once committed.
+		if !p.returned && !p.notModified && c.log != nil && !c.cfg.Quiet {
+			c.logPage(p)
+		}
+		s.pend <- pending{p: p, done: c.store.Commit(func(tx *kv.Tx) error { return c.commitPage(tx, p) })}
+	}
+}
+
+// ack waits for each page's commit until pend is closed: a failed one
+// stops the crawl, a durable one is counted.
+func (c *Crawler) ack(s *stages) {
+	for pc := range s.pend {
+		if err := <-pc.done; err != nil {
+			c.storeFailed(c.fatal, fmt.Errorf("%w: page of %s: %w", ErrStoreFailed, pc.p.lease.Host, err))
+		} else {
+			c.account(pc.p)
+			if pc.p.notModified && !pc.p.returned && c.log != nil && !c.cfg.Quiet {
+				c.logPage(pc.p)
+			}
+			if pc.p.forwarded {
+				c.peer.Forwarded()
+			}
+		}
+		s.acked <- struct{}{}
+	}
+}
+
+// stopStages stops the stages once the dispatcher has: the steps in
+// flight finish, the pages held by the network watch go back to the
+// queue uncharged, and the hosts whose next page was due after the
+// dispatcher stopped go back whole (a host is committed complete or not
+// at all). It returns giveBack's error.
+func (c *Crawler) stopStages(s *stages) error {
 	// The writes still waiting for room are given up: the crawl stops.
 	c.disk.stop()
 	// Nobody reads acked any more: drain it so the acker never blocks
@@ -301,52 +386,37 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	go func() {
 		for {
 			select {
-			case <-acked:
-			case <-ackerDone:
+			case <-s.acked:
+			case <-s.ackerDone:
 				return
 			}
 		}
 	}()
-	close(steps)
-	wg.Wait()
+	close(s.steps)
+	s.workers.Wait()
 	// Pages still held were never judged: they go back to the queue.
 	for _, t := range c.net.drain() {
 		c.unclaim(t)
-		parse <- t
+		s.parse <- t
 	}
 	c.sends.Wait()
-	close(parse)
-	pwg.Wait()
-	// Hosts whose next page was due after the dispatcher stopped go back
-	// to the queue whole: a host is committed complete or not at all.
+	close(s.parse)
+	s.parsers.Wait()
 	var late []*task
-	for len(again) > 0 {
-		late = append(late, <-again)
+	for len(s.again) > 0 {
+		late = append(late, <-s.again)
 	}
-	if err := c.giveBack(nil, late); err != nil && runErr == nil {
-		runErr, reason = err, ReasonError
-	}
-	close(pend)
-	<-ackerDone
-	close(stopProgress)
-	<-progressDone
-	if runErr == nil {
-		select {
-		case runErr = <-fatal:
-			reason = ReasonError
-		default:
-		}
-	}
+	err := c.giveBack(nil, late)
+	close(s.pend)
+	<-s.ackerDone
+	close(s.stopProgress)
+	<-s.progressDone
+	return err
+}
 
-	c.reason.Store(&reason)
-	if n := c.givenUp.Load(); n > 0 {
-		c.logf("WARN", "%d writes waited for room when the crawl stopped: what they held stays leased in the store, and the next run fetches it again", n)
-	}
-	// A flag of a clean end: a full disk leaves it, and the next run only
-	// waits the politeness delay before each host.
-	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil && !kv.IsFull(err) {
-		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
-	}
+// result is the run's Result: its counters, the fetch times'
+// percentiles, the pauses, and the store's totals as it ends.
+func (c *Crawler) result(start time.Time, reason string) Result {
 	res := c.stats.result(start, c.now(), reason)
 	q := c.fetchHist.quantiles(0.5, 0.9, 0.99)
 	res.FetchP50MS, res.FetchP90MS, res.FetchP99MS = q[0], q[1], q[2]
@@ -376,15 +446,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 			c.logf("INFO", "Nothing is due: every host was crawled (crawl with --revisit DURATION to crawl them again)")
 		}
 	}
-	if runErr != nil {
-		res.Error = runErr.Error()
-	}
-	if c.cfg.MetricsPath != "" {
-		if err := c.writeMetrics(ctx, res); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	return res, runErr
+	return res
 }
 
 // writeMetrics writes metrics.log. A file system without room pauses the

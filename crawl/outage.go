@@ -1,9 +1,12 @@
 package crawl
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -384,4 +387,26 @@ func netFault(kind ErrorKind, err error) bool {
 		return errors.As(err, &dnsErr) && !dnsErr.IsNotFound
 	}
 	return false
+}
+
+// probe asks u (a robots.txt that answered before) once: any HTTP answer
+// says the network works. It returns what failed. The probe takes the
+// whole way afresh, as a new host's fetch does: a new connection, its name
+// asked of the resolver, not of the DNS cache — an idle connection or a
+// cached address would answer while the resolver is away.
+func (c *Crawler) probe(ctx context.Context, u string) error {
+	ctx, cancel := context.WithTimeout(withFreshDNS(ctx), c.cfg.timeout())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("probe of %s: %w", u, err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Close = true
+	resp, err := c.probeClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("probe of %s: %w", u, err)
+	}
+	resp.Body.Close()
+	return nil
 }

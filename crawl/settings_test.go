@@ -1,7 +1,12 @@
 package crawl_test
 
 import (
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/crawl"
@@ -89,5 +94,69 @@ func TestSettings_ApplyRoundTrip(t *testing.T) {
 	}
 	if err := b.Apply(crawl.Settings{"max_depth": []byte(`"deep"`)}, "store"); err == nil {
 		t.Error("Apply of a string max_depth: no error")
+	}
+}
+
+// TestSettings_Table: every setting's field is one of Config's kinds and
+// its own (no two rows fill one field), and its Default is of the field's
+// type.
+func TestSettings_Table(t *testing.T) {
+	var c crawl.Config
+	seen := map[any]string{}
+	for _, s := range crawl.Table {
+		ptr := s.Field(&c)
+		if other, ok := seen[ptr]; ok {
+			t.Errorf("%s and %s fill the same field", other, s.Key)
+		}
+		seen[ptr] = s.Key
+		var ok bool
+		switch ptr.(type) {
+		case *int:
+			_, ok = s.Default.(int)
+		case *int64:
+			_, ok = s.Default.(int64)
+		case *string:
+			_, ok = s.Default.(string)
+		case *bool:
+			_, ok = s.Default.(bool)
+		case *[]string:
+			_, ok = s.Default.([]string)
+		default:
+			t.Errorf("%s: a field of type %T", s.Key, ptr)
+			continue
+		}
+		if !ok && s.Default != nil {
+			t.Errorf("%s: default %#v is not a %T", s.Key, s.Default, ptr)
+		}
+		if (s.Flag == "") != (s.Usage == "") || (s.Adds && s.Flag == "") {
+			t.Errorf("%s: flag %q, usage %q, adds %t", s.Key, s.Flag, s.Usage, s.Adds)
+		}
+		if s.Bytes && fmt.Sprintf("%T", ptr) != "*int64" {
+			t.Errorf("%s counts bytes in a %T", s.Key, ptr)
+		}
+	}
+	if got := reflect.TypeFor[crawl.Config]().NumField() - 1; got != len(crawl.Table) { // but from
+		t.Errorf("Config has %d settings' fields, Table %d rows", got, len(crawl.Table))
+	}
+}
+
+// TestSettings_CrawlingDoc: docs/crawling.md names the settings a store
+// remembers, exactly SettingKeys in their order.
+func TestSettings_CrawlingDoc(t *testing.T) {
+	data, err := os.ReadFile("../docs/crawling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(data), "how politely and what\nis recorded — ")
+	list, _, ok2 := strings.Cut(list, ". Not stored:")
+	if !ok || !ok2 {
+		t.Fatal("docs/crawling.md: no list of the settings a store remembers (is recorded — … . Not stored:)")
+	}
+	var got []string
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(list, -1) {
+		got = append(got, m[1])
+	}
+	if !slices.Equal(got, crawl.SettingKeys) {
+		t.Errorf("docs/crawling.md lists the stored settings\n%v\nwant crawl.SettingKeys\n%v", got, crawl.SettingKeys)
 	}
 }

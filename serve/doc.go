@@ -22,7 +22,7 @@
 // unfinished ones. A job's warc_dir is a directory inside DIR (relative;
 // no "..", no symbolic link out), where it writes its WARC files named
 // after the job; the keys a job cannot honour, or the operator decides,
-// are refused with their reason (forbiddenKeys). NewJobHandler serves
+// are refused with their reason (crawl.Setting.Refused). NewJobHandler serves
 // seed 004's job API on it:
 //
 //	POST   /crawl       {"url": ..., "max_pages": ..., a crawl config key a job honours}: start a job

@@ -22,3 +22,8 @@ var (
 // disk with less free space than the crawl keeps for itself; it is
 // answered 507.
 var ErrNoSpace = errors.New("not enough free disk space for this download")
+
+// ErrBadInput wraps a Client error that is the caller's to fix: a store
+// held by a process that serves no status API, a host the store does not
+// hold. Test it with errors.Is.
+var ErrBadInput = errors.New("bad input")

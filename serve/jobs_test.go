@@ -539,3 +539,31 @@ func TestJobs_CreateUnreadableDir(t *testing.T) {
 		t.Fatal("Create did not return")
 	}
 }
+
+// TestJobs_RefusedKeysDoc: docs/api.md names the keys a job may not set,
+// exactly those crawl.Table refuses (the cluster keys as such).
+func TestJobs_RefusedKeysDoc(t *testing.T) {
+	data, err := os.ReadFile("../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(strings.ReplaceAll(string(data), "\n", " "), "clients cannot set ")
+	list, _, ok2 := strings.Cut(list, " or the cluster keys")
+	if !ok || !ok2 {
+		t.Fatal("docs/api.md: no list of the keys a job may not set (clients cannot set … or the cluster keys)")
+	}
+	var got, want []string
+	for _, f := range strings.Split(list, ", ") {
+		got = append(got, strings.Trim(f, "`"))
+	}
+	for _, s := range crawl.Table {
+		if s.Refused != "" && !strings.Contains(s.Refused, "cluster") {
+			want = append(want, s.Key)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/api.md: clients cannot set\n%v\nwant the keys crawl.Table refuses, but the cluster's\n%v", got, want)
+	}
+}

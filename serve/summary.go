@@ -182,114 +182,149 @@ func ReadSummary(s *kv.Store, now time.Time) (Summary, error) {
 func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	start := time.Now()
 	c := graph.GetCounts(tx)
-	sum := Summary{
-		Nodes: c.Nodes, Edges: c.Edges, TotalWeight: c.Weight,
-		NodesByStatus: map[string]uint64{},
-		NodesByError:  map[string]uint64{},
-		FrontierSize:  frontier.Len(tx),
-		Leases:        frontier.Leases(tx),
-		RobotsCached:  tx.Len(kv.BucketRobots),
-		ComputedAt:    now.UTC(),
+	s := &summarizer{
+		sum: Summary{
+			Nodes: c.Nodes, Edges: c.Edges, TotalWeight: c.Weight,
+			NodesByStatus: map[string]uint64{},
+			NodesByError:  map[string]uint64{},
+			FrontierSize:  frontier.Len(tx),
+			Leases:        frontier.Leases(tx),
+			RobotsCached:  tx.Len(kv.BucketRobots),
+			ComputedAt:    now.UTC(),
+		},
+		inw:     map[uint64]inWeight{},
+		ranks:   rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32))),
+		byDepth: map[int]DepthHosts{},
 	}
-	sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
-	if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
-		sum.Warc = readWarcFiles(dir, tx.MetaString(crawlwarc.MetaPrefix))
-	}
-	for d, n := range frontier.ByDepth(tx) {
-		sum.FrontierByDepth = append(sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})
-	}
-	slices.SortFunc(sum.FrontierByDepth, func(a, b DepthCount) int { return cmp.Compare(a.Depth, b.Depth) })
-
-	type in struct{ weight, hosts uint64 }
-	inw := map[uint64]in{}
-	ranks := rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32)))
-	err := graph.ForEachEdge(tx, func(e *graph.Edge) error {
-		v := inw[e.To]
-		v.weight += e.Weight
-		v.hosts++
-		inw[e.To] = v
-		return ranks.AddEdge(e.From, e.To, e.Weight)
-	})
-	if err != nil {
+	s.store(tx)
+	if err := graph.ForEachEdge(tx, s.edge); err != nil {
 		return Summary{}, err
 	}
-	// top holds the best TopHosts so far, best first; ties go to the
-	// smaller host name so the ranking is stable.
-	var top []HostWeight
+	if err := graph.ForEachNode(tx, s.node); err != nil {
+		return Summary{}, err
+	}
+	sum := s.summary()
+	var err error
+	if sum.TopPageRank, err = topPageRank(tx, s.ranks, func(id uint64) uint64 { return s.inw[id].weight }); err != nil {
+		return Summary{}, err
+	}
+	if sum.MirrorGroups, err = mirrorGroups(tx); err != nil {
+		return Summary{}, err
+	}
+	sum.ComputeSeconds = time.Since(start).Seconds()
+	return sum, nil
+}
+
+// summarizer is Summarize's passes over the store: what they have added
+// up so far.
+type summarizer struct {
+	sum     Summary
+	inw     map[uint64]inWeight // by node id
+	ranks   *rank.Builder       // the graph, for PageRank
+	top     []HostWeight        // the best TopHosts so far, best first
+	last    time.Time           // the latest crawl
+	rv      RevisitSummary
+	byDepth map[int]DepthHosts
+}
+
+// inWeight is the links into a host: their summed weight, and the hosts
+// they come from.
+type inWeight struct{ weight, hosts uint64 }
+
+// store reads the stored settings, the WARC files and the frontier.
+func (s *summarizer) store(tx *kv.Tx) {
+	s.sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
+	if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
+		s.sum.Warc = readWarcFiles(dir, tx.MetaString(crawlwarc.MetaPrefix))
+	}
+	for d, n := range frontier.ByDepth(tx) {
+		s.sum.FrontierByDepth = append(s.sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})
+	}
+	slices.SortFunc(s.sum.FrontierByDepth, func(a, b DepthCount) int { return cmp.Compare(a.Depth, b.Depth) })
+}
+
+// edge adds an edge to its target's in-weight and to the graph.
+func (s *summarizer) edge(e *graph.Edge) error {
+	v := s.inw[e.To]
+	v.weight += e.Weight
+	v.hosts++
+	s.inw[e.To] = v
+	return s.ranks.AddEdge(e.From, e.To, e.Weight)
+}
+
+// node counts a node by status, error, depth and crawls, adds it to the
+// graph, and to the top hosts if it is among them.
+func (s *summarizer) node(n *graph.Node) error {
+	s.sum.NodesByStatus[string(n.Status)]++
+	d := s.byDepth[n.Depth]
+	d.Hosts++
+	if n.CrawlCount > 0 {
+		d.Crawled++
+	}
+	s.byDepth[n.Depth] = d
+	if kind, _, ok := strings.Cut(n.Error, ": "); ok && kind != "" && !strings.ContainsAny(kind, " /") {
+		s.sum.NodesByError[kind]++
+	}
+	if n.CrawlCount > 1 {
+		s.rv.Revisits += uint64(n.CrawlCount - 1)
+	}
+	s.rv.NotModified += uint64(n.NotModified)
+	s.rv.Changed += uint64(n.Changes)
+	if !n.NextDue.IsZero() {
+		s.rv.Scheduled++
+		if s.rv.NextDue == nil || n.NextDue.Before(*s.rv.NextDue) {
+			due := n.NextDue.UTC()
+			s.rv.NextDue = &due
+		}
+	}
+	if n.CrawlCount > 0 {
+		s.sum.CrawledNodes++
+	}
+	if n.LastCrawl.After(s.last) {
+		s.last = n.LastCrawl
+	}
+	if err := s.ranks.AddNode(n.ID); err != nil {
+		return err
+	}
+	if v, ok := s.inw[n.ID]; ok {
+		s.rankTop(HostWeight{Host: n.Host, InWeight: v.weight, InHosts: v.hosts, Status: string(n.Status)})
+	}
+	return nil
+}
+
+// rankTop puts h among the top hosts by in-weight if it is one of them;
+// ties go to the smaller host name so the ranking is stable.
+func (s *summarizer) rankTop(h HostWeight) {
 	better := func(a, b HostWeight) int {
 		if a.InWeight != b.InWeight {
 			return cmp.Compare(b.InWeight, a.InWeight)
 		}
 		return cmp.Compare(a.Host, b.Host)
 	}
-	var last time.Time
-	var rv RevisitSummary
-	byDepth := map[int]DepthHosts{}
-	err = graph.ForEachNode(tx, func(n *graph.Node) error {
-		sum.NodesByStatus[string(n.Status)]++
-		d := byDepth[n.Depth]
-		d.Hosts++
-		if n.CrawlCount > 0 {
-			d.Crawled++
-		}
-		byDepth[n.Depth] = d
-		if kind, _, ok := strings.Cut(n.Error, ": "); ok && kind != "" && !strings.ContainsAny(kind, " /") {
-			sum.NodesByError[kind]++
-		}
-		if n.CrawlCount > 1 {
-			rv.Revisits += uint64(n.CrawlCount - 1)
-		}
-		rv.NotModified += uint64(n.NotModified)
-		rv.Changed += uint64(n.Changes)
-		if !n.NextDue.IsZero() {
-			rv.Scheduled++
-			if rv.NextDue == nil || n.NextDue.Before(*rv.NextDue) {
-				due := n.NextDue.UTC()
-				rv.NextDue = &due
-			}
-		}
-		if n.CrawlCount > 0 {
-			sum.CrawledNodes++
-		}
-		if n.LastCrawl.After(last) {
-			last = n.LastCrawl
-		}
-		if err := ranks.AddNode(n.ID); err != nil {
-			return err
-		}
-		v, ok := inw[n.ID]
-		if !ok {
-			return nil
-		}
-		h := HostWeight{Host: n.Host, InWeight: v.weight, InHosts: v.hosts, Status: string(n.Status)}
-		if len(top) == TopHosts && better(h, top[len(top)-1]) >= 0 {
-			return nil
-		}
-		i, _ := slices.BinarySearchFunc(top, h, better)
-		top = slices.Insert(top, i, h)
-		if len(top) > TopHosts {
-			top = top[:TopHosts]
-		}
-		return nil
-	})
-	if err != nil {
-		return Summary{}, err
+	if len(s.top) == TopHosts && better(h, s.top[len(s.top)-1]) >= 0 {
+		return
 	}
-	sum.TopHosts = top
-	sum.HostsByDepth = make([]DepthHosts, 0, len(byDepth))
-	for depth, d := range byDepth {
+	i, _ := slices.BinarySearchFunc(s.top, h, better)
+	s.top = slices.Insert(s.top, i, h)
+	if len(s.top) > TopHosts {
+		s.top = s.top[:TopHosts]
+	}
+}
+
+// summary is the Summary of the passes: the top hosts, the hosts by
+// depth, the revisits and the last crawl (empty lists, not null).
+func (s *summarizer) summary() Summary {
+	sum := s.sum
+	sum.TopHosts = s.top
+	sum.HostsByDepth = make([]DepthHosts, 0, len(s.byDepth))
+	for depth, d := range s.byDepth {
 		d.Depth = depth
 		sum.HostsByDepth = append(sum.HostsByDepth, d)
 	}
 	slices.SortFunc(sum.HostsByDepth, func(a, b DepthHosts) int { return cmp.Compare(a.Depth, b.Depth) })
-	if rv.Revisits > 0 || rv.Scheduled > 0 {
+	if s.rv.Revisits > 0 || s.rv.Scheduled > 0 {
+		rv := s.rv
 		sum.Revisits = &rv
-	}
-	if sum.TopPageRank, err = topPageRank(tx, ranks, func(id uint64) uint64 { return inw[id].weight }); err != nil {
-		return Summary{}, err
-	}
-	if sum.MirrorGroups, err = mirrorGroups(tx); err != nil {
-		return Summary{}, err
 	}
 	if sum.TopHosts == nil {
 		sum.TopHosts = []HostWeight{}
@@ -297,12 +332,11 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	if sum.FrontierByDepth == nil {
 		sum.FrontierByDepth = []DepthCount{}
 	}
-	if !last.IsZero() {
-		last = last.UTC()
+	if !s.last.IsZero() {
+		last := s.last.UTC()
 		sum.LastCrawl = &last
 	}
-	sum.ComputeSeconds = time.Since(start).Seconds()
-	return sum, nil
+	return sum
 }
 
 // mirrorGroups returns the TopMirrorGroups largest mirror groups with

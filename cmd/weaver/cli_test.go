@@ -88,13 +88,13 @@ weaver status: ` + db
 		t.Errorf("got\n%s\nwant it to start\n%s", stderr, want)
 	}
 	// Every crawl flag's name as a variable names its key.
-	for _, f := range crawlFlags {
-		name := envName(strings.ReplaceAll(f.flag, "-", "_"))
-		if name == envName(f.key) {
+	for _, f := range crawlFlags() {
+		name := envName(strings.ReplaceAll(f.Flag, "-", "_"))
+		if name == envName(f.Key) {
 			continue
 		}
 		_, _, stderr := runIn(t, []string{name + "=1"}, "status", "--db", db)
-		if !strings.Contains(stderr, "did you mean "+envName(f.key)+"?") {
+		if !strings.Contains(stderr, "did you mean "+envName(f.Key)+"?") {
 			t.Errorf("%s: %q", name, stderr)
 		}
 	}

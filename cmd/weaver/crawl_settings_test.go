@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	weavercrawl "github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
@@ -118,5 +122,110 @@ func TestCrawl_WarcDirOfAnOlderStore(t *testing.T) {
 	}
 	if after, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz")); len(after) != len(before)+1 {
 		t.Errorf("WARC files %v, then %v: want one more", before, after)
+	}
+}
+
+// TestCrawl_READMEConfigKeys: README.md's table of config keys lists
+// exactly the settings of crawl.Table, each with its flag and its
+// default, and names every flag of weaver crawl (the others: --config,
+// --retry-failed, --no-warc), and only those.
+func TestCrawl_READMEConfigKeys(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Config keys\n")
+	if !ok {
+		t.Fatal("README.md has no section ## Config keys")
+	}
+	backquoted := regexp.MustCompile("`([a-z_]+)`")
+	rows := map[string][]string{} // key → [flag, default]
+	flags := map[string]bool{}    // every flag the table names
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 5 || strings.TrimSpace(cells[2]) == "config key" {
+			continue
+		}
+		flag := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		flag, _, _ = strings.Cut(strings.TrimPrefix(flag, "--"), " ")
+		flag, _, _ = strings.Cut(flag, "[")
+		if flag != "" {
+			flags[flag] = true
+		}
+		def := strings.ReplaceAll(strings.TrimSpace(cells[3]), "`", "")
+		for _, m := range backquoted.FindAllStringSubmatch(cells[2], -1) {
+			if _, dup := rows[m[1]]; dup {
+				t.Errorf("README.md lists %s twice", m[1])
+			}
+			rows[m[1]] = []string{flag, def}
+		}
+	}
+	if len(rows) < 10 || len(flags) < 10 {
+		t.Fatalf("README.md's config keys: only %d keys and %d flags found", len(rows), len(flags))
+	}
+	for _, s := range weavercrawl.Table {
+		row, ok := rows[s.Key]
+		if !ok {
+			t.Errorf("README.md's config keys lack %s", s.Key)
+			continue
+		}
+		delete(rows, s.Key)
+		if row[0] != s.Flag {
+			t.Errorf("README.md: %s has flag %q, want %q", s.Key, row[0], s.Flag)
+		}
+		if want := defaultText(s); row[1] != want {
+			t.Errorf("README.md: %s has default %q, want %q", s.Key, row[1], want)
+		}
+	}
+	for key := range rows {
+		t.Errorf("README.md lists %s, which is not a setting of crawl.Table", key)
+	}
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	var f crawlFlagValues
+	f.define(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !flags[fl.Name] {
+			t.Errorf("README.md's config keys lack --%s", fl.Name)
+		}
+		delete(flags, fl.Name)
+	})
+	for name := range flags {
+		t.Errorf("README.md's config keys list --%s, which weaver crawl lacks", name)
+	}
+}
+
+// defaultText is a setting's default as README.md's table writes it
+// (without its backquotes): a duration as 1s or 24h, the zero value of a
+// number or a bool as 0 or false, of a string or a list as nothing.
+func defaultText(s weavercrawl.Setting) string {
+	if s.DefaultText != "" {
+		return s.DefaultText
+	}
+	var c weavercrawl.Config
+	switch p := s.Field(&c).(type) {
+	case *int:
+		v, _ := s.Default.(int)
+		if !strings.HasSuffix(s.Key, "_ms") || v == 0 {
+			return strconv.Itoa(v)
+		}
+		d := (time.Duration(v) * time.Millisecond).String()
+		if strings.HasSuffix(d, "m0s") {
+			d = strings.TrimSuffix(d, "0s")
+		}
+		return strings.TrimSuffix(d, "0m")
+	case *int64:
+		v, _ := s.Default.(int64)
+		return strconv.FormatInt(v, 10)
+	case *bool:
+		v, _ := s.Default.(bool)
+		return strconv.FormatBool(v)
+	case *string:
+		v, _ := s.Default.(string)
+		return v
+	case *[]string:
+		v, _ := s.Default.([]string)
+		return strings.Join(v, " ")
+	default:
+		return fmt.Sprintf("%T %v", p, s.Default)
 	}
 }

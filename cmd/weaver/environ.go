@@ -49,11 +49,8 @@ func warnEnviron(e *env) {
 		names = append(names, n)
 	}
 	flagKey := map[string]string{} // WEAVER_DELAY → politeness_delay_ms
-	for _, f := range crawlFlags {
-		flagKey[envName(strings.ReplaceAll(f.flag, "-", "_"))] = f.key
-	}
-	for _, f := range crawlBoolFlags {
-		flagKey[envName(strings.ReplaceAll(f.flag, "-", "_"))] = f.key
+	for _, f := range crawlFlags() {
+		flagKey[envName(strings.ReplaceAll(f.Flag, "-", "_"))] = f.Key
 	}
 	var unknown []string
 	for _, kv := range e.Environ() {

@@ -61,9 +61,46 @@ type exportTarget struct {
 }
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "export", exportSynopsis, exportExamples)
-	db := fs.String("db", "", "the weaver store `FILE` to export, opened read-only (default $WEAVER_DB_PATH, else weaver.bolt)")
-	paths := map[export.Format]*string{
+	c := &exportCommand{e: e}
+	if err := c.ParseFlags(args); err != nil {
+		return err
+	}
+	return c.Run(ctx)
+}
+
+// exportCommand is weaver export: ParseFlags reads and checks the command
+// line, Run opens the store, checks every file it is to write, and
+// writes them.
+type exportCommand struct {
+	e *env
+
+	db          string
+	paths       map[export.Format]*string // a single-file format's FILE
+	minWeight   *uint64
+	crawledOnly bool
+	domains     bool
+	force       bool
+	noLayout    bool
+	noRanks     bool
+	noMirrors   bool
+	at          string
+	top         *int64
+	by          string
+	timeline    bool
+	ccPrefix    string
+	csvPrefix   string
+
+	set      map[string]bool // the flags given
+	atTime   time.Time       // --at's; zero: the store as it is
+	targets  []exportTarget  // the single-file formats given, in their order
+	toStdout int             // how many of them write to stdout
+}
+
+// flagSet defines weaver export's flags on c.
+func (c *exportCommand) flagSet() *flag.FlagSet {
+	fs := newFlagSet(c.e, "export", exportSynopsis, exportExamples)
+	fs.StringVar(&c.db, "db", "", "the weaver store `FILE` to export, opened read-only (default $WEAVER_DB_PATH, else weaver.bolt)")
+	c.paths = map[export.Format]*string{
 		export.FormatSQLite:  fs.String("sqlite", "", "write a SQLite database (tables nodes and edges, see the README) to `FILE`"),
 		export.FormatGraphML: fs.String("graphml", "", "write GraphML to `FILE` (stdout without FILE or with -)"),
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
@@ -71,44 +108,59 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
 		export.FormatGEXF:    fs.String("gexf", "", "write GEXF 1.2 for Gephi and networkx to `FILE` (stdout without FILE or with -)"),
 	}
-	minWeight := uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
-	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
-	domains := fs.Bool("domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
-	force := fs.Bool("force", false, "replace existing files (never the store)")
-	noLayout := fs.Bool("no-layout", false, "leave out community, x and y (computed when the store's layout, from weaver layout, is missing or stale)")
-	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
-	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
-	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
-	top := rangeFlag(fs, "top", 1, math.MaxInt32, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
-	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
-	timeline := fs.Bool("gexf-timeline", false, "with --gexf, over a crawl history: a dynamic graph Gephi's timeline plays (hosts from their first sighting, links while their source's crawls had them); networkx cannot read it")
-	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
-	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
+	c.minWeight = uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
+	fs.BoolVar(&c.crawledOnly, "crawled-only", false, "only hosts that were fetched, and the edges between them")
+	fs.BoolVar(&c.domains, "domains", false, "collapse hosts into registrable domains, summing weights (self-loops dropped)")
+	fs.BoolVar(&c.force, "force", false, "replace existing files (never the store)")
+	fs.BoolVar(&c.noLayout, "no-layout", false, "leave out community, x and y (computed when the store's layout, from weaver layout, is missing or stale)")
+	fs.BoolVar(&c.noRanks, "no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
+	fs.BoolVar(&c.noMirrors, "no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
+	fs.StringVar(&c.at, "at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
+	c.top = rangeFlag(fs, "top", 1, math.MaxInt32, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	fs.StringVar(&c.by, "by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
+	fs.BoolVar(&c.timeline, "gexf-timeline", false, "with --gexf, over a crawl history: a dynamic graph Gephi's timeline plays (hosts from their first sighting, links while their source's crawls had them); networkx cannot read it")
+	fs.StringVar(&c.ccPrefix, "cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
+	fs.StringVar(&c.csvPrefix, "csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
+	return fs
+}
+
+// ParseFlags reads weaver export's command line and checks it: which
+// formats, to which files, with which filters.
+func (c *exportCommand) ParseFlags(args []string) error {
+	fs := c.flagSet()
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
 		return err
 	}
-	*db = dbPath(e, *db)
+	c.db = dbPath(c.e, c.db)
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (a format flag takes at most one FILE)", fs.Arg(0))
 	}
-	var atTime time.Time
-	if *at != "" {
-		t, err := parseAt(*at, time.Now)
+	if c.at != "" {
+		t, err := parseAt(c.at, time.Now)
 		if err != nil {
 			return usagef("--at: %v", err)
 		}
-		atTime = t
+		c.atTime = t
 	}
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if err := c.chooseTargets(); err != nil {
+		return err
+	}
+	if err := c.checkCombinations(); err != nil {
+		return err
+	}
+	return c.checkPaths()
+}
 
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var targets []exportTarget
-	toStdout := 0
+// chooseTargets lists the single-file formats given, in their order: a
+// FILE of - is stdout, which SQLite cannot be written to.
+func (c *exportCommand) chooseTargets() error {
 	for _, f := range []export.Format{export.FormatSQLite, export.FormatGraphML, export.FormatDOT, export.FormatJSON, export.FormatHTML, export.FormatGEXF} {
-		if !set[string(f)] {
+		if !c.set[string(f)] {
 			continue
 		}
-		path := *paths[f]
+		path := *c.paths[f]
 		if path == "-" {
 			path = ""
 		}
@@ -116,41 +168,53 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			if f == export.FormatSQLite {
 				return usagef("--sqlite needs a FILE: a database is built as a file (--sqlite /dev/stdout copies it to stdout once built)")
 			}
-			toStdout++
+			c.toStdout++
 		}
-		targets = append(targets, exportTarget{f, path})
+		c.targets = append(c.targets, exportTarget{f, path})
 	}
-	if set["cc-hostgraph"] && *ccPrefix == "" {
+	return nil
+}
+
+// checkCombinations refuses flags that need a value or another flag
+// they were not given, and a command line with no format, or with two
+// to stdout.
+func (c *exportCommand) checkCombinations() error {
+	if c.set["cc-hostgraph"] && c.ccPrefix == "" {
 		return usagef("--cc-hostgraph needs a PREFIX")
 	}
-	if set["csv"] && *csvPrefix == "" {
+	if c.set["csv"] && c.csvPrefix == "" {
 		return usagef("--csv needs a PREFIX")
 	}
 	// A format of several files has no stdout form: "-" made files named
 	// --nodes.csv and --edges.csv.
-	if *csvPrefix == "-" {
+	if c.csvPrefix == "-" {
 		return usagef("--csv -: CSV is two files (PREFIX-nodes.csv, PREFIX-edges.csv) and cannot go to stdout; give a PREFIX")
 	}
-	if *ccPrefix == "-" {
+	if c.ccPrefix == "-" {
 		return usagef("--cc-hostgraph -: the host graph is two files (PREFIX-vertices.txt.gz, PREFIX-edges.txt.gz) and cannot go to stdout; give a PREFIX")
 	}
-	if *timeline && !set["gexf"] {
+	if c.timeline && !c.set["gexf"] {
 		return usagef("--gexf-timeline needs --gexf")
 	}
-	if set["by"] && !set["top"] {
+	if c.set["by"] && !c.set["top"] {
 		return usagef("--by needs --top N")
 	}
-	if !slices.Contains(export.TopMeasures, export.TopMeasure(*by)) {
-		return usagef("--by %q: one of pagerank, harmonic, in-weight", *by)
+	if !slices.Contains(export.TopMeasures, export.TopMeasure(c.by)) {
+		return usagef("--by %q: one of pagerank, harmonic, in-weight", c.by)
 	}
 	switch {
-	case len(targets) == 0 && *ccPrefix == "" && *csvPrefix == "":
+	case len(c.targets) == 0 && c.ccPrefix == "" && c.csvPrefix == "":
 		return usageHelpf("no format given: choose one or more of --sqlite FILE, --graphml [FILE], --dot [FILE], --json [FILE], --html [FILE], --gexf [FILE], --csv PREFIX, --cc-hostgraph PREFIX")
-	case toStdout > 1:
+	case c.toStdout > 1:
 		return usagef("only one format can be written to stdout; give the others a FILE")
 	}
+	return nil
+}
+
+// checkPaths refuses two formats written to one file.
+func (c *exportCommand) checkPaths() error {
 	seen := map[string]export.Format{}
-	for _, t := range targets {
+	for _, t := range c.targets {
 		if t.path == "" {
 			continue
 		}
@@ -163,125 +227,169 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		seen[abs] = t.format
 	}
+	return nil
+}
 
-	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
+// Run opens the store, checks every file before any is written, so that
+// a refused one does not come after others were already replaced, and
+// writes them, until a signal stops it.
+func (c *exportCommand) Run(ctx context.Context) error {
+	s, err := kv.Open(c.db, kv.Options{ReadOnly: true})
 	if errors.Is(err, kv.ErrInUse) {
-		return inUseError(err, *db, func(base string) string {
-			return fmt.Sprintf("export a copy (weaver snapshot --db %s copy.bolt && weaver export --db copy.bolt …), or download the graph so far: curl '%s/graph?format=graphml' (or json, dot)", *db, base)
+		return inUseError(err, c.db, func(base string) string {
+			return fmt.Sprintf("export a copy (weaver snapshot --db %s copy.bolt && weaver export --db copy.bolt …), or download the graph so far: curl '%s/graph?format=graphml' (or json, dot)", c.db, base)
 		})
 	}
 	if err != nil {
 		return storeError(err)
 	}
 	defer s.Close()
-	// Every target is checked before any is written, so that a refused
-	// one does not come after others were already replaced.
-	for _, t := range targets {
-		if t.path != "" {
-			if err := export.CheckTarget(s, t.path, t.format, *force); err != nil {
-				return exportError(err)
-			}
-		}
+	if err := c.checkTargets(s); err != nil {
+		return err
 	}
-	if *ccPrefix != "" {
-		vpath, epath := export.CCHostGraphFiles(*ccPrefix)
-		for _, p := range []string{vpath, epath} {
-			if err := export.CheckTarget(s, p, export.FormatCCHostGraph, *force); err != nil {
-				return exportError(err)
-			}
-		}
-	}
-	if *csvPrefix != "" {
-		npath, epath := export.CSVFiles(*csvPrefix)
-		for _, p := range []string{npath, epath} {
-			if err := export.CheckTarget(s, p, export.FormatCSV, *force); err != nil {
-				return exportError(err)
-			}
-		}
-	}
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if e.Signals != nil {
+	if c.e.Signals != nil {
 		go func() {
 			select {
-			case <-e.Signals:
+			case <-c.e.Signals:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
 	}
+	opt, err := c.options(ctx, s)
+	if err != nil {
+		return err
+	}
+	for _, t := range c.targets {
+		if err := c.write(ctx, s, t, opt); err != nil {
+			return err
+		}
+	}
+	if c.ccPrefix != "" {
+		if err := c.writeCCHostGraph(ctx, s, opt); err != nil {
+			return err
+		}
+	}
+	if c.csvPrefix != "" {
+		return c.writeCSV(ctx, s, opt)
+	}
+	return nil
+}
+
+// checkTargets checks every file to be written (export.CheckTarget).
+func (c *exportCommand) checkTargets(s *kv.Store) error {
+	type file struct {
+		path   string
+		format export.Format
+	}
+	var files []file
+	for _, t := range c.targets {
+		if t.path != "" {
+			files = append(files, file{t.path, t.format})
+		}
+	}
+	if c.ccPrefix != "" {
+		vpath, epath := export.CCHostGraphFiles(c.ccPrefix)
+		files = append(files, file{vpath, export.FormatCCHostGraph}, file{epath, export.FormatCCHostGraph})
+	}
+	if c.csvPrefix != "" {
+		npath, epath := export.CSVFiles(c.csvPrefix)
+		files = append(files, file{npath, export.FormatCSV}, file{epath, export.FormatCSV})
+	}
+	for _, f := range files {
+		if err := export.CheckTarget(s, f.path, f.format, c.force); err != nil {
+			return exportError(err)
+		}
+	}
+	return nil
+}
+
+// options are the export's options, the same for every file. Every
+// target but the Common Crawl one carries the hosts' layout: without a
+// fresh one in the store, the graph is laid out once here, for all of
+// them, and said so: on a big store it is most of the time.
+func (c *exportCommand) options(ctx context.Context, s *kv.Store) (export.Options, error) {
 	opt := export.Options{
-		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
-		Force: *force, NoRanks: *noRanks, NoLayout: *noLayout, NoMirrors: *noMirrors, Version: Version, At: atTime,
-		Top: int(*top), TopBy: export.TopMeasure(*by), GEXFTimeline: *timeline,
+		MinWeight: *c.minWeight, CrawledOnly: c.crawledOnly, Domains: c.domains,
+		Force: c.force, NoRanks: c.noRanks, NoLayout: c.noLayout, NoMirrors: c.noMirrors, Version: Version, At: c.atTime,
+		Top: int(*c.top), TopBy: export.TopMeasure(c.by), GEXFTimeline: c.timeline,
 		// Every file has the same filters: the graph is ranked once.
 		Ranks: &export.RankCache{},
 	}
-	// Every target but the Common Crawl one carries the hosts' layout.
-	// Without a fresh one in the store, lay the graph out once here, for
-	// all of them, and say so: on a big store it is most of the time.
-	if !*noLayout && !*domains && atTime.IsZero() && (len(targets) > 0 || *csvPrefix != "") {
-		lay, took, err := layoutForExport(ctx, s)
-		if errors.Is(err, context.Canceled) {
-			return errors.New("interrupted: nothing written")
-		}
-		if err != nil {
-			return err
-		}
-		if lay != nil {
-			opt.Layout = lay
-			fmt.Fprintf(e.Stderr, "weaver export: laid out %s in memory in %s: the store has no layout of its graph as it is now (weaver layout --db %s stores one for the next exports)\n",
-				count(lay.Stamp.Nodes, "host", ""), took.Round(time.Millisecond), *db)
-		}
+	if c.noLayout || c.domains || !c.atTime.IsZero() || (len(c.targets) == 0 && c.csvPrefix == "") {
+		return opt, nil
 	}
-	for _, t := range targets {
-		var st export.Stats
-		var err error
-		name := t.path
-		if t.path == "" {
-			name = "stdout"
-			st, err = export.Write(ctx, e.Stdout, s, t.format, opt)
-		} else {
-			st, err = export.WriteFile(ctx, s, t.path, t.format, opt)
-		}
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted: %s not written", name)
-		}
-		if err != nil {
-			return exportError(err)
-		}
-		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
-			name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
-		if t.format == export.FormatHTML {
-			if note := bigMapNote(st.Nodes); note != "" {
-				fmt.Fprintf(e.Stderr, "weaver export: %s: %s\n", name, note)
-			}
-		}
+	lay, took, err := layoutForExport(ctx, s)
+	if errors.Is(err, context.Canceled) {
+		return opt, errors.New("interrupted: nothing written")
 	}
-	if *ccPrefix != "" {
-		st, err := export.CCHostGraph(ctx, s, *ccPrefix, opt)
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted: %s not written", *ccPrefix)
-		}
-		if err != nil {
-			return exportError(err)
-		}
-		fmt.Fprintf(e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", *ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
+	if err != nil {
+		return opt, err
 	}
-	if *csvPrefix != "" {
-		st, err := export.CSV(ctx, s, *csvPrefix, opt)
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted: %s not written", *csvPrefix)
+	if lay != nil {
+		opt.Layout = lay
+		fmt.Fprintf(c.e.Stderr, "weaver export: laid out %s in memory in %s: the store has no layout of its graph as it is now (weaver layout --db %s stores one for the next exports)\n",
+			count(lay.Stamp.Nodes, "host", ""), took.Round(time.Millisecond), c.db)
+	}
+	return opt, nil
+}
+
+// write writes one single-file format, to its file or to stdout, and
+// says what it wrote.
+func (c *exportCommand) write(ctx context.Context, s *kv.Store, t exportTarget, opt export.Options) error {
+	var st export.Stats
+	var err error
+	name := t.path
+	if t.path == "" {
+		name = "stdout"
+		st, err = export.Write(ctx, c.e.Stdout, s, t.format, opt)
+	} else {
+		st, err = export.WriteFile(ctx, s, t.path, t.format, opt)
+	}
+	if err != nil {
+		return notWritten(err, name)
+	}
+	fmt.Fprintf(c.e.Stderr, "weaver export: %s: %s, %s, %s, total weight %d\n",
+		name, t.format, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
+	if t.format == export.FormatHTML {
+		if note := bigMapNote(st.Nodes); note != "" {
+			fmt.Fprintf(c.e.Stderr, "weaver export: %s: %s\n", name, note)
 		}
-		if err != nil {
-			return exportError(err)
-		}
-		npath, epath := export.CSVFiles(*csvPrefix)
-		fmt.Fprintf(e.Stderr, "weaver export: %s, %s: %s, %s, %s, total weight %d\n",
-			npath, epath, export.FormatCSV, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
 	}
 	return nil
+}
+
+// writeCCHostGraph writes Common Crawl's host graph files.
+func (c *exportCommand) writeCCHostGraph(ctx context.Context, s *kv.Store, opt export.Options) error {
+	st, err := export.CCHostGraph(ctx, s, c.ccPrefix, opt)
+	if err != nil {
+		return notWritten(err, c.ccPrefix)
+	}
+	fmt.Fprintf(c.e.Stderr, "weaver export: %s: %s, %d vertices, %d edges\n", c.ccPrefix, export.FormatCCHostGraph, st.Nodes, st.Edges)
+	return nil
+}
+
+// writeCSV writes the two CSV files.
+func (c *exportCommand) writeCSV(ctx context.Context, s *kv.Store, opt export.Options) error {
+	st, err := export.CSV(ctx, s, c.csvPrefix, opt)
+	if err != nil {
+		return notWritten(err, c.csvPrefix)
+	}
+	npath, epath := export.CSVFiles(c.csvPrefix)
+	fmt.Fprintf(c.e.Stderr, "weaver export: %s, %s: %s, %s, %s, total weight %d\n",
+		npath, epath, export.FormatCSV, count(st.Nodes, "node", ""), count(st.Edges, "edge", ""), st.Weight)
+	return nil
+}
+
+// notWritten is the error of name, a file (or files) not written: an
+// interruption says so, export's errors are exportError's.
+func notWritten(err error, name string) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: %s not written", name)
+	}
+	return exportError(err)
 }
 
 // exportError turns the errors that say the command line named the wrong
@@ -302,7 +410,7 @@ func exportError(err error) error {
 // values, can parse them: a format flag whose FILE is optional and that
 // is followed by nothing or by another flag gets "-" (stdout); one
 // followed by a word gets it as its value. --sqlite followed by nothing or
-// a flag gets an empty value, which runExport reports. The values of the
+// a flag gets an empty value, which ParseFlags reports. The values of the
 // other flags are skipped over, so "--db --dot" means a store named
 // "--dot", as package flag reads it.
 func exportArgs(args []string) []string {

@@ -274,3 +274,13 @@ func snapshotFirst(db, verb, cmd string) func(string) string {
 		return fmt.Sprintf("%s a copy instead: weaver snapshot --db %s copy.bolt && %s", verb, db, cmd)
 	}
 }
+
+// firstNonEmpty returns the first of v that is not "".
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode"
 
-	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {
@@ -70,8 +68,9 @@ func runRank(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if list, err = remoteRanks(ctx, withToken(statusClient, auth.Token), tokenHow{auth.Token != "", "set WEAVER_TOKEN to the crawl's token"}, path, *top, *domains); err != nil {
-			return err
+		client := serve.Client{Path: path, Token: auth.Token, TokenHow: "set WEAVER_TOKEN to the crawl's token", Timeout: 10 * time.Second}
+		if list, err = client.Ranks(ctx, *top, *domains, rankTimeout); err != nil {
+			return clientError(err)
 		}
 	case err != nil:
 		return storeError(err)
@@ -89,41 +88,6 @@ func runRank(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.Stdout, list)
 	}
 	return printRanks(e.Stdout, list)
-}
-
-// remoteRanks ranks the graph of the crawl that holds the store at path:
-// it checks, through GET /status, that the address in the sidecar file
-// serves this store, then reads GET /graph's JSON, whose nodes carry
-// their ranks.
-func remoteRanks(ctx context.Context, client *http.Client, tok tokenHow, path string, top int, domains bool) (export.RankList, error) {
-	if _, err := remoteStatus(ctx, client, tok, path, 10*time.Second); err != nil {
-		return export.RankList{}, err
-	}
-	data, err := os.ReadFile(archive.ListenPath(path))
-	if err != nil {
-		return export.RankList{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, rankTimeout)
-	defer cancel()
-	url := fmt.Sprintf("http://%s/graph?format=json&domains=%t", dialAddr(strings.TrimSpace(string(data))), domains)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return export.RankList{}, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return export.RankList{}, fmt.Errorf("%s is in use by a running crawl, and GET %s failed: %w", path, url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return export.RankList{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	list, err := export.TopFromJSON(resp.Body, top)
-	if err != nil {
-		return export.RankList{}, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return list, nil
 }
 
 // printRanks writes the list as an aligned table.

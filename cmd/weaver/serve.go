@@ -182,35 +182,6 @@ func authNote(a serve.Auth) string {
 	return ", token required"
 }
 
-// tokenTransport sends the API token with every request of a client.
-type tokenTransport struct {
-	base  http.RoundTripper
-	token string
-}
-
-func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.token == "" {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
-}
-
-// withToken returns c sending token (when not empty) with each request.
-func withToken(c *http.Client, token string) *http.Client {
-	if token == "" {
-		return c
-	}
-	cc := *c
-	base := cc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	cc.Transport = tokenTransport{base: base, token: token}
-	return &cc
-}
-
 // writeFileAtomic writes data to path through a temporary file and a
 // rename, so a reader sees the old content or the new, never half (a
 // device or pipe is written in place: see outfile).

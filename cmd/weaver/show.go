@@ -3,18 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/export"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -77,9 +72,9 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		tok := tokenHow{auth.Token != "", "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN"}
-		if rep, err = remoteHost(ctx, withToken(statusClient, auth.Token), tok, path, host, opt, *timeout); err != nil {
-			return err
+		client := serve.Client{Path: path, Token: auth.Token, TokenHow: "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN", Timeout: *timeout}
+		if rep, err = client.Host(ctx, host, opt, *timeout); err != nil {
+			return clientError(err)
 		}
 	case err != nil:
 		return storeError(err)
@@ -101,60 +96,31 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	return printHost(e.Stdout, &rep, *limit)
 }
 
-// remoteHost asks the crawl that holds the store at path for its report
-// on host: it checks, through GET /status, that the address in the
-// sidecar file serves this store, then reads GET /host.
-func remoteHost(ctx context.Context, client *http.Client, tok tokenHow, path, host string, opt export.HostOptions, timeout time.Duration) (export.HostReport, error) {
-	if _, err := remoteStatus(ctx, client, tok, path, timeout); err != nil {
-		return export.HostReport{}, err
-	}
-	data, err := os.ReadFile(archive.ListenPath(path))
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	q := url.Values{"h": {host}, "limit": {fmt.Sprint(opt.Limit)}, "ranks": {fmt.Sprint(!opt.NoRanks)}}
-	u := fmt.Sprintf("http://%s/host?%s", dialAddr(strings.TrimSpace(string(data))), q.Encode())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return export.HostReport{}, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("%s is in use by a running crawl, and GET %s failed: %w", path, u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return export.HostReport{}, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var eb struct {
-			Error string `json:"error"`
-		}
-		msg := strings.TrimSpace(string(body))
-		if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
-			msg = eb.Error
-		}
-		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest {
-			return export.HostReport{}, usagef("%s in %s (asked the running crawl)", msg, path)
-		}
-		return export.HostReport{}, fmt.Errorf("GET %s: %s: %s", u, resp.Status, msg)
-	}
-	var rep export.HostReport
-	if err := json.Unmarshal(body, &rep); err != nil {
-		return export.HostReport{}, fmt.Errorf("GET %s: not a weaver host report: %w", u, err)
-	}
-	return rep, nil
-}
-
 // printHost writes the report as "key: value" lines and two tables.
 func printHost(w io.Writer, rep *export.HostReport, limit int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, format string, a ...any) { fmt.Fprintf(tw, "  %s:\t%s\n", k, fmt.Sprintf(format, a...)) }
-	when := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	fmt.Fprintf(tw, "%s (node %d)\n", rep.Host, rep.ID)
+	printHostRecord(tw, rep)
+	printHostFacts(tw, rep)
+	printHistory(tw, rep)
+	printLinks(tw, "Links out", "to", &rep.Out, limit)
+	printLinks(tw, "Links in", "from", &rep.In, limit)
+	if !rep.Anchors {
+		fmt.Fprintln(tw, "\n(no example links kept: crawl with --anchors N to keep the pages, anchor texts and rel of each link)")
+	}
+	return tw.Flush()
+}
+
+// hostRow writes one "key: value" line of a host's report.
+func hostRow(tw io.Writer, k string, format string, a ...any) {
+	fmt.Fprintf(tw, "  %s:\t%s\n", k, fmt.Sprintf(format, a...))
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// printHostRecord writes the host's record: its last answer, title,
+// depth, when it was seen and crawled.
+func printHostRecord(tw io.Writer, rep *export.HostReport) {
 	status := rep.Status
 	if rep.HTTPStatus != 0 {
 		status += fmt.Sprintf(", HTTP %d", rep.HTTPStatus)
@@ -168,26 +134,26 @@ func printHost(w io.Writer, rep *export.HostReport, limit int) error {
 	if rep.FetchMS > 0 {
 		status += fmt.Sprintf(" in %d ms", rep.FetchMS)
 	}
-	row("Status", "%s", status)
+	hostRow(tw, "Status", "%s", status)
 	if rep.Error != "" {
-		row("Error", "%s", oneLine(rep.Error, 120))
+		hostRow(tw, "Error", "%s", oneLine(rep.Error, 120))
 	}
 	if rep.Title != "" {
-		row("Title", "%s", oneLine(rep.Title, 100))
+		hostRow(tw, "Title", "%s", oneLine(rep.Title, 100))
 	}
 	if rep.Description != "" && rep.Description != rep.Title {
-		row("Description", "%s", oneLine(rep.Description, 100))
+		hostRow(tw, "Description", "%s", oneLine(rep.Description, 100))
 	}
 	if rep.Domain != "" && rep.Domain != rep.Host {
-		row("Domain", "%s", rep.Domain)
+		hostRow(tw, "Domain", "%s", rep.Domain)
 	}
-	row("Depth", "%d", rep.Depth)
-	row("First seen", "%s", when(rep.FirstSeen))
-	row("Last seen", "%s", when(rep.LastSeen))
+	hostRow(tw, "Depth", "%d", rep.Depth)
+	hostRow(tw, "First seen", "%s", rfc3339(rep.FirstSeen))
+	hostRow(tw, "Last seen", "%s", rfc3339(rep.LastSeen))
 	if rep.LastCrawl != nil {
-		row("Last crawl", "%s", when(*rep.LastCrawl))
+		hostRow(tw, "Last crawl", "%s", rfc3339(*rep.LastCrawl))
 	} else {
-		row("Last crawl", "never")
+		hostRow(tw, "Last crawl", "never")
 	}
 	crawls := count(rep.CrawlCount, "crawl", "")
 	if rep.FailCount > 0 {
@@ -196,67 +162,72 @@ func printHost(w io.Writer, rep *export.HostReport, limit int) error {
 	if rep.PagesFetched > 0 {
 		crawls += fmt.Sprintf(", %s fetched by the last", count(rep.PagesFetched, "page", ""))
 	}
-	row("Crawls", "%s", crawls)
+	hostRow(tw, "Crawls", "%s", crawls)
+}
+
+// printHostFacts writes what else is known of the host: its ranks,
+// community, mirrors, canonical URL, robots directives, WARC record and
+// revisit schedule.
+func printHostFacts(tw io.Writer, rep *export.HostReport) {
 	if r := rep.Ranks; r != nil {
-		row("PageRank", "%.6g (#%d of %d)", r.PageRank, r.Position, r.Of)
-		row("Harmonic", "%.2f (%s)", r.Harmonic, r.HarmonicMethod)
+		hostRow(tw, "PageRank", "%.6g (#%d of %d)", r.PageRank, r.Position, r.Of)
+		hostRow(tw, "Harmonic", "%.2f (%s)", r.Harmonic, r.HarmonicMethod)
 	}
 	if l := rep.Layout; l != nil {
-		row("Community", "%d (at %.1f, %.1f)", l.Community, l.X, l.Y)
+		hostRow(tw, "Community", "%d (at %.1f, %.1f)", l.Community, l.X, l.Y)
 	}
 	if rep.MirrorOf != "" {
-		row("Mirror of", "%s", rep.MirrorOf)
+		hostRow(tw, "Mirror of", "%s", rep.MirrorOf)
 	}
 	if len(rep.Mirrors) > 0 {
-		row("Mirrors", "%s", strings.Join(rep.Mirrors, ", "))
+		hostRow(tw, "Mirrors", "%s", strings.Join(rep.Mirrors, ", "))
 	}
 	if rep.Canonical != "" {
-		row("Canonical", "%s", rep.Canonical)
+		hostRow(tw, "Canonical", "%s", rep.Canonical)
 	}
 	if rep.RobotsDirectives != "" {
-		row("Robots", "%s", rep.RobotsDirectives)
+		hostRow(tw, "Robots", "%s", rep.RobotsDirectives)
 	}
 	if rep.Rendered {
-		row("Rendered", "yes")
+		hostRow(tw, "Rendered", "yes")
 	}
 	if rep.Warc != "" {
-		row("WARC", "%s", rep.Warc)
+		hostRow(tw, "WARC", "%s", rep.Warc)
 	}
 	if rep.NextDue != nil {
-		due := fmt.Sprintf("%s (interval %s)", when(*rep.NextDue), (time.Duration(rep.IntervalMS) * time.Millisecond).String())
-		row("Next due", "%s", due)
+		due := fmt.Sprintf("%s (interval %s)", rfc3339(*rep.NextDue), (time.Duration(rep.IntervalMS) * time.Millisecond).String())
+		hostRow(tw, "Next due", "%s", due)
 	}
 	if rep.Changes > 0 || rep.NotModified > 0 {
 		ch := fmt.Sprintf("%s, %d answered 304", count(rep.Changes, "change", ""), rep.NotModified)
 		if rep.LastChange != nil {
-			ch += ", last " + when(*rep.LastChange)
+			ch += ", last " + rfc3339(*rep.LastChange)
 		}
-		row("Changes", "%s", ch)
+		hostRow(tw, "Changes", "%s", ch)
 	}
-	if len(rep.History) > 0 {
-		fmt.Fprintf(tw, "\nHistory (%s, latest first)\n", count(rep.Crawls, "crawl", ""))
-		for i, c := range rep.History {
-			what := "unchanged"
-			switch {
-			case i == rep.Crawls-1:
-				what = "first crawl"
-			case c.NotModified:
-				what = "not modified"
-			case c.Changed:
-				what = "changed"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", when(c.At), what, count(c.Links, "host", "hosts")+" linked")
+}
+
+// printHistory writes the host's crawls, latest first.
+func printHistory(tw io.Writer, rep *export.HostReport) {
+	if len(rep.History) == 0 {
+		return
+	}
+	fmt.Fprintf(tw, "\nHistory (%s, latest first)\n", count(rep.Crawls, "crawl", ""))
+	for i, c := range rep.History {
+		what := "unchanged"
+		switch {
+		case i == rep.Crawls-1:
+			what = "first crawl"
+		case c.NotModified:
+			what = "not modified"
+		case c.Changed:
+			what = "changed"
 		}
-		if left := rep.Crawls - len(rep.History); left > 0 {
-			fmt.Fprintf(tw, "  (%d older left out: --limit 0 lists all)\n", left)
-		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", rfc3339(c.At), what, count(c.Links, "host", "hosts")+" linked")
 	}
-	printLinks(tw, "Links out", "to", &rep.Out, limit)
-	printLinks(tw, "Links in", "from", &rep.In, limit)
-	if !rep.Anchors {
-		fmt.Fprintln(tw, "\n(no example links kept: crawl with --anchors N to keep the pages, anchor texts and rel of each link)")
+	if left := rep.Crawls - len(rep.History); left > 0 {
+		fmt.Fprintf(tw, "  (%d older left out: --limit 0 lists all)\n", left)
 	}
-	return tw.Flush()
 }
 
 // printLinks writes one direction of a host's links as a table, each

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {
@@ -52,7 +53,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	info, how, err := snapshot(ctx, *db, out, opt, withToken(snapshotClient, auth.Token))
+	info, how, err := snapshot(ctx, *db, out, opt, serve.WithToken(snapshotClient, auth.Token))
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -16,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/serve"
@@ -64,8 +59,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if rep, err = remoteStatus(ctx, withToken(statusClient, auth.Token), tokenHow{auth.Token != "", "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN"}, path, *timeout); err != nil {
-			return err
+		client := serve.Client{Path: path, Token: auth.Token, TokenHow: "give --token-file FILE (the crawl's token file) or set WEAVER_TOKEN", Timeout: *timeout}
+		if rep, err = client.Status(ctx); err != nil {
+			return clientError(err)
 		}
 	case err != nil:
 		return storeError(err)
@@ -84,94 +80,32 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	return printStatus(e.Stdout, rep, time.Now())
 }
 
-// statusClient reaches a crawl's status API directly: the address is one
-// the crawl bound on this machine, never one to reach through a proxy.
-var statusClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
-
-// tokenHow is what a command knows of the API token, for its advice when
-// the crawl's API answers 401.
-type tokenHow struct {
-	given bool   // the client sends a token
-	how   string // how the command is given one: "give --token-file FILE or set WEAVER_TOKEN"
-}
-
-// remoteStatus asks the crawl that holds the store at path for its status,
-// at the address it left in the sidecar file.
-func remoteStatus(ctx context.Context, client *http.Client, tok tokenHow, path string, timeout time.Duration) (serve.Status, error) {
-	data, err := os.ReadFile(archive.ListenPath(path))
-	if errors.Is(err, os.ErrNotExist) {
-		return serve.Status{}, usagef("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", path)
+// clientError makes the errors of a running crawl's API that are the
+// command line's to fix (serve.ErrBadInput) usage errors: exit code 2.
+func clientError(err error) error {
+	if errors.Is(err, serve.ErrBadInput) {
+		return usageError{err: err}
 	}
-	if err != nil {
-		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process; reading its address: %w", path, err)
-	}
-	addr := dialAddr(strings.TrimSpace(string(data)))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	url := "http://" + addr + "/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return serve.Status{}, fmt.Errorf("%s: bad address %q in %s: %w", path, addr, archive.ListenPath(path), err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, and its status API %s (from %s) does not answer: %w", path, url, archive.ListenPath(path), err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return serve.Status{}, fmt.Errorf("GET %s: %w", url, err)
-	}
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized && !tok.given:
-		// The server's own advice (an Authorization header) is for HTTP
-		// clients; this command sends the header itself, given the token.
-		return serve.Status{}, fmt.Errorf("the crawl holding %s wants its API token (%s answered 401): %s", path, url, tok.how)
-	case resp.StatusCode == http.StatusUnauthorized:
-		return serve.Status{}, fmt.Errorf("the crawl holding %s refused the token given (%s answered 401): it is not the crawl's token", path, url)
-	case resp.StatusCode != http.StatusOK:
-		return serve.Status{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	var rep serve.Status
-	if err := json.Unmarshal(body, &rep); err != nil {
-		return serve.Status{}, fmt.Errorf("GET %s: not a weaver status: %w", url, err)
-	}
-	// A stale sidecar may point at another crawl's API: make sure this one
-	// serves our store.
-	if !sameFile(rep.DBPath, path) {
-		return serve.Status{}, fmt.Errorf("%s is in use by another weaver process, but the status API at %s (from %s) serves %s", path, url, archive.ListenPath(path), rep.DBPath)
-	}
-	return rep, nil
-}
-
-// dialAddr is where to reach a listen address from this machine: a
-// wildcard address (0.0.0.0:8088, [::]:8088) is reached on loopback.
-func dialAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-		if ip.To4() == nil {
-			host = "::1"
-		}
-	}
-	return net.JoinHostPort(host, port)
-}
-
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+	return err
 }
 
 // printStatus writes rep as aligned "key  value" lines and short tables.
 func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	st := rep.Store
+	printStore(tw, rep.DBPath, &rep.Store, now)
+	printStoreTables(tw, &rep.Store)
+	printSettings(tw, rep.Store.Settings)
+	printTopHosts(tw, &rep.Store)
+	if c := rep.Crawl; c != nil {
+		printLiveCrawl(tw, rep.Listen, c, now)
+	}
+	return tw.Flush()
+}
+
+// printStore writes the store's figures, one "key: value" line each.
+func printStore(tw io.Writer, path string, st *serve.Summary, now time.Time) {
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
-	row("Store", rep.DBPath)
+	row("Store", path)
 	if !st.Created.IsZero() {
 		row("Created", st.Created.UTC().Format(time.RFC3339))
 	}
@@ -197,6 +131,11 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 			row("Next due", fmt.Sprintf("%s (%s; %s scheduled)", rv.NextDue.Format(time.RFC3339), when, count(rv.Scheduled, "host", "")))
 		}
 	}
+}
+
+// printStoreTables writes the nodes by status and the hosts and the
+// frontier by depth.
+func printStoreTables(tw io.Writer, st *serve.Summary) {
 	if len(st.NodesByStatus) > 0 {
 		fmt.Fprintln(tw, "\nNodes by status")
 		keys := make([]string, 0, len(st.NodesByStatus))
@@ -224,7 +163,11 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	for _, d := range st.FrontierByDepth {
 		fmt.Fprintf(tw, "  depth %d\t%d\n", d.Depth, d.Entries)
 	}
-	printSettings(tw, st.Settings)
+}
+
+// printTopHosts writes the top hosts by in-weight and by PageRank, the
+// WARC files and the largest mirror groups.
+func printTopHosts(tw io.Writer, st *serve.Summary) {
 	fmt.Fprintf(tw, "\nTop %d hosts by in-weight\n", serve.TopHosts)
 	if len(st.TopHosts) == 0 {
 		fmt.Fprintln(tw, "  (no edges)")
@@ -252,46 +195,47 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 			fmt.Fprintf(tw, "  %d\t%d hosts\t%s%s\n", i+1, g.Size, strings.Join(g.Hosts, ", "), more)
 		}
 	}
-	if c := rep.Crawl; c != nil {
-		where := ""
-		if rep.Listen != "" {
-			where = " (http://" + rep.Listen + ")"
-		}
-		fmt.Fprintf(tw, "\nLive crawl%s\n", where)
-		state := "running"
-		if !c.Running {
-			state = "ended " + c.TerminationReason
-		}
-		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
-		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
-		if c.Paused != nil {
-			fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
-		}
-		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
-		pages := fmt.Sprint(c.PagesDone)
-		if c.MaxPages > 0 {
-			pages += fmt.Sprintf(" of max_pages %d", c.MaxPages)
-		}
-		fmt.Fprintf(tw, "  Pages:\t%s: %d fetched, %d failed, %d skipped\n", pages, c.PagesFetched, c.PagesFailed, c.PagesSkipped)
-		fmt.Fprintf(tw, "  Nodes crawled:\t%d hosts\n", c.NodesCrawled)
-		fmt.Fprintf(tw, "  Hosts open:\t%d (%d waiting for their delay or a retry)\n", c.HostsOpen, c.HostsWaiting)
-		fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
-		workers := map[string]int64{}
-		for _, wk := range c.Workers {
-			workers[wk.State]++
-		}
-		fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
-		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
-		fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
-		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
-		if c.Revisits > 0 {
-			fmt.Fprintf(tw, "  Revisits:\t%d (%d not modified, %d changed; %d bytes saved)\n", c.Revisits, c.NotModified, c.Changed, c.BytesSaved)
-		}
-		if c.PagesRendered+c.RenderFailures > 0 {
-			fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
-		}
+}
+
+// printLiveCrawl writes a running crawl's live status.
+func printLiveCrawl(tw io.Writer, listen string, c *crawl.Status, now time.Time) {
+	where := ""
+	if listen != "" {
+		where = " (http://" + listen + ")"
 	}
-	return tw.Flush()
+	fmt.Fprintf(tw, "\nLive crawl%s\n", where)
+	state := "running"
+	if !c.Running {
+		state = "ended " + c.TerminationReason
+	}
+	up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
+	if c.Paused != nil {
+		fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
+	}
+	fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
+	pages := fmt.Sprint(c.PagesDone)
+	if c.MaxPages > 0 {
+		pages += fmt.Sprintf(" of max_pages %d", c.MaxPages)
+	}
+	fmt.Fprintf(tw, "  Pages:\t%s: %d fetched, %d failed, %d skipped\n", pages, c.PagesFetched, c.PagesFailed, c.PagesSkipped)
+	fmt.Fprintf(tw, "  Nodes crawled:\t%d hosts\n", c.NodesCrawled)
+	fmt.Fprintf(tw, "  Hosts open:\t%d (%d waiting for their delay or a retry)\n", c.HostsOpen, c.HostsWaiting)
+	fmt.Fprintf(tw, "  Errors:\t%s\n", countList(c.ErrorsByType))
+	workers := map[string]int64{}
+	for _, wk := range c.Workers {
+		workers[wk.State]++
+	}
+	fmt.Fprintf(tw, "  Workers:\t%s\n", countList(workers))
+	fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
+	fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
+	fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
+	if c.Revisits > 0 {
+		fmt.Fprintf(tw, "  Revisits:\t%d (%d not modified, %d changed; %d bytes saved)\n", c.Revisits, c.NotModified, c.Changed, c.BytesSaved)
+	}
+	if c.PagesRendered+c.RenderFailures > 0 {
+		fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
+	}
 }
 
 // printSettings writes the settings a store's crawl runs by, in

@@ -211,20 +211,6 @@ func TestStatus_InUse_AsksTheCrawl(t *testing.T) {
 	}
 }
 
-func TestDialAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:8088": "127.0.0.1:8088",
-		"0.0.0.0:8088":   "127.0.0.1:8088",
-		"[::]:8088":      "[::1]:8088",
-		"example:1":      "example:1",
-		"garbage":        "garbage",
-	} {
-		if got := dialAddr(in); got != want {
-			t.Errorf("dialAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestPrintStatus_Live(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 1, 0, 0, time.UTC)
 	rep := serve.Status{DBPath: "/data/w.bolt", Listen: "127.0.0.1:8088", Crawl: &crawl.Status{
