@@ -287,9 +287,6 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.Changed += r.Changed
 		out.Unchanged += r.Unchanged
 		out.BytesSaved += r.BytesSaved
-		out.Pauses += r.Pauses
-		out.PausedSeconds += r.PausedSeconds
-		out.PagesPardoned += r.PagesPardoned
 		out.NodesDiscovered += r.NodesDiscovered
 		out.NodesCrawled += r.NodesCrawled
 		out.EdgesRecorded += r.EdgesRecorded

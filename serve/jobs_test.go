@@ -485,9 +485,11 @@ func TestMergeResults(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := []crawl.Result{
 		{StartTime: t0, EndTime: t0.Add(10 * time.Second), PagesFetched: 10, PagesFailed: 0, AvgFetchTimeMS: 100,
-			TerminationReason: "signal", ErrorsByType: map[string]int64{"dns": 1}, TotalNodes: 50},
+			TerminationReason: "signal", ErrorsByType: map[string]int64{"dns": 1}, TotalNodes: 50,
+			Pauses: 1, PausedSeconds: 2, PagesPardoned: 3, Revisits: 4, NotModified: 2, FetchP50MS: 90},
 		{StartTime: t0.Add(time.Hour), EndTime: t0.Add(time.Hour + 10*time.Second), PagesFetched: 20, PagesFailed: 10, AvgFetchTimeMS: 400,
-			TerminationReason: "queue_empty", ErrorsByType: map[string]int64{"dns": 2, "timeout": 3}, TotalNodes: 90},
+			TerminationReason: "queue_empty", ErrorsByType: map[string]int64{"dns": 2, "timeout": 3}, TotalNodes: 90,
+			Pauses: 1, PausedSeconds: 2, PagesPardoned: 3, DiskPauses: 1, Revisits: 1, FetchP50MS: 380},
 	}
 	got := serve.MergeResults(runs)
 	if !got.StartTime.Equal(t0) || !got.EndTime.Equal(t0.Add(time.Hour+10*time.Second)) {
@@ -504,6 +506,12 @@ func TestMergeResults(t *testing.T) {
 	}
 	if got.AvgFetchTimeMS != 325 { // (10×100 + 30×400) / 40
 		t.Errorf("avg fetch %d ms, want 325", got.AvgFetchTimeMS)
+	}
+	// Counted once per run; the percentiles of the run that fetched most.
+	if got.Pauses != 2 || got.PausedSeconds != 4 || got.PagesPardoned != 6 || got.DiskPauses != 1 ||
+		got.Revisits != 5 || got.NotModified != 2 || got.FetchP50MS != 380 {
+		t.Errorf("pauses %d (%v s, %d pardoned), disk pauses %d, revisits %d (%d 304s), p50 %v; want 2 (4 s, 6), 1, 5 (2), 380",
+			got.Pauses, got.PausedSeconds, got.PagesPardoned, got.DiskPauses, got.Revisits, got.NotModified, got.FetchP50MS)
 	}
 	if z := serve.MergeResults(nil); z.PagesFetched != 0 {
 		t.Errorf("no runs: %+v", z)
