@@ -1,8 +1,12 @@
 package ingest_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -14,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	kgzip "github.com/klauspost/compress/gzip"
+	"golang.org/x/net/html"
+
 	"github.com/weaver-crawler/weaver/ingest"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
@@ -21,11 +28,30 @@ import (
 
 // benchPages is how many pages the import benchmark's WARC holds:
 // WEAVER_BENCH_PAGES, default 100,000.
-func benchPages() int {
-	if n, err := strconv.Atoi(os.Getenv("WEAVER_BENCH_PAGES")); err == nil && n > 0 {
+func benchPages() int { return envInt("WEAVER_BENCH_PAGES", 100_000) }
+
+// benchLinks is how many links a page of the WAT benchmark lists:
+// WEAVER_BENCH_LINKS, default 60 (one in six to its own host).
+func benchLinks() int { return envInt("WEAVER_BENCH_LINKS", 60) }
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 100_000
+	return def
+}
+
+// benchFilesDir is where the benchmarks write their generated files:
+// WEAVER_BENCH_DIR, kept (and reused when its file is there) so that a
+// whole-process run of weaver import can read the same files, else a
+// temporary directory removed at the end.
+func benchFilesDir(kind string) (dir string, keep bool, err error) {
+	if d := os.Getenv("WEAVER_BENCH_DIR"); d != "" {
+		dir = filepath.Join(d, kind)
+		return dir, true, os.MkdirAll(dir, 0o755)
+	}
+	dir, err = os.MkdirTemp("", "weaver-import-bench-"+kind+"-")
+	return dir, false, err
 }
 
 // pageExchange is page i of a generated web of hosts hosts: about 8 KB of
@@ -59,6 +85,7 @@ func pageExchange(rng *rand.Rand, i, hosts int) warc.Exchange {
 var (
 	benchOnce sync.Once
 	benchDir  string
+	benchKeep bool
 	benchErr  error
 )
 
@@ -66,8 +93,11 @@ var (
 // writer, four goroutines at a time.
 func benchWARC(b *testing.B) string {
 	benchOnce.Do(func() {
-		benchDir, benchErr = os.MkdirTemp("", "weaver-import-bench-")
+		benchDir, benchKeep, benchErr = benchFilesDir(fmt.Sprintf("warc-%d", benchPages()))
 		if benchErr != nil {
+			return
+		}
+		if files, _ := ingest.Files([]string{benchDir}); len(files) > 0 {
 			return
 		}
 		w, _, err := warc.Open(warc.Options{Dir: benchDir, Prefix: "bench", NoSync: true})
@@ -112,20 +142,31 @@ func benchWARC(b *testing.B) string {
 //
 //	go test ./ingest -run '^$' -bench Import -benchtime 1x
 func BenchmarkImport(b *testing.B) {
-	benchImport(b, benchWARC(b))
+	benchImport(b, benchWARC(b), ingest.Defaults().MaxOutboundLinks)
+}
+
+// BenchmarkImportEvery is BenchmarkImport keeping every link
+// (--max-outbound-links 0): each page is tokenized to its end, as
+// BenchmarkImportFloor tokenizes it.
+func BenchmarkImportEvery(b *testing.B) {
+	benchImport(b, benchWARC(b), 0)
 }
 
 // BenchmarkImportWAT is BenchmarkImport on the same pages as a Common
 // Crawl WAT file: per page a request and a response metadata record, the
 // response's JSON envelope holding the page's title, description and
-// links, as Common Crawl writes them.
+// links (WEAVER_BENCH_LINKS, 60 by default), as Common Crawl writes them;
+// every link is kept (--max-outbound-links 0), as a host graph of Common
+// Crawl keeps them. WEAVER_BENCH_DIR keeps the generated file for whole-
+// process runs of weaver import:
 //
 //	go test ./ingest -run '^$' -bench ImportWAT -benchtime 1x
+//	WEAVER_BENCH_DIR=/tmp/wb WEAVER_BENCH_PAGES=10000 go test ./ingest -run '^$' -bench 'ImportWAT$/none' -benchtime 1x
 func BenchmarkImportWAT(b *testing.B) {
-	benchImport(b, benchWAT(b))
+	benchImport(b, benchWAT(b), 0)
 }
 
-func benchImport(b *testing.B, dir string) {
+func benchImport(b *testing.B, dir string, maxLinks int) {
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
 		b.Fatal(err)
@@ -152,6 +193,7 @@ func benchImport(b *testing.B, dir string) {
 				}
 				opts := ingest.Defaults()
 				opts.Workers = workers
+				opts.MaxOutboundLinks = maxLinks
 				c0 := cpuTime()
 				b.StartTimer()
 				st, err := ingest.Run(context.Background(), store, files, opts)
@@ -173,6 +215,8 @@ func benchImport(b *testing.B, dir string) {
 			b.ReportMetric(float64(size)*float64(b.N)/1e6/secs, "MB/s")
 			b.ReportMetric(float64(size)/1e6, "file-MB")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(pages), "CPU-µs/page")
+			b.ReportMetric(float64(records)/cpu.Seconds(), "records/CPU-s")
+			b.ReportMetric(cpu.Seconds()/secs, "CPU/wall")
 		})
 	}
 }
@@ -180,23 +224,24 @@ func benchImport(b *testing.B, dir string) {
 var (
 	watOnce sync.Once
 	watDir  string
+	watKeep bool
 	watErr  error
 )
 
 // watDoc is page i of pageExchange's web as the JSON of a WAT response
-// record.
-func watDoc(rng *rand.Rand, i, hosts int) string {
+// record listing links links.
+func watDoc(rng *rand.Rand, i, hosts, links int) string {
 	host := fmt.Sprintf("www.host-%d.example", i%hosts)
-	var links strings.Builder
-	for j := range 30 {
+	var list strings.Builder
+	for j := range links {
 		if j > 0 {
-			links.WriteString(",")
+			list.WriteString(",")
 		}
 		if j%6 == 5 {
-			fmt.Fprintf(&links, `{"path":"A@/href","url":"/p/%d","text":"same host %d"}`, j, j)
+			fmt.Fprintf(&list, `{"path":"A@/href","url":"/p/%d","text":"same host %d"}`, j, j)
 			continue
 		}
-		fmt.Fprintf(&links, `{"path":"A@/href","url":"https://www.host-%d.example/","text":"host %d"}`, rng.Intn(hosts), j)
+		fmt.Fprintf(&list, `{"path":"A@/href","url":"https://www.host-%d.example/","text":"host %d"}`, rng.Intn(hosts), j)
 	}
 	date := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 	return `{"Container":{"Filename":"CC-MAIN-bench.warc.gz","Compressed":true,"Offset":"` + strconv.Itoa(i*9000) + `",` +
@@ -207,26 +252,30 @@ func watDoc(rng *rand.Rand, i, hosts int) string {
 		`"HTTP-Response-Metadata":{"Response-Message":{"Version":"HTTP/1.1","Status":"200","Reason":"OK"},` +
 		`"Headers":{"Content-Type":"text/html; charset=utf-8","Server":"bench","Content-Length":"8200"},"Headers-Length":"120","Entity-Length":"8200",` +
 		`"HTML-Metadata":{"Head":{"Title":"Page ` + strconv.Itoa(i) + ` of ` + host + `","Metas":[{"name":"description","content":"A page about ` + strconv.Itoa(i) + ` things"}]},` +
-		`"Links":[` + links.String() + `]}}}}}`
+		`"Links":[` + list.String() + `]}}}}}`
 }
 
 // benchWAT writes benchPages() pages as a WAT file once per test binary
-// run: a request and a response metadata record a page.
+// run: a request and a response metadata record a page, benchLinks()
+// links a response.
 func benchWAT(b *testing.B) string {
 	watOnce.Do(func() {
-		watDir, watErr = os.MkdirTemp("", "weaver-import-bench-wat-")
+		watDir, watKeep, watErr = benchFilesDir(fmt.Sprintf("wat-%d-%d", 2*benchPages(), benchLinks()))
 		if watErr != nil {
 			return
 		}
 		path := filepath.Join(watDir, "CC-MAIN-bench.warc.wat.gz")
-		n, hosts := benchPages(), benchPages()/10
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		n, hosts, links := benchPages(), benchPages()/10, benchLinks()
 		rng := rand.New(rand.NewSource(1))
 		var docs []string
 		for i := range n {
 			host := fmt.Sprintf("www.host-%d.example", i%hosts)
 			docs = append(docs,
 				`{"Envelope":{"Format":"WARC","WARC-Header-Metadata":{"WARC-Type":"request","WARC-Target-URI":"http://`+host+`/"}}}`,
-				watDoc(rng, i, hosts))
+				watDoc(rng, i, hosts, links))
 		}
 		watErr = writeWATFile(path, docs...)
 	})
@@ -234,6 +283,75 @@ func benchWAT(b *testing.B) string {
 		b.Fatal(watErr)
 	}
 	return watDir
+}
+
+// BenchmarkImportFloor is the least an import of BenchmarkImport's WARC
+// can cost: it gunzips every record (with the decompressor the reader
+// uses) and runs x/net/html's tokenizer over the body of every response
+// to its end, reading nothing else and storing nothing, on one goroutine.
+// Its CPU-µs/page is the floor BenchmarkImport's and BenchmarkImportEvery's
+// are set against.
+//
+//	go test ./ingest -run '^$' -bench 'Import$|ImportEvery|ImportFloor' -benchtime 1x
+func BenchmarkImportFloor(b *testing.B) {
+	files, err := ingest.Files([]string{benchWARC(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pages int64
+	c0 := cpuTime()
+	for range b.N {
+		pages = 0
+		for _, f := range files {
+			n, err := floorFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pages += n
+		}
+	}
+	cpu := cpuTime() - c0
+	b.ReportMetric(float64(cpu.Microseconds())/float64(pages*int64(b.N)), "CPU-µs/page")
+}
+
+// floorFile gunzips path's records one gzip member at a time and
+// tokenizes the body of each response record.
+func floorFile(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	zr, err := kgzip.NewReader(br)
+	if err != nil {
+		return 0, err
+	}
+	var rec bytes.Buffer
+	var pages int64
+	for {
+		zr.Multistream(false)
+		rec.Reset()
+		if _, err := rec.ReadFrom(zr); err != nil {
+			return pages, err
+		}
+		data := rec.Bytes()
+		if bytes.Contains(data[:min(len(data), 512)], []byte("WARC-Type: response\r\n")) {
+			if _, http, ok := bytes.Cut(data, []byte("\r\n\r\n")); ok {
+				if _, body, ok := bytes.Cut(http, []byte("\r\n\r\n")); ok {
+					z := html.NewTokenizer(bytes.NewReader(body))
+					for z.Next() != html.ErrorToken {
+					}
+					pages++
+				}
+			}
+		}
+		if err := zr.Reset(br); errors.Is(err, io.EOF) {
+			return pages, nil
+		} else if err != nil {
+			return pages, err
+		}
+	}
 }
 
 // cpuTime is the process's user and system CPU so far.
@@ -297,9 +415,12 @@ func BenchmarkWriter(b *testing.B) {
 // TestMain removes the benchmark's generated WARC.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{benchDir, watDir} {
-		if dir != "" {
-			os.RemoveAll(dir)
+	for _, d := range []struct {
+		dir  string
+		keep bool
+	}{{benchDir, benchKeep}, {watDir, watKeep}} {
+		if d.dir != "" && !d.keep {
+			os.RemoveAll(d.dir)
 		}
 	}
 	os.Exit(code)
