@@ -455,6 +455,13 @@ func (im *importer) file(ctx context.Context, path string) error {
 				return err
 			}
 			out := &c.out[i]
+			if de := (*warc.DamageError)(nil); errors.As(out.err, &de) {
+				// The reader met it: what came before is imported.
+				if cerr := commit(); cerr != nil {
+					return cerr
+				}
+				return de
+			}
 			if out.err != nil {
 				return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, out.err)
 			}
@@ -524,6 +531,7 @@ func (im *importer) commit(key string, st *fileState) error {
 		return err
 	}
 	var nodes int64
+	var edges uint64 // in the store
 	n0 := len(im.pends)
 	err = update(im.store, func(tx *kv.Tx) error {
 		before := graph.GetCounts(tx)
@@ -537,7 +545,8 @@ func (im *importer) commit(key string, st *fileState) error {
 				return err
 			}
 		}
-		nodes = int64(graph.GetCounts(tx).Nodes - before.Nodes)
+		after := graph.GetCounts(tx)
+		nodes, edges = int64(after.Nodes-before.Nodes), after.Edges
 		return tx.SetMetaString(key, string(state))
 	})
 	if err != nil {
@@ -550,7 +559,11 @@ func (im *importer) commit(key string, st *fileState) error {
 	if err := im.merger.failed(); err != nil {
 		return err
 	}
-	if int64(len(im.pends))*pendSize >= im.opts.SortBytes {
+	if int64(len(im.pends))*pendSize >= im.opts.SortBytes || len(im.pends) >= max(minRun, int(edges)) {
+		// Full, or as many links as the store has edges: a store that
+		// is small yet takes them from the merger while the import
+		// goes on, not all at its end, at a cost that stays a small
+		// multiple of the links merged.
 		if err := im.spill(); err != nil {
 			return err
 		}
@@ -627,6 +640,9 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 	}
 	return dst.ID, nil
 }
+
+// minRun is the fewest links written to a run before memory is full.
+const minRun = 1 << 16
 
 // maxIDs bounds importer.ids: about 20 MB.
 const maxIDs = 1 << 18
