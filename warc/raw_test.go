@@ -2,9 +2,9 @@ package warc_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
