@@ -1,12 +1,8 @@
 package ingest_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -18,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	kgzip "github.com/klauspost/compress/gzip"
-	"golang.org/x/net/html"
 
 	"github.com/weaver-crawler/weaver/ingest"
 	"github.com/weaver-crawler/weaver/kv"
@@ -146,8 +140,8 @@ func BenchmarkImport(b *testing.B) {
 }
 
 // BenchmarkImportEvery is BenchmarkImport keeping every link
-// (--max-outbound-links 0): each page is tokenized to its end, as
-// BenchmarkImportFloor tokenizes it.
+// (--max-outbound-links 0): each page is tokenized to its end, as the
+// floor (internal/tools/importfloor) tokenizes it.
 func BenchmarkImportEvery(b *testing.B) {
 	benchImport(b, benchWARC(b), 0)
 }
@@ -283,75 +277,6 @@ func benchWAT(b *testing.B) string {
 		b.Fatal(watErr)
 	}
 	return watDir
-}
-
-// BenchmarkImportFloor is the least an import of BenchmarkImport's WARC
-// can cost: it gunzips every record (with the decompressor the reader
-// uses) and runs x/net/html's tokenizer over the body of every response
-// to its end, reading nothing else and storing nothing, on one goroutine.
-// Its CPU-µs/page is the floor BenchmarkImport's and BenchmarkImportEvery's
-// are set against.
-//
-//	go test ./ingest -run '^$' -bench 'Import$|ImportEvery|ImportFloor' -benchtime 1x
-func BenchmarkImportFloor(b *testing.B) {
-	files, err := ingest.Files([]string{benchWARC(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var pages int64
-	c0 := cpuTime()
-	for range b.N {
-		pages = 0
-		for _, f := range files {
-			n, err := floorFile(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pages += n
-		}
-	}
-	cpu := cpuTime() - c0
-	b.ReportMetric(float64(cpu.Microseconds())/float64(pages*int64(b.N)), "CPU-µs/page")
-}
-
-// floorFile gunzips path's records one gzip member at a time and
-// tokenizes the body of each response record.
-func floorFile(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	zr, err := kgzip.NewReader(br)
-	if err != nil {
-		return 0, err
-	}
-	var rec bytes.Buffer
-	var pages int64
-	for {
-		zr.Multistream(false)
-		rec.Reset()
-		if _, err := rec.ReadFrom(zr); err != nil {
-			return pages, err
-		}
-		data := rec.Bytes()
-		if bytes.Contains(data[:min(len(data), 512)], []byte("WARC-Type: response\r\n")) {
-			if _, http, ok := bytes.Cut(data, []byte("\r\n\r\n")); ok {
-				if _, body, ok := bytes.Cut(http, []byte("\r\n\r\n")); ok {
-					z := html.NewTokenizer(bytes.NewReader(body))
-					for z.Next() != html.ErrorToken {
-					}
-					pages++
-				}
-			}
-		}
-		if err := zr.Reset(br); errors.Is(err, io.EOF) {
-			return pages, nil
-		} else if err != nil {
-			return pages, err
-		}
-	}
 }
 
 // cpuTime is the process's user and system CPU so far.

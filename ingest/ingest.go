@@ -21,13 +21,16 @@
 //   - requests, robots.txt, non-HTML answers, revisits, warcinfo and the
 //     rest are counted, not linked.
 //
-// Import streams: one record at a time, committed in batches of many
-// records per transaction, so memory does not grow with the input. Each
-// batch also stores, in the store's meta bucket, the offset just past its
-// last record in the file it came from, so a killed import continues where
-// its last commit stopped and counts nothing twice; a file read to its end
-// is marked done and skipped by later imports. A file is known by its name
-// and a digest of its first 4 KiB, not by its path.
+// Import streams: one record at a time, its node committed in batches of
+// many records per transaction, its links sorted in memory and in run
+// files and merged into the edges bucket in key order (edges.go), so
+// memory does not grow with the input. Each batch also stores, in the
+// store's meta bucket, the offset just past its last record in the file it
+// came from and the offset up to which its records' links are durable, so
+// a killed import continues where its last commit stopped and counts
+// nothing twice; a file read to its end is marked done and skipped by
+// later imports. A file is known by its name and a digest of its first 4
+// KiB, not by its path.
 package ingest
 
 import (
