@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/weaver-crawler/weaver/ingest"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
