@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -356,6 +357,7 @@ func (m *merger) start(ctx context.Context) {
 	ctx, m.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(m.done)
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "merge")))
 		for {
 			if err := m.pass(ctx); err != nil {
 				m.err = err

@@ -48,6 +48,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -266,6 +267,10 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	im.merger.start(ctx)
 	defer im.merger.stop()
 	var damaged []error
+	// The stages are labelled in CPU profiles (go tool pprof -tags): read,
+	// parse, apply (this goroutine: nodes and commits) and merge.
+	defer pprof.SetGoroutineLabels(ctx)
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "apply")))
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return im.stopped(err)

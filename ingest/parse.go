@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -149,6 +150,7 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	wg.Add(2 + workers)
 	go func() { // the reader
 		defer wg.Done()
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "read")))
 		defer close(work)
 		defer close(order)
 		for {
@@ -187,6 +189,7 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	for range workers { // the parsers
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "parse")))
 			ps := im.newParser()
 			for c := range work {
 				c.out = make([]parsed, len(c.recs))
