@@ -321,8 +321,9 @@ func pendsAsMerges(p []pend, out []graph.EdgeMerge) []graph.EdgeMerge {
 	return out
 }
 
-// mergeChunk is how many edges one transaction of a merge writes.
-var mergeChunk = 1 << 18
+// mergeChunk is how many edges one transaction of a merge writes: the
+// transaction holds them and the leaves they touch in memory.
+var mergeChunk = 1 << 16
 
 // merger puts the runs into the store, from its own goroutine, while the
 // import goes on: each pass takes every run written and not yet merged and
@@ -341,6 +342,8 @@ type merger struct {
 
 	mu   sync.Mutex // guards runs, and orders the writes of metaRuns
 	runs runState
+
+	released time.Time // when the store's pages were last given back
 
 	edges, links atomic.Int64 // created and added
 	count        atomic.Int64 // runs named
@@ -492,7 +495,7 @@ func (m *merger) pass(ctx context.Context) error {
 		}
 		l := &chunk[len(chunk)-1]
 		merged := hex.EncodeToString(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, l.From), l.To))
-		return update(m.store, func(tx *kv.Tx) error {
+		err := update(m.store, func(tx *kv.Tx) error {
 			if err := m.merge(tx, chunk); err != nil {
 				return err
 			}
@@ -501,6 +504,13 @@ func (m *merger) pass(ctx context.Context) error {
 			m.runs.Merged = merged
 			return saveRuns(tx, &m.runs)
 		})
+		if err == nil && time.Since(m.released) >= time.Second {
+			// A pass reads the whole edges bucket through the map: give
+			// its pages back (see kv.Tx.ReleasePages).
+			m.released = time.Now()
+			err = m.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+		}
+		return err
 	})
 	if err == nil {
 		err = update(m.store, func(tx *kv.Tx) error {

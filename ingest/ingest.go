@@ -675,6 +675,19 @@ func (im *importer) relink(tx *kv.Tx, p *page) error {
 
 // link puts a link in memory.
 func (im *importer) link(from, to uint64, at int64) {
+	if c := cap(im.pends); len(im.pends) == c {
+		// Grown by doubling up to what Options.SortBytes holds, not
+		// past it as append would, then (until the batch's commit
+		// writes them to a run) an eighth of it at a time.
+		limit := max(int(im.opts.SortBytes/pendSize), 1)
+		n := min(max(2*c, 1024), limit)
+		if c >= limit {
+			n = c + max(limit/8, 1024)
+		}
+		grown := make([]pend, len(im.pends), n)
+		copy(grown, im.pends)
+		im.pends = grown
+	}
 	im.pends = append(im.pends, pend{from: from, to: to, first: at, last: at, w: 1, seq: im.seq})
 	im.seq++
 }
