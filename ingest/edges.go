@@ -189,7 +189,8 @@ func openRun(dir string, rf runFile, i int) (*runReader, error) {
 		return nil, fmt.Errorf("ingest: run: %w", err)
 	}
 	sum := crc32.NewIEEE()
-	return &runReader{rf: rf, f: f, r: bufio.NewReaderSize(io.TeeReader(f, sum), 1<<20), sum: sum, i: i}, nil
+	// A pass may read hundreds of runs at once: small buffers.
+	return &runReader{rf: rf, f: f, r: bufio.NewReaderSize(io.TeeReader(f, sum), 64<<10), sum: sum, i: i}, nil
 }
 
 // next reads the next edge into cur; it returns io.EOF after the last.
@@ -362,15 +363,16 @@ func (m *merger) start(ctx context.Context) {
 		defer close(m.done)
 		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "merge")))
 		for {
-			if err := m.pass(ctx); err != nil {
+			if err := m.pass(ctx, false); err != nil {
 				m.err = err
 				return
 			}
 			select {
 			case _, ok := <-m.wake:
 				if !ok {
-					if err := m.pass(ctx); err != nil { // the last runs
-						m.err = err
+					// All is written: what a resumed pass left, then the rest.
+					for m.pending() && m.err == nil {
+						m.err = m.pass(ctx, true)
 					}
 					return
 				}
@@ -435,8 +437,14 @@ func (m *merger) wakeUp() {
 }
 
 // pass merges the runs marked Merging (a pass a kill stopped), else every
-// run written, into the store.
-func (m *merger) pass(ctx context.Context) error {
+// run written, into the store: when all is written (last), or when the
+// runs hold at least half as many edges as the store. A pass rewrites
+// about every leaf of the edges bucket its keys fall in, which is all of
+// it once the runs are many: so passes come less often as the store
+// grows, each growing it by half at least, and a store of E edges is
+// rewritten about log(E) times in all, not once per run (a store larger
+// than memory would spend its time rewriting itself).
+func (m *merger) pass(ctx context.Context, last bool) error {
 	m.mu.Lock()
 	var runs []runFile
 	for _, rf := range m.runs.Runs {
@@ -455,6 +463,19 @@ func (m *merger) pass(ctx context.Context) error {
 	m.mu.Unlock()
 	if len(runs) == 0 {
 		return nil
+	}
+	if !resumed && !last {
+		var waiting int64
+		for _, rf := range runs {
+			waiting += rf.Edges
+		}
+		var stored uint64
+		if err := m.store.View(func(tx *kv.Tx) error { stored = graph.GetCounts(tx).Edges; return nil }); err != nil {
+			return fmt.Errorf("ingest: merge: %w", err)
+		}
+		if waiting < int64(stored/2) {
+			return nil // until more runs come
+		}
 	}
 	if !resumed {
 		if err := update(m.store, func(tx *kv.Tx) error {

@@ -25,7 +25,7 @@ import (
 // the files' saved states and the stats: parsing in parallel and sorting
 // the links must not change the store.
 func TestRun_ParallelSameAsSerial(t *testing.T) {
-	files := mixFiles(t)
+	files := mixFiles(t, 300)
 	serial, sst := importMix(t, files, 1, 1000, 0)
 	want := dumpStore(serial)
 	if sst.Pages < 100 || sst.Redirects == 0 || sst.Links == 0 {
@@ -46,15 +46,16 @@ func TestRun_ParallelSameAsSerial(t *testing.T) {
 	}
 }
 
-// TestRun_StoppedAnywhereResumes stops an import (workers 2, batches of 25
-// records, runs of 150 links merged 97 edges a transaction) before its
+// TestRun_StoppedAnywhereResumes stops an import (120 pages, workers 2,
+// batches of 25 records, runs of 150 links merged 300 edges a
+// transaction) before its
 // first transaction, its second, and so on to its last, as a kill would:
 // none of its writes after that point happens. Run again, each gives the
 // store of an import never stopped, byte for byte in every bucket the
 // import writes, and meets the store's invariants.
 func TestRun_StoppedAnywhereResumes(t *testing.T) {
-	files := mixFiles(t)
-	defer ingest.SetMergeChunk(97)()
+	files := mixFiles(t, 120)
+	defer ingest.SetMergeChunk(300)()
 	whole, _ := importMix(t, files, 2, 25, 40*150)
 	want := dumpStore(whole)
 	errKilled := errors.New("killed")
@@ -102,16 +103,16 @@ func firstDiff(got, want string) string {
 	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
 }
 
-// mixFiles writes a WARC of 300 pages of 40 hosts, redirects, errors and
+// mixFiles writes a WARC of pages of 40 hosts, redirects, errors and
 // non-HTML answers among them, and a WAT.
-func mixFiles(t *testing.T) []string {
+func mixFiles(t *testing.T, pages int) []string {
 	dir := t.TempDir()
 	w, _, err := warc.Open(warc.Options{Dir: dir, Prefix: "mix", NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewSource(3))
-	for i := range 300 {
+	for i := range pages {
 		ex := pageExchange(rng, i, 40)
 		switch i % 10 {
 		case 3: // a page that is not the home page
