@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v3"
@@ -44,7 +45,7 @@ func (x *Raw) Parse() (*Record, error) {
 	if x.rec != nil {
 		return x.rec, nil
 	}
-	un := gowarc.NewUnmarshaler(readOptions...)
+	un := unmarshalers.Get().(gowarc.Unmarshaler)
 	br := bufio.NewReader(bytes.NewReader(x.data))
 	rec, skipped, validation, err := un.Unmarshal(br)
 	switch {
@@ -55,20 +56,42 @@ func (x *Raw) Parse() (*Record, error) {
 		err = fmt.Errorf("a gzip member without a record: %w", io.ErrUnexpectedEOF)
 	}
 	if err != nil {
+		unmarshalers.Put(un)
 		return nil, &DamageError{File: x.r.path, Offset: x.Offset, Err: err}
 	}
 	got := gowarc.Record{WarcRecord: rec, Offset: x.Offset, Size: x.End - x.Offset, Validation: validation}
 	out, derr := x.r.record(got, func(name string) string { return headerField(bufio.NewReader(bytes.NewReader(x.data)), name) })
 	if derr != nil {
 		rec.Close()
+		unmarshalers.Put(un)
 		return nil, derr
 	}
+	out.un = un
 	return out, nil
 }
 
+// unmarshalers keeps gowarc's unmarshalers for Parse: making one writes a
+// global of the uuid package (gowarc's defaults enable its pool), which
+// two goroutines must not do at once, so New runs under a lock; a record
+// gives its own back when closed.
+var (
+	unmarshalers = sync.Pool{New: func() any {
+		newUnmarshaler.Lock()
+		defer newUnmarshaler.Unlock()
+		return gowarc.NewUnmarshaler(readOptions...)
+	}}
+	newUnmarshaler sync.Mutex
+)
+
 // Close frees what the record holds (its block's buffers); a record of
 // Next is closed by the next call to Next.
-func (r *Record) Close() { r.rec.Close() }
+func (r *Record) Close() {
+	r.rec.Close()
+	if r.un != nil {
+		unmarshalers.Put(r.un)
+		r.un = nil
+	}
+}
 
 // NextRaw returns the next record as its gzip member inflated, for Parse to
 // parse on another goroutine. A file (or what follows a member) that is

@@ -30,6 +30,7 @@ type Record struct {
 	Length      int64     // Content-Length of the block
 
 	rec gowarc.WarcRecord
+	un  gowarc.Unmarshaler // Raw.Parse's, given back by Close
 }
 
 // Header returns a WARC header field of the record ("" when absent).
