@@ -630,7 +630,9 @@ func (im *importer) finishEdges() error {
 			return fmt.Errorf("ingest: merge: %w", err)
 		}
 		im.pends, im.seq = im.pends[:0], 0
-		return im.merger.finish()
+		err = im.merger.finish()
+		os.Remove(im.merger.dir) // when empty: runs merged earlier leave it
+		return err
 	}
 	if err := im.spill(); err != nil {
 		return err

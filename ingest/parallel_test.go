@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -178,4 +179,20 @@ func dumpStore(s *kv.Store) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestRun_NoRunsLeft: an import whose links went through runs leaves no
+// run file, nor their directory, beside the store, and no record of them.
+func TestRun_NoRunsLeft(t *testing.T) {
+	files := mixFiles(t, 120)
+	s, _ := importMix(t, files, 2, 25, 40*150)
+	if _, err := os.Stat(s.Path() + ".import"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s.import: %v, want it gone", s.Path(), err)
+	}
+	s.View(func(tx *kv.Tx) error {
+		if v := tx.MetaString("import.runs"); v != "" {
+			t.Errorf("meta import.runs = %s", v)
+		}
+		return nil
+	})
 }
