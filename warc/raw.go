@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -45,6 +46,9 @@ func (x *Raw) Parse() (*Record, error) {
 	if x.rec != nil {
 		return x.rec, nil
 	}
+	if blockless(x.data) {
+		return x.parseBlockless()
+	}
 	un := unmarshalers.Get().(gowarc.Unmarshaler)
 	br := bufio.NewReader(bytes.NewReader(x.data))
 	rec, skipped, validation, err := un.Unmarshal(br)
@@ -66,7 +70,101 @@ func (x *Raw) Parse() (*Record, error) {
 		unmarshalers.Put(un)
 		return nil, derr
 	}
-	out.un = un
+	out.un, out.pool = un, &unmarshalers
+	return out, nil
+}
+
+// blockless reports whether the record in data is of a type whose block
+// is not an HTTP message (metadata, warcinfo, resource: all of a WAT),
+// by its first WARC-Type field.
+func blockless(data []byte) bool {
+	_, rest, _ := bytes.Cut(data, []byte("\n")) // the version line
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			return false
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if ok && bytes.EqualFold(bytes.TrimSpace(name), []byte(gowarc.WarcType)) {
+			switch string(bytes.ToLower(bytes.TrimSpace(value))) {
+			case "metadata", "warcinfo", "resource":
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// parseBlockless parses a record whose block is not an HTTP message
+// without gowarc's checks of the spec: they copy the block into a buffer,
+// hash it and parse its target URI, about five times the rest of the
+// parse. The block is taken from the member as it is, and the checks that
+// find damage are made here as gowarc makes them: a block shorter than
+// its Content-Length, and at the end of the file a missing end of record.
+// A field a record type does not allow is kept (gowarc's check blanks it).
+func (x *Raw) parseBlockless() (*Record, error) {
+	damage := func(err error) (*Record, error) {
+		return nil, &DamageError{File: x.r.path, Offset: x.Offset, Err: err}
+	}
+	un := lenient.Get().(gowarc.Unmarshaler)
+	rec, skipped, validation, err := un.Unmarshal(bufio.NewReader(bytes.NewReader(x.data)))
+	switch {
+	case err == nil && skipped > 0:
+		rec.Close()
+		err = fmt.Errorf("%d bytes before the record are no record", skipped)
+	case errors.Is(err, io.EOF) && rec == nil:
+		err = fmt.Errorf("a gzip member without a record: %w", io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		lenient.Put(un)
+		return damage(err)
+	}
+	fail := func(err error) (*Record, error) {
+		rec.Close()
+		lenient.Put(un)
+		return damage(err)
+	}
+	// The header ends at its first empty line, as gowarc reads it.
+	start := bytes.IndexByte(x.data, '\n') + 1
+	for {
+		i := bytes.IndexByte(x.data[start:], '\n')
+		if i < 0 {
+			return fail(fmt.Errorf("no end of the header"))
+		}
+		line := x.data[start : start+i+1]
+		start += i + 1
+		if len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
+			break
+		}
+	}
+	h := rec.WarcHeader()
+	length, _ := h.GetInt64(gowarc.ContentLength)
+	avail := int64(len(x.data) - start)
+	if h.Has(gowarc.ContentLength) && avail < length {
+		return fail(&gowarc.ContentLengthError{Expected: length, Actual: avail})
+	}
+	length = min(max(length, 0), avail)
+	block := x.data[start : start+int(length)]
+	if x.End >= x.r.size {
+		// The end of record marker, as gowarc checks it.
+		tail := x.data[start+int(length):]
+		tail = tail[:min(len(tail), 4)]
+		lf := (len(tail) == 1 && tail[0] == '\n') || (len(tail) == 2 && tail[0] == '\n' && tail[1] == '\n')
+		if !bytes.Equal(tail, []byte("\r\n\r\n")) && !lf && len(tail) < 4 {
+			return fail(fmt.Errorf("too few bytes in end of record marker. Expected %q, was %q", "\r\n\r\n", tail))
+		}
+	}
+	got := gowarc.Record{WarcRecord: rec, Offset: x.Offset, Size: x.End - x.Offset, Validation: validation}
+	out, derr := x.r.record(got, func(name string) string { return headerField(bufio.NewReader(bytes.NewReader(x.data)), name) })
+	if derr != nil {
+		rec.Close()
+		lenient.Put(un)
+		return nil, derr
+	}
+	out.un, out.pool, out.block = un, &lenient, block
 	return out, nil
 }
 
@@ -75,20 +173,26 @@ func (x *Raw) Parse() (*Record, error) {
 // two goroutines must not do at once, so New runs under a lock; a record
 // gives its own back when closed.
 var (
-	unmarshalers = sync.Pool{New: func() any {
-		newUnmarshaler.Lock()
-		defer newUnmarshaler.Unlock()
-		return gowarc.NewUnmarshaler(readOptions...)
-	}}
+	unmarshalers   = sync.Pool{New: func() any { return newUnmarshalerOf(readOptions...) }}
+	lenient        = sync.Pool{New: func() any { return newUnmarshalerOf(append(slices.Clone(readOptions), lenientOptions...)...) }}
 	newUnmarshaler sync.Mutex
 )
+
+// lenientOptions are parseBlockless's: no check of the spec.
+var lenientOptions = []gowarc.WarcRecordOption{gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore)}
+
+func newUnmarshalerOf(opts ...gowarc.WarcRecordOption) gowarc.Unmarshaler {
+	newUnmarshaler.Lock()
+	defer newUnmarshaler.Unlock()
+	return gowarc.NewUnmarshaler(opts...)
+}
 
 // Close frees what the record holds (its block's buffers); a record of
 // Next is closed by the next call to Next.
 func (r *Record) Close() {
 	r.rec.Close()
 	if r.un != nil {
-		unmarshalers.Put(r.un)
+		r.pool.Put(r.un)
 		r.un = nil
 	}
 }

@@ -90,6 +90,13 @@ func TestReader_NextRawAsNext(t *testing.T) {
 		"plain.warc":        plain,
 		"plain-cut.warc":    plain[:len(plain)-100],
 		"empty.warc.gz":     {},
+		// Records without an HTTP message (a WAT's), which Parse reads
+		// without gowarc's checks of the spec.
+		"wat.warc.wat.gz":        members(watRecords...),
+		"wat-short.warc.wat.gz":  members(watRecords[0], record("metadata", "http://s.test/", "application/json", "Content-Length: 99\r\n", `{"a":1}`, "\r\n\r\n"), watRecords[1]),
+		"wat-end.warc.wat.gz":    members(watRecords[0], record("metadata", "http://e.test/", "application/json", "", `{"a":1}`, "\r\n")),
+		"wat-end-lf.warc.wat.gz": members(watRecords[0], record("metadata", "http://e.test/", "application/json", "", `{"a":1}`, "\n")),
+		"wat-plain.warc.wat":     []byte(strings.Join(watRecords, "")),
 	}
 	for name, content := range cases {
 		path := filepath.Join(dir, name)
@@ -104,4 +111,46 @@ func TestReader_NextRawAsNext(t *testing.T) {
 			t.Errorf("%s: %d lines, want 13 records and the end", name, len(want))
 		}
 	}
+}
+
+// watRecords are records of the kinds a WAT holds, with quirks: an
+// angle-bracketed target URI, the type in lower case, no Content-Length, a
+// resource, an empty block, a field the type does not allow.
+var watRecords = []string{
+	record("warcinfo", "", "application/warc-fields", "", "software: test\r\n", "\r\n\r\n"),
+	record("metadata", "http://a.test/", "application/json", "", `{"Envelope":{"WARC-Header-Metadata":{"WARC-Type":"response"}}}`, "\r\n\r\n"),
+	record("metadata", "<http://b.test/x>", "application/json", "", `{"x":"y"}`, "\r\n\r\n"),
+	strings.Replace(record("metadata", "http://c.test/", "application/json", "", `{}`, "\r\n\r\n"), "WARC-Type: metadata", "warc-type: METADATA", 1),
+	strings.Replace(record("metadata", "http://d.test/", "application/json", "", `{}`, "\r\n\r\n"), "Content-Length: 2\r\n", "", 1),
+	record("resource", "http://e.test/r", "text/plain", "", "some text", "\r\n\r\n"),
+	record("metadata", "http://f.test/", "application/json", "", "", "\r\n\r\n"),
+	record("metadata", "http://g.test/", "application/json", "WARC-IP-Address: 192.0.2.1\r\nWARC-Date: not a date\r\n", `[1]`, "\r\n\r\n"),
+}
+
+// record is a WARC/1.1 record of type typ with the block and what ends it;
+// extra are more header lines (a Content-Length among them replaces the
+// block's).
+func record(typ, uri, ctype, extra, block, end string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:%08d-0000-4000-8000-000000000000>\r\nWARC-Date: 2024-02-20T10:00:00Z\r\n", typ, len(uri)+len(block))
+	if uri != "" {
+		fmt.Fprintf(&b, "WARC-Target-URI: %s\r\n", uri)
+	}
+	fmt.Fprintf(&b, "Content-Type: %s\r\n", ctype)
+	if !strings.Contains(extra, "Content-Length") {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(block))
+	}
+	b.WriteString(extra + "\r\n" + block + end)
+	return b.String()
+}
+
+// members gzips each record as a member of its own.
+func members(recs ...string) []byte {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		zw := gzip.NewWriter(&buf)
+		zw.Write([]byte(r))
+		zw.Close()
+	}
+	return buf.Bytes()
 }

@@ -2,6 +2,7 @@ package warc
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	gowarc "github.com/nlnwa/gowarc/v3"
@@ -29,8 +31,10 @@ type Record struct {
 	Truncated   string    // WARC-Truncated ("" when whole)
 	Length      int64     // Content-Length of the block
 
-	rec gowarc.WarcRecord
-	un  gowarc.Unmarshaler // Raw.Parse's, given back by Close
+	rec   gowarc.WarcRecord
+	un    gowarc.Unmarshaler // Raw.Parse's, given back to pool by Close
+	pool  *sync.Pool
+	block []byte // Raw.Parse's block without an HTTP message, or nil: rec's
 }
 
 // Header returns a WARC header field of the record ("" when absent).
@@ -64,6 +68,9 @@ func (r *Record) HTTPHeader() http.Header {
 // Payload returns the body of an HTTP message (the entity after the
 // headers), or the whole block of any other record.
 func (r *Record) Payload() (io.Reader, error) {
+	if r.block != nil {
+		return bytes.NewReader(r.block), nil
+	}
 	if b, ok := r.rec.Block().(gowarc.PayloadBlock); ok {
 		return b.PayloadBytes()
 	}
