@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZPARALLEL ?=
 FUZZFLAGS = -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL))
 
-.PHONY: all build test test-short lint fuzz bench profile-links demo demo-cluster golden cross clean tools ui map-png
+.PHONY: all build test test-short lint fuzz bench profile-links demo demo-cluster golden cross clean tools ui map-png map-svg
 
 all: build
 
@@ -40,6 +40,7 @@ lint:
 # Each fuzz target runs FUZZTIME; crashers land in testdata/fuzz as regression cases.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeHost$$' $(FUZZFLAGS) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzHistorySegment$$' $(FUZZFLAGS) ./graph
 	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/robots
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' $(FUZZFLAGS) ./crawl
@@ -81,6 +82,12 @@ ui:
 # docs/map.png, the README's picture of the map, taken by the browser test.
 map-png:
 	$(GO) test ./e2e -run '^TestMap_ExportHTML$$' -count=1 -args -update-map-png
+
+# docs/map.svg, the README's picture of the DOT export: the 60 biggest hosts
+# of make demo's crawl as dot -Tsvg draws them; docs/demo-map.png, all of it.
+map-svg: demo
+	./bin/weaver export --db demo-out/weaver.bolt --crawled-only --top 60 --dot - | dot -Tsvg -o docs/map.svg
+	./bin/weaver export --db demo-out/weaver.bolt --crawled-only --dot - | dot -Tpng -Gdpi=50 -o docs/demo-map.png
 
 # Raspberry Pi / ARM Linux binaries with cgo (SQLite): bin/weaver-linux-arm64 and
 # bin/weaver-linux-armv7. Needs gcc-aarch64-linux-gnu and gcc-arm-linux-gnueabihf.

@@ -1,20 +1,14 @@
 package archive
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"time"
 
-	"github.com/weaver-crawler/weaver/frontier"
-	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/shard"
 )
 
 // MergeOptions control Merge.
@@ -101,67 +95,19 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 		opt.Batch = 50_000
 	}
 	var res MergeResult
-	srcs := make([]*kv.Store, 0, len(inputs))
-	defer func() {
-		for _, s := range srcs {
-			s.Close()
-		}
-	}()
-	var created time.Time
-	for _, in := range inputs {
-		s, err := kv.Open(in, kv.Options{ReadOnly: true})
-		if err != nil {
-			return MergeResult{}, err
-		}
-		srcs = append(srcs, s)
-		var info Info
-		_ = s.View(func(tx *kv.Tx) error {
-			info = countsOf(tx)
-			info.Bytes = tx.Size()
-			return nil
-		})
-		info.Path = in
-		res.Inputs = append(res.Inputs, info)
-		if c := s.Created(); !c.IsZero() && (created.IsZero() || c.Before(created)) {
-			created = c
-		}
+	srcs, infos, created, err := openInputs(inputs)
+	defer closeAll(srcs)
+	if err != nil {
+		return MergeResult{}, err
 	}
-	if created.IsZero() {
-		created = time.Unix(0, 0)
-	}
-
+	res.Inputs = infos
 	tmp, err := tempName(out)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	defer os.Remove(tmp)
-	dst, err := kv.Open(tmp, kv.Options{NoSync: true, PageSize: opt.PageSize, Now: func() time.Time { return created }})
-	if err != nil {
-		return MergeResult{}, fmt.Errorf("%s: %w", out, err)
-	}
-	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
-	err = m.run(srcs)
-	if err == nil && len(opt.Meta) > 0 {
-		err = dst.Update(func(tx *kv.Tx) error {
-			for _, k := range slices.Sorted(maps.Keys(opt.Meta)) {
-				if err := tx.SetMetaString(k, opt.Meta[k]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err == nil {
-		err = dst.View(func(tx *kv.Tx) error {
-			res.Out = countsOf(tx)
-			return nil
-		})
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return MergeResult{}, fmt.Errorf("%s: merge: %w", out, err)
+	if res.Out, err = writeMerged(ctx, out, tmp, srcs, created, opt); err != nil {
+		return MergeResult{}, err
 	}
 	if opt.Verify {
 		if _, err := VerifyFile(tmp); err != nil {
@@ -178,6 +124,81 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	return res, nil
 }
 
+// openInputs opens inputs read-only, in order, and returns them with what
+// each holds and the earliest creation time they record (the Unix epoch
+// when none does). The stores it opened are returned on error too, for
+// the caller to close.
+func openInputs(inputs []string) (srcs []*kv.Store, infos []Info, created time.Time, err error) {
+	srcs = make([]*kv.Store, 0, len(inputs))
+	for _, in := range inputs {
+		s, err := kv.Open(in, kv.Options{ReadOnly: true})
+		if err != nil {
+			return srcs, nil, time.Time{}, err
+		}
+		srcs = append(srcs, s)
+		var info Info
+		err = s.View(func(tx *kv.Tx) error {
+			info = countsOf(tx)
+			info.Bytes = tx.Size()
+			return nil
+		})
+		if err != nil {
+			return srcs, nil, time.Time{}, fmt.Errorf("%s: %w", in, err)
+		}
+		info.Path = in
+		infos = append(infos, info)
+		if c := s.Created(); !c.IsZero() && (created.IsZero() || c.Before(created)) {
+			created = c
+		}
+	}
+	if created.IsZero() {
+		created = time.Unix(0, 0)
+	}
+	return srcs, infos, created, nil
+}
+
+func closeAll(stores []*kv.Store) {
+	for _, s := range stores {
+		s.Close()
+	}
+}
+
+// writeMerged merges srcs into a new store at tmp, created at created,
+// adds opt.Meta's records, and returns what the store holds. out names
+// the merge's output in its errors.
+func writeMerged(ctx context.Context, out, tmp string, srcs []*kv.Store, created time.Time, opt MergeOptions) (Info, error) {
+	dst, err := kv.Open(tmp, kv.Options{NoSync: true, PageSize: opt.PageSize, Now: func() time.Time { return created }})
+	if err != nil {
+		return Info{}, fmt.Errorf("%s: %w", out, err)
+	}
+	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
+	err = m.run(srcs)
+	if err == nil && len(opt.Meta) > 0 {
+		err = dst.Update(func(tx *kv.Tx) error {
+			for _, k := range slices.Sorted(maps.Keys(opt.Meta)) {
+				if err := tx.SetMetaString(k, opt.Meta[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	var info Info
+	if err == nil {
+		err = dst.View(func(tx *kv.Tx) error {
+			info = countsOf(tx)
+			return nil
+		})
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("%s: merge: %w", out, err)
+	}
+	return info, nil
+}
+
 // merger writes the merged store. Each pass reads one input in key order
 // and applies its records to dst in write transactions of batch records.
 type merger struct {
@@ -189,24 +210,15 @@ type merger struct {
 	// shards that do not own them (shard stubs): the owner's record,
 	// when it comes, replaces what they say.
 	stubs map[uint64]bool
-	// multi holds the output ids of hosts whose crawl history came from
-	// several inputs, dups what the inputs counted twice for them (see
+	// dups holds what the inputs counted twice for a host's crawls (see
 	// history).
-	multi map[uint64]bool
-	dups  map[uint64]*dupCounts
+	dups map[uint64]*dupCounts
 }
 
-// shardOf returns the shard spec a cluster shard's store records, if any.
-func shardOf(src *kv.Store) (shard.Spec, bool) {
-	var v string
-	_ = src.View(func(tx *kv.Tx) error { v = tx.MetaString(shard.MetaSpec); return nil })
-	if v == "" {
-		return shard.Spec{}, false
-	}
-	spec, err := shard.Parse(v)
-	return spec, err == nil
-}
-
+// run makes the passes, each over every input in order. Nodes come
+// first: every later pass renumbers by their ids. Edges come before the
+// histories, which take back the weights of a crawl two inputs hold,
+// and before the anchors, which are kept only for the output's edges.
 func (m *merger) run(srcs []*kv.Store) error {
 	for i, s := range srcs {
 		if err := m.nodes(i, s); err != nil {
@@ -278,338 +290,6 @@ func (m *merger) scan(src *kv.Store, bucket []byte, each func(k, v []byte) error
 	})
 }
 
-// nodes merges input i's nodes into dst by host and records their new ids.
-func (m *merger) nodes(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	_ = src.View(func(tx *kv.Tx) error {
-		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
-		return nil
-	})
-	spec, sharded := shardOf(src)
-	var batch []graph.Node
-	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
-		var n graph.Node
-		if err := kv.Decode(v, &n); err != nil {
-			return fmt.Errorf("%s: node %x: %w", src.Path(), k, err)
-		}
-		batch = append(batch, n)
-		return nil
-	}, func() error {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for j := range batch {
-				stub := sharded && !spec.Owns(batch[j].Host)
-				id, err := m.putNode(tx, &batch[j], stub)
-				if err != nil {
-					return fmt.Errorf("%s: %w", src.Path(), err)
-				}
-				ids.set(batch[j].ID, id)
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
-// putNode merges n into the node of its host in tx, creating it with the
-// next id when new, and returns the node's id. stub says n comes from a
-// cluster shard that does not own its host: such a record (a link's
-// target, never fetched there) gives way to the owner's, whatever their
-// times say; it only widens the times and depth.
-func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
-	cur, ok, err := graph.GetByHost(tx, n.Host)
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case !ok:
-		created, _, err := graph.Ensure(tx, n.Host, n.Scheme, n.FirstSeen)
-		if err != nil {
-			return 0, fmt.Errorf("node %d: %w", n.ID, err)
-		}
-		cur = *n
-		cur.ID = created.ID
-		if stub {
-			m.stubs[cur.ID] = true
-		}
-	case stub == m.stubs[cur.ID]:
-		mergeNode(&cur, n)
-	case stub:
-		// The owner's record is in: the stub only widens it.
-		cur.Depth = min(cur.Depth, n.Depth)
-		cur.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
-		cur.LastSeen = latest(cur.LastSeen, n.LastSeen)
-	default:
-		// The owner's record replaces the stubs'.
-		acc := *n
-		acc.ID = cur.ID
-		acc.Depth = min(cur.Depth, n.Depth)
-		acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
-		acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
-		acc.CrawlCount += cur.CrawlCount
-		acc.FailCount += cur.FailCount
-		cur = acc
-		delete(m.stubs, cur.ID)
-	}
-	// MirrorOf from an input names that input's ids: file the node again.
-	if _, err := graph.NoteContentHash(tx, &cur); err != nil {
-		return 0, err
-	}
-	return cur.ID, graph.Put(tx, &cur)
-}
-
-// fetchRank orders what records know of a host: an HTTP answer (3), a
-// failed fetch attempt (2), a queued discovery (1), a discovery the
-// limits kept out of the queue (0).
-func fetchRank(n *graph.Node) int {
-	switch {
-	case n.CrawlCount > 0 || !n.LastCrawl.IsZero():
-		return 3
-	case n.Status == graph.StatusDiscovered:
-		return 1
-	case n.Status == graph.StatusExcludedByLimit || n.Status == graph.StatusOutOfScope || n.Status == "":
-		return 0
-	}
-	return 2
-}
-
-// fresher reports whether n's fetch fields should replace acc's: it is of
-// a higher rank, or of the same rank and more recent. Ties keep acc, the
-// earlier input's.
-func fresher(n, acc *graph.Node) bool {
-	rn, ra := fetchRank(n), fetchRank(acc)
-	switch {
-	case rn != ra:
-		return rn > ra
-	case rn == 3:
-		return n.LastCrawl.After(acc.LastCrawl)
-	case rn == 2:
-		return n.LastSeen.After(acc.LastSeen)
-	}
-	return false
-}
-
-// mergeNode merges n, a later input's record of acc's host, into acc.
-func mergeNode(acc, n *graph.Node) {
-	if fresher(n, acc) {
-		if n.Scheme != "" {
-			acc.Scheme = n.Scheme
-		}
-		acc.Status, acc.Title, acc.Description = n.Status, n.Title, n.Description
-		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
-		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
-		acc.Canonical, acc.RobotsDirectives, acc.PagesFetched = n.Canonical, n.RobotsDirectives, n.PagesFetched
-		acc.ETag, acc.LastModified = n.ETag, n.LastModified
-		if !n.NextDue.IsZero() {
-			acc.NextDue, acc.IntervalMS = n.NextDue, n.IntervalMS
-		}
-	}
-	acc.Changes += n.Changes
-	acc.NotModified += n.NotModified
-	acc.LastChange = latest(acc.LastChange, n.LastChange)
-	if acc.Domain == "" {
-		acc.Domain = n.Domain
-	}
-	acc.CrawlCount += n.CrawlCount
-	acc.FailCount += n.FailCount
-	acc.Depth = min(acc.Depth, n.Depth)
-	acc.FirstSeen = earliest(acc.FirstSeen, n.FirstSeen)
-	acc.LastSeen = latest(acc.LastSeen, n.LastSeen)
-	acc.LastCrawl = latest(acc.LastCrawl, n.LastCrawl)
-}
-
-// earliest returns the earlier of two times, ignoring zero ones.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
-}
-
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-// edges adds input i's edges to dst, renumbered. Each batch is sorted by
-// its new key so that it is written in key order.
-func (m *merger) edges(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	var batch []graph.Edge
-	return m.scan(src, kv.BucketEdges, func(k, v []byte) error {
-		if len(k) != 16 {
-			return fmt.Errorf("%s: edge key %x: %w", src.Path(), k, graph.ErrInconsistent)
-		}
-		var e graph.Edge
-		if err := kv.Decode(v, &e); err != nil {
-			return fmt.Errorf("%s: edge %x: %w", src.Path(), k, err)
-		}
-		from, to := binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
-		e.From, e.To = ids.get(from), ids.get(to)
-		if e.From == 0 || e.To == 0 {
-			return fmt.Errorf("%s: edge %d→%d names a missing node: %w", src.Path(), from, to, graph.ErrInconsistent)
-		}
-		batch = append(batch, e)
-		return nil
-	}, func() error {
-		slices.SortFunc(batch, func(a, b graph.Edge) int {
-			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
-		})
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for j := range batch {
-				if err := addEdge(tx, &batch[j]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
-// addEdge adds e's weight and link facts to the edge e.From→e.To in tx
-// and widens its first/last-seen to e's. graph.AddEdgeFacts keeps the
-// counters; the record is then rewritten with the merged times, which
-// AddEdgeFacts sets to its now.
-func addEdge(tx *kv.Tx, e *graph.Edge) error {
-	old, ok, err := graph.GetEdge(tx, e.From, e.To)
-	if err != nil {
-		return err
-	}
-	if err := graph.AddEdgeFacts(tx, e.From, e.To, e.Weight, e.Nofollow, e.Redirect, e.LastSeen); err != nil {
-		return err
-	}
-	merged := graph.Edge{Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect}
-	if ok {
-		merged.Weight += old.Weight
-		merged.Nofollow += old.Nofollow
-		merged.Redirect += old.Redirect
-		merged.FirstSeen = earliest(old.FirstSeen, e.FirstSeen)
-		merged.LastSeen = latest(old.LastSeen, e.LastSeen)
-	}
-	return tx.Put(kv.BucketEdges, edgeKey(e.From, e.To), &merged)
-}
-
-// edgeKey is the edges bucket's key (kv/schema.go): from | to, big-endian.
-func edgeKey(from, to uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, from)
-	binary.BigEndian.PutUint64(k[8:], to)
-	return k
-}
-
-// frontier queues every input's entries and leases in dst, one per host at
-// its smallest depth. frontier.Push, called in (depth, arrival, input)
-// order, keeps the first entry of each host and numbers the arrivals anew.
-func (m *merger) frontier(srcs []*kv.Store) error {
-	var all []queuedAt // renumbered
-	for i, src := range srcs {
-		ids := &m.ids[i]
-		err := src.View(func(tx *kv.Tx) error {
-			c := tx.Cursor(kv.BucketFrontier)
-			for k, v := c.First(); k != nil; k, v = c.Next() {
-				var e frontier.Entry
-				if err := kv.Decode(v, &e); err != nil {
-					return fmt.Errorf("%s: frontier entry %x: %w", src.Path(), k, err)
-				}
-				all = append(all, queuedAt{depth: e.Depth, seq: keySeq(k), input: i, e: e})
-			}
-			return frontier.ForEachLease(tx, func(l *frontier.Lease) error {
-				all = append(all, queuedAt{depth: l.Depth, seq: keySeq(l.Key), input: i, e: l.Entry})
-				return nil
-			})
-		})
-		if err != nil {
-			return err
-		}
-		for j := len(all) - 1; j >= 0 && all[j].input == i; j-- {
-			old := all[j].e.NodeID
-			if all[j].e.NodeID = ids.get(old); all[j].e.NodeID == 0 {
-				return fmt.Errorf("%s: frontier entry of %s names missing node %d: %w", src.Path(), all[j].e.Host, old, frontier.ErrInconsistent)
-			}
-		}
-	}
-	slices.SortFunc(all, queuedAt.compare)
-	for start := 0; start < len(all); start += m.batch {
-		if err := m.ctx.Err(); err != nil {
-			return err
-		}
-		chunk := all[start:min(start+m.batch, len(all))]
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, q := range chunk {
-				if _, err := frontier.Push(tx, q.e); err != nil {
-					return fmt.Errorf("frontier entry of %s: %w", q.e.Host, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// visited copies input i's visited marks (node | depth, kv/schema.go),
-// renumbered.
-func (m *merger) visited(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	var batch [][]byte
-	return m.scan(src, kv.BucketVisited, func(k, _ []byte) error {
-		if len(k) != 12 {
-			return nil // not a mark this weaver writes; the crawler never reads it
-		}
-		id := ids.get(binary.BigEndian.Uint64(k))
-		if id == 0 {
-			return nil // a mark of a node the input lacks: meaningless, dropped
-		}
-		nk := make([]byte, 12)
-		binary.BigEndian.PutUint64(nk, id)
-		copy(nk[8:], k[8:])
-		batch = append(batch, nk)
-		return nil
-	}, func() error {
-		slices.SortFunc(batch, bytes.Compare)
-		return keysFlush(m.dst, kv.BucketVisited, &batch)()
-	})
-}
-
-// roots copies the subdomain limiter's admitted hosts: the union.
-func (m *merger) roots(src *kv.Store) error {
-	var batch [][]byte
-	return m.scan(src, kv.BucketRoots, func(k, _ []byte) error {
-		batch = append(batch, bytes.Clone(k))
-		return nil
-	}, keysFlush(m.dst, kv.BucketRoots, &batch))
-}
-
-// robots keeps, per host, the freshest robots.txt record of all inputs (the
-// earlier input's on a tie).
-func (m *merger) robots(src *kv.Store) error {
-	var batch []kvPair
-	return m.scan(src, kv.BucketRobots, func(k, v []byte) error {
-		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	}, func() error {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, r := range batch {
-				if cur := tx.GetRaw(kv.BucketRobots, r.k); cur != nil && !fetchedAt(r.v).After(fetchedAt(cur)) {
-					continue
-				}
-				if err := tx.PutRaw(kv.BucketRobots, r.k, r.v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
 // idMap maps an input's node ids to the output's. Ids are dense (graph
 // gives them from a counter), so a slice serves; ids beyond limit, which
 // only a damaged store could hold, go to a map.
@@ -638,236 +318,4 @@ func (m *idMap) get(old uint64) uint64 {
 		return m.dense[old]
 	}
 	return m.sparse[old]
-}
-
-// history copies input i's crawl history (graph/history.go) with its node
-// ids remapped, so that each host's history is the union of its inputs'
-// crawl records, keyed by crawl time. A host crawled in one input only
-// (every host of a cluster: its owner's) keeps its records as they are.
-// For a host another input crawled too, each record goes in with its
-// links written out (a record that stood for the links of the crawl
-// before it may now follow another input's crawl), the records already
-// there are written out first (expand), and the host's records are
-// compacted again once every input is in (finishHistory). A record whose
-// key is already there is the same crawl seen in two inputs (a store and
-// its copy, or a copy that crawled on): it is kept once, and what the
-// second input counted for it (the node's crawl, change and 304 counts,
-// its edges' weights) is taken back.
-func (m *merger) history(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	has := false
-	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketCrawls); return nil }); err != nil || !has {
-		return err // an older weaver's store: no history
-	}
-	if m.multi == nil {
-		m.multi, m.dups = map[uint64]bool{}, map[uint64]*dupCounts{}
-	}
-	var batch []crawlRec
-	var expand []uint64   // output nodes whose records in dst are to be written out before this batch
-	var node uint64       // the input's node whose records are being read
-	var resolve bool      // write its records out in full
-	var last []graph.Link // its last crawl's links, remapped
-	return m.scan(src, kv.BucketCrawls, func(k, v []byte) error {
-		if len(k) != 16 {
-			return fmt.Errorf("%s: crawl history key %x: %w", src.Path(), k, graph.ErrBadHistory)
-		}
-		if n := binary.BigEndian.Uint64(k); n != node {
-			node, last = n, nil
-			out := ids.get(n)
-			resolve = false
-			if err := m.dst.View(func(tx *kv.Tx) error { resolve = graph.HasCrawls(tx, out); return nil }); err != nil {
-				return err
-			}
-			if resolve && !m.multi[out] {
-				m.multi[out] = true
-				expand = append(expand, out)
-			}
-		}
-		var r []graph.Link
-		if resolve {
-			r = last
-			if r == nil {
-				r = []graph.Link{}
-			}
-		}
-		nk, nv, c, err := graph.RemapCrawl(k, v, ids.get, r)
-		if err != nil {
-			return fmt.Errorf("%s: %w", src.Path(), err)
-		}
-		last = c.Links
-		batch = append(batch, crawlRec{nk, nv, c, resolve})
-		return nil
-	}, func() error {
-		slices.SortFunc(batch, func(a, b crawlRec) int { return bytes.Compare(a.k, b.k) })
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, out := range expand {
-				if err := graph.ExpandHistory(tx, out); err != nil {
-					return err
-				}
-			}
-			for j := range batch {
-				r := &batch[j]
-				if r.checked && tx.GetRaw(kv.BucketCrawls, r.k) != nil {
-					if err := m.dup(tx, r); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := tx.PutRaw(kv.BucketCrawls, r.k, r.v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch, expand = batch[:0], expand[:0]
-		return err
-	})
-}
-
-// crawlRec is a crawl record on its way to the output: key, value, the
-// crawl, and whether the output may hold it already (its host has
-// records from another input).
-type crawlRec struct {
-	k, v    []byte
-	c       graph.Crawl
-	checked bool
-}
-
-// dupCounts are what the inputs counted twice for a host: crawls met in
-// two inputs, and how many of them changed something or answered 304.
-type dupCounts struct{ crawls, changed, notModified int }
-
-// dup takes back what a second input counted for the crawl r the output
-// already holds: its links' weights now, the node's counts in
-// finishHistory.
-func (m *merger) dup(tx *kv.Tx, r *crawlRec) error {
-	node := binary.BigEndian.Uint64(r.k)
-	d := m.dups[node]
-	if d == nil {
-		d = &dupCounts{}
-		m.dups[node] = d
-	}
-	d.crawls++
-	if r.c.Changed {
-		d.changed++
-	}
-	if r.c.NotModified {
-		d.notModified++
-	}
-	return graph.Uncount(tx, node, &r.c)
-}
-
-// finishHistory compacts the history of every host crawled in several
-// inputs (a record whose links are those of the crawl before it stores
-// none, as the crawler writes it) and takes back from each node's counts
-// the crawls two inputs both held.
-func (m *merger) finishHistory() error {
-	if len(m.multi) == 0 {
-		return nil
-	}
-	nodes := slices.Sorted(maps.Keys(m.multi))
-	for lo := 0; lo < len(nodes); lo += m.batch {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, id := range nodes[lo:min(lo+m.batch, len(nodes))] {
-				if err := graph.CompactHistory(tx, id); err != nil {
-					return err
-				}
-				d := m.dups[id]
-				if d == nil {
-					continue
-				}
-				n, ok, err := graph.Get(tx, id)
-				if err != nil || !ok {
-					return err
-				}
-				n.CrawlCount = max(n.CrawlCount-d.crawls, 0)
-				n.Changes = max(n.Changes-d.changed, 0)
-				n.NotModified = max(n.NotModified-d.notModified, 0)
-				if err := graph.Put(tx, &n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// anchors copies input i's example links (graph.Anchor) with their edge's
-// ids remapped; an edge that has some in two inputs keeps the first
-// input's, then the other's, as many as the longer list had.
-func (m *merger) anchors(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	has := false
-	if err := src.View(func(tx *kv.Tx) error { has = tx.Exists(kv.BucketAnchors); return nil }); err != nil || !has {
-		return err // an older weaver's store: no anchors
-	}
-	type rec struct {
-		from, to uint64
-		list     []graph.Anchor
-	}
-	var batch []rec
-	return m.scan(src, kv.BucketAnchors, func(k, v []byte) error {
-		if len(k) != 16 {
-			return fmt.Errorf("%s: anchors key %x: %w", src.Path(), k, graph.ErrInconsistent)
-		}
-		var list []graph.Anchor
-		if err := kv.Decode(v, &list); err != nil {
-			return fmt.Errorf("%s: anchors %x: %w", src.Path(), k, err)
-		}
-		batch = append(batch, rec{ids.get(binary.BigEndian.Uint64(k)), ids.get(binary.BigEndian.Uint64(k[8:])), list})
-		return nil
-	}, func() error {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for _, r := range batch {
-				if _, ok, err := graph.GetEdge(tx, r.from, r.to); err != nil || !ok {
-					if err != nil {
-						return err
-					}
-					continue // no edge of the output: the anchors have nothing to stand for
-				}
-				old, err := graph.GetAnchors(tx, r.from, r.to)
-				if err != nil {
-					return err
-				}
-				list := graph.MergeAnchors(old, r.list, max(len(old), len(r.list)))
-				if err := graph.PutAnchors(tx, r.from, r.to, list); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
-// rebuildDue files every merged node with a due time in the revisit
-// schedule's index (kv.BucketDue: due time | node id → URL; empty: the
-// home page).
-func (m *merger) rebuildDue() error {
-	return m.dst.Update(func(tx *kv.Tx) error {
-		var keys [][]byte
-		err := graph.ForEachNode(tx, func(n *graph.Node) error {
-			if !n.NextDue.IsZero() {
-				k := make([]byte, 16)
-				binary.BigEndian.PutUint64(k, uint64(n.NextDue.UnixNano()))
-				binary.BigEndian.PutUint64(k[8:], n.ID)
-				keys = append(keys, k)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := tx.PutRaw(kv.BucketDue, k, []byte{}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }

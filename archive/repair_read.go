@@ -232,7 +232,8 @@ func (r *repairer) checkBuckets() {
 	}
 	known := map[string]bool{string(kv.BucketHosts): true, string(kv.BucketQueued): true,
 		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true,
-		string(kv.BucketCrawls): true, string(kv.BucketDue): true, string(kv.BucketAnchors): true,
+		string(kv.BucketCrawls): true, string(kv.BucketHistory): true, string(kv.BucketRecent): true,
+		string(kv.BucketDue): true, string(kv.BucketAnchors): true,
 		// Derived, not copied: the next export or weaver layout computes it again.
 		string(kv.BucketLayout): true}
 	for _, b := range copiedBuckets {

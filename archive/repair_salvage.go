@@ -256,18 +256,32 @@ func (r *repairer) copyInbox() error {
 	}, keysFlush(r.dst, kv.BucketInbox, &batch))
 }
 
-// copyHistory keeps the crawl history records (graph/history.go) whose
-// key is a node and a time and whose value has its flags byte.
+// copyHistory keeps the crawl history (graph/history.go): schema 2's
+// segments, sealed and open, whose keys have the right size, and schema 1's
+// records whose key is a node and a time and whose value has its flags
+// byte; then graph.RepairHistory drops what does not decode or has no node
+// kept, and relinks each host's segments past the lost ones.
 func (r *repairer) copyHistory() error {
-	var batch []kvPair
-	return r.scan(kv.BucketCrawls, func(k, v []byte) error {
-		if len(k) != 16 || len(v) < 1 {
-			r.dropKey(kv.BucketCrawls, k, "key of %d bytes and value of %d, want 16 and at least 1", len(k), len(v))
+	for _, b := range []struct {
+		bucket []byte
+		keyLen int
+	}{{kv.BucketCrawls, 16}, {kv.BucketHistory, 8}, {kv.BucketRecent, 8}} {
+		var batch []kvPair
+		err := r.scan(b.bucket, func(k, v []byte) error {
+			if len(k) != b.keyLen || len(v) < 1 {
+				r.dropKey(b.bucket, k, "key of %d bytes and value of %d, want %d and at least 1", len(k), len(v), b.keyLen)
+				return nil
+			}
+			batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
 			return nil
+		}, pairsFlush(r.dst, b.bucket, &batch))
+		if err != nil {
+			return err
 		}
-		batch = append(batch, kvPair{bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	}, pairsFlush(r.dst, kv.BucketCrawls, &batch))
+	}
+	return r.dst.Update(func(tx *kv.Tx) error {
+		return graph.RepairHistory(tx, func(bucket, key []byte, why string) { r.dropKey(bucket, key, "%s", why) })
+	})
 }
 
 // copyDue keeps the revisit schedule's index (due time, node → URL).

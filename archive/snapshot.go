@@ -91,8 +91,8 @@ func dropMeta(path string, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	present := func(s *kv.Store) (found [][]byte) {
-		_ = s.View(func(tx *kv.Tx) error {
+	present := func(s *kv.Store) (found [][]byte, err error) {
+		err = s.View(func(tx *kv.Tx) error {
 			for _, k := range keys {
 				if tx.GetRaw(kv.BucketMeta, []byte(k)) != nil {
 					found = append(found, []byte(k))
@@ -100,14 +100,17 @@ func dropMeta(path string, keys []string) error {
 			}
 			return nil
 		})
-		return found
+		return found, err
 	}
 	s, err := kv.Open(path, kv.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
-	found := present(s)
-	if err := s.Close(); err != nil || len(found) == 0 {
+	found, err := present(s)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || len(found) == 0 {
 		return err
 	}
 	if s, err = kv.Open(path, kv.Options{}); err != nil {

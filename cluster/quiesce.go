@@ -76,7 +76,7 @@ var hostname, _ = os.Hostname()
 // readState reads this shard's state from its store in one transaction.
 func (n *Node) readState() State {
 	st := State{Shard: n.spec.K, Shards: n.spec.N, PID: os.Getpid(), StoreID: n.storeID, Host: hostname}
-	_ = n.store.View(func(tx *kv.Tx) error {
+	err := n.store.View(func(tx *kv.Tx) error {
 		st.Queue, st.Leases = frontier.Len(tx), frontier.Leases(tx)
 		st.Outbox = tx.Counter(metaOutbox)
 		if k, _ := tx.Cursor(kv.BucketOutbox).First(); k != nil {
@@ -87,7 +87,13 @@ func (n *Node) readState() State {
 		st.Nodes, st.Edges = g.Nodes, g.Edges
 		return nil
 	})
-	st.Idle = st.Queue == 0 && st.Leases == 0 && st.Outbox == 0
+	// Fails closed: a shard that cannot read its store is not idle, or the
+	// cluster could end with its work undone.
+	st.Idle = err == nil && st.Queue == 0 && st.Leases == 0 && st.Outbox == 0
+	if err != nil {
+		n.logf("WARN", "Cluster: reading this shard's state: %v", err)
+		return st
+	}
 	n.published.Store(st.Sent)
 	n.consumed.Store(st.Received)
 	n.outbox.Store(st.Outbox)

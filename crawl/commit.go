@@ -18,15 +18,16 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		return err
 	}
 	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
-	if a, ok := c.archive.(DeferredArchive); ok {
-		// The page's exchanges are on disk before the page is in the store.
-		if err := a.Sync(); err != nil {
-			return fmt.Errorf("%w: %w", ErrArchive, err)
-		}
-	}
 	now := c.now()
 	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
 		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
+	}
+	if c.archive != nil && len(p.captures) > 0 {
+		// The page's exchanges are written and on disk before the page is
+		// in the store, and gone if it never is.
+		if err := c.archive.Write(tx, p.captures); err != nil {
+			return fmt.Errorf("%w: %w", ErrArchive, err)
+		}
 	}
 	n, ok, err := graph.Get(tx, id)
 	if err != nil {
@@ -70,7 +71,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
 		n.ETag, n.LastModified = p.etag, p.lastModified
 		if p.warc != nil {
-			n.Warc = p.warc.String()
+			n.Warc = p.warc.Ref.String()
 		}
 		n.RenderMS = 0
 		if p.homeRendered {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,6 +76,10 @@ type Config struct {
 	// (--warc); WarcMaxSize rotates its files (0: 1 GB).
 	WarcDir     string `json:"warc_dir"`
 	WarcMaxSize int64  `json:"warc_max_size"`
+	// MinFreeSpace pauses the crawl while a file system it writes to (the
+	// store's, the WARC files', metrics.log's) has fewer free bytes (0:
+	// never; a write that fails for want of room pauses it all the same).
+	MinFreeSpace int64 `json:"min_free_space"`
 	// CAFile is a PEM file of one or more CA certificates trusted in
 	// addition to the system's roots (a corporate TLS proxy, an
 	// intranet), by fetches, robots.txt and the browser alike.
@@ -148,8 +153,14 @@ func Defaults() Config {
 		ClusterReplicas:      1,
 		PagesPerHost:         1,
 		Render:               RenderNever,
+		MinFreeSpace:         DefaultMinFreeSpace,
 	}
 }
+
+// DefaultMinFreeSpace is min_free_space when nothing is said: 512 MB, far
+// above what a crawl writes between two looks at the free space, and far
+// below what a disk with room to spare has.
+const DefaultMinFreeSpace = 512e6
 
 // Keys returns every config key, sorted.
 func Keys() []string {
@@ -184,7 +195,7 @@ func (c *Config) fieldsOf() []field {
 		{"cluster", &c.Cluster}, {"shard", &c.Shard}, {"cluster_replicas", &c.ClusterReplicas},
 		{"crawl_name", &c.CrawlName}, {"pages_per_host", &c.PagesPerHost}, {"scope", &c.Scope},
 		{"anchors_per_edge", &c.AnchorsPerEdge},
-		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize},
+		{"render", &c.Render}, {"warc_dir", &c.WarcDir}, {"warc_max_size", &c.WarcMaxSize}, {"min_free_space", &c.MinFreeSpace},
 		{"ca_file", &c.CAFile}, {"dns_server", &c.DNSServer},
 		{"browser", &c.Browser},
 		{"revisit_after_ms", &c.RevisitAfterMS}, {"revisit_max_ms", &c.RevisitMaxMS}, {"max_duration_ms", &c.MaxDurationMS},
@@ -322,6 +333,13 @@ func setJSON(f field, raw json.RawMessage) error {
 		}
 		*p = int(v)
 	case *int64:
+		var text string
+		if slices.Contains(byteKeys, f.key) && json.Unmarshal(raw, &text) == nil {
+			if *p, err = ParseBytes(text); err != nil {
+				return fmt.Errorf("want a size in bytes (512MB, 1GiB), got %s", raw)
+			}
+			return nil
+		}
 		var n json.Number
 		if err = json.Unmarshal(raw, &n); err != nil || !isNumber {
 			return fmt.Errorf("want a whole number, got %s", raw)
@@ -383,6 +401,14 @@ func (c *Config) set(key, value, source string) error {
 		}
 		*p = v
 	case *int64:
+		if slices.Contains(byteKeys, key) {
+			v, err := ParseBytes(value)
+			if err != nil {
+				return bad("a size in bytes (512MB, 1GiB)")
+			}
+			*p = v
+			return nil
+		}
 		v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
 		if err != nil {
 			return bad("a whole number")
@@ -431,7 +457,7 @@ func (c *Config) Validate() error {
 		{"retry_attempts", int64(c.RetryAttempts)}, {"retry_delay_ms", int64(c.RetryDelayMS)},
 		{"politeness_delay_ms", int64(c.PolitenessDelayMS)}, {"max_body_bytes", c.MaxBodyBytes},
 		{"max_pages", int64(c.MaxPages)}, {"robots_cache_ttl_ms", int64(c.RobotsCacheTTLMS)},
-		{"progress_interval_ms", int64(c.ProgressIntervalMS)}, {"warc_max_size", c.WarcMaxSize},
+		{"progress_interval_ms", int64(c.ProgressIntervalMS)}, {"warc_max_size", c.WarcMaxSize}, {"min_free_space", c.MinFreeSpace},
 		{"max_crawls_per_node", int64(c.MaxCrawlsPerNode)}, {"revisit_after_ms", int64(c.RevisitAfterMS)},
 		{"revisit_max_ms", int64(c.RevisitMaxMS)}, {"max_duration_ms", int64(c.MaxDurationMS)},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options are the parts of a crawl that are not configuration values.
@@ -80,9 +81,13 @@ type Crawler struct {
 	failed   map[uint64]bool // nodes whose host failed for good in this run
 
 	net    *netwatch       // tells an outage of the crawler's network from failing hosts
+	disk   *diskwatch      // pauses the crawl while a file system it writes to is full
 	parseQ chan<- *task    // Run's parse stage, for pages held by net and let go
 	sends  sync.WaitGroup  // goroutines sending let-go pages to parseQ
 	tried  map[uint64]bool // nodes whose host failed or was disallowed in this run (guarded by failedMu)
+	// givenUp counts the writes that waited for room when the crawl
+	// stopped (storeFailed).
+	givenUp atomic.Int64
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -102,6 +107,11 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	}
 	c.gate = newGate(cfg.delay(), c.now)
 	c.net = newNetwatch(c.now)
+	metricsFile := false
+	if t, err := outfile.Resolve(cfg.MetricsPath); err == nil && t.Kind != outfile.Special {
+		metricsFile = true
+	}
+	c.disk = newDiskwatch(c.now, cfg.MinFreeSpace, crawlDirs(&cfg, metricsFile), c.logf)
 	client, err := newClient(&cfg, opt.Proxy)
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}
@@ -177,6 +187,15 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 	}()
 
+	// A write that fails for want of room waits for it (diskwatch), as
+	// does a crawl whose disks are below min_free_space.
+	c.disk.start()
+	c.store.SetWaiter(c.disk)
+	defer c.store.SetWaiter(nil)
+	c.disk.check()
+	go c.disk.watch()
+	defer c.disk.stop()
+
 	workers := c.cfg.ConcurrentWorkers
 	steps := make(chan *task)
 	back := make(chan stepped, workers)
@@ -240,7 +259,9 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 					continue
 				}
 				p := t.p
-				if !p.returned && c.log != nil && !c.cfg.Quiet {
+				// A 304's links are its last crawl's, which the commit reads:
+				// it is logged once committed.
+				if !p.returned && !p.notModified && c.log != nil && !c.cfg.Quiet {
 					c.logPage(p)
 				}
 				pend <- pending{p: p, done: c.store.Commit(func(tx *kv.Tx) error { return c.commitPage(tx, p) })}
@@ -252,12 +273,12 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		defer close(ackerDone)
 		for pc := range pend {
 			if err := <-pc.done; err != nil {
-				select {
-				case fatal <- fmt.Errorf("%w: page of %s: %w", ErrStoreFailed, pc.p.lease.Host, err):
-				default:
-				}
+				c.storeFailed(fatal, fmt.Errorf("%w: page of %s: %w", ErrStoreFailed, pc.p.lease.Host, err))
 			} else {
 				c.account(pc.p)
+				if pc.p.notModified && !pc.p.returned && c.log != nil && !c.cfg.Quiet {
+					c.logPage(pc.p)
+				}
 				if pc.p.forwarded {
 					c.peer.Forwarded()
 				}
@@ -273,6 +294,8 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}()
 
 	reason, runErr := c.dispatch(ctx, steps, back, again, acked, fatal)
+	// The writes still waiting for room are given up: the crawl stops.
+	c.disk.stop()
 	// Nobody reads acked any more: drain it so the acker never blocks
 	// whatever is still in flight.
 	go func() {
@@ -316,13 +339,22 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}
 
 	c.reason.Store(&reason)
-	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil {
+	if n := c.givenUp.Load(); n > 0 {
+		c.logf("WARN", "%d writes waited for room when the crawl stopped: what they held stays leased in the store, and the next run fetches it again", n)
+	}
+	// A flag of a clean end: a full disk leaves it, and the next run only
+	// waits the politeness delay before each host.
+	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil && !kv.IsFull(err) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.stats.result(start, c.now(), reason)
+	q := c.fetchHist.quantiles(0.5, 0.9, 0.99)
+	res.FetchP50MS, res.FetchP90MS, res.FetchP99MS = q[0], q[1], q[2]
 	pauses, paused, pardoned := c.net.figures()
 	res.Pauses, res.PausedSeconds, res.PagesPardoned = pauses, paused.Seconds(), pardoned
-	_ = c.store.View(func(tx *kv.Tx) error {
+	pauses, paused = c.disk.figures()
+	res.DiskPauses, res.DiskPausedSeconds = pauses, paused.Seconds()
+	err := c.store.View(func(tx *kv.Tx) error {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
 		res.FrontierSize = frontier.Len(tx)
@@ -332,6 +364,10 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		// The pages are committed; only the totals could not be read.
+		c.logf("WARN", "Reading the store's totals for metrics.log: %v", err)
+	}
 	if reason == ReasonQueueEmpty && res.PagesFetched+res.PagesFailed == 0 && res.TotalNodes > 0 {
 		// A finished store: every host was asked for already.
 		if res.NextDue != nil {
@@ -344,16 +380,33 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 		res.Error = runErr.Error()
 	}
 	if c.cfg.MetricsPath != "" {
-		if err := WriteMetrics(c.cfg.MetricsPath, res); err != nil {
-			c.logf("ERROR", "writing %s: %v", c.cfg.MetricsPath, err)
-			if runErr == nil {
-				runErr = fmt.Errorf("crawl: write metrics: %w", err)
-			}
-		} else {
-			c.logf("INFO", "Metrics written to %s", c.cfg.MetricsPath)
+		if err := c.writeMetrics(ctx, res); err != nil && runErr == nil {
+			runErr = err
 		}
 	}
 	return res, runErr
+}
+
+// writeMetrics writes metrics.log. A file system without room pauses the
+// end of the crawl until there is (diskwatch); a stop meanwhile (or a
+// stop before) leaves it unwritten, with a line that says so: the store
+// holds the crawl.
+func (c *Crawler) writeMetrics(ctx context.Context, res Result) error {
+	for {
+		err := WriteMetrics(c.cfg.MetricsPath, res)
+		switch {
+		case err == nil:
+			c.logf("INFO", "Metrics written to %s", c.cfg.MetricsPath)
+			return nil
+		case kv.IsFull(err) && ctx.Err() == nil && c.disk.waitRoom(err, ctx.Done()):
+			continue
+		case kv.IsFull(err):
+			c.logf("WARN", "%s not written, for want of room (%v): the store holds the crawl", c.cfg.MetricsPath, err)
+			return nil
+		}
+		c.logf("ERROR", "writing %s: %v", c.cfg.MetricsPath, err)
+		return fmt.Errorf("crawl: write metrics: %w", err)
+	}
 }
 
 // toParse hands pages let go by net to the parse stage, from a goroutine
@@ -393,6 +446,9 @@ func (c *Crawler) logPage(p *page) {
 		c.logf("WARN", "Worker %d failed to fetch %s (%s)", p.worker, p.lease.Host, msg)
 	case p.kind != "":
 		c.logf("WARN", "Worker %d fetched %s (depth=%d, HTTP %d)", p.worker, p.lease.Host, p.lease.Depth, p.status)
+	case p.notModified:
+		// 304: no body read, the links its last crawl read kept.
+		c.logf("INFO", "Worker %d fetched %s (depth=%d): not modified (%d links kept)", p.worker, p.lease.Host, p.lease.Depth, len(p.targets))
 	default:
 		c.logf("INFO", "Worker %d fetched %s (depth=%d, %d outbound links)", p.worker, p.lease.Host, p.lease.Depth, len(p.targets))
 	}
@@ -404,6 +460,7 @@ func (c *Crawler) logPage(p *page) {
 func (c *Crawler) progress(stop <-chan struct{}) {
 	release := time.NewTicker(2 * time.Second)
 	defer release.Stop()
+	releaseFailed := false
 	var logC <-chan time.Time
 	if c.cfg.ProgressIntervalMS > 0 && c.log != nil {
 		t := time.NewTicker(time.Duration(c.cfg.ProgressIntervalMS) * time.Millisecond)
@@ -415,7 +472,11 @@ func (c *Crawler) progress(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-release.C:
-			_ = c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+			if err := c.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil }); err != nil && !releaseFailed {
+				// Only memory is at stake: said once, tried again.
+				releaseFailed = true
+				c.logf("WARN", "Letting go of the store's pages read: %v", err)
+			}
 		case <-logC:
 			c.logf("INFO", "%s", c.Status().Progress())
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/robots"
@@ -29,25 +30,40 @@ type claimResult struct {
 // page commits only while its lease is in the store (commitPage checks),
 // so if the claim's group then fails to commit, no page of its leases is
 // ever written. A failed commit is also sent to fatal.
+//
+// A group that waits for room (a full disk) runs again on the store as it
+// was, after its leases were handed out: the claim then makes the same
+// leases, by the time it first read and the verdicts it first gave.
 func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 	out := make(chan claimResult, 1)
-	var res claimResult
+	var res atomic.Pointer[claimResult] // the last run's; the writer goroutine writes it
+	now := c.now()
+	type verdict struct {
+		v       frontier.Verdict
+		skipped bool
+	}
+	verdicts := map[uint64]verdict{} // the writer goroutine's
 	applied, done := c.store.CommitApplied(func(tx *kv.Tx) error {
-		res = claimResult{}
+		r := &claimResult{}
 		var err error
 		if c.cfg.revisit() > 0 {
-			if res.nextDue, err = c.promoteDue(tx, c.now(), 4*n+256); err != nil {
+			if r.nextDue, err = c.promoteDue(tx, now, 4*n+256); err != nil {
 				return err
 			}
 		}
-		res.leases, err = frontier.Claim(tx, n, 4*n+256, c.now(), func(e *frontier.Entry) frontier.Verdict {
-			v, skipped := c.judge(tx, e)
-			if skipped {
-				res.dropped++
+		r.leases, err = frontier.Claim(tx, n, 4*n+256, now, func(e *frontier.Entry) frontier.Verdict {
+			v, ok := verdicts[e.NodeID]
+			if !ok {
+				v.v, v.skipped = c.judge(tx, e)
+				verdicts[e.NodeID] = v
 			}
-			return v
+			if v.skipped {
+				r.dropped++
+			}
+			return v.v
 		})
-		res.queued = frontier.Len(tx)
+		r.queued = frontier.Len(tx)
+		res.Store(r)
 		return err
 	})
 	go func() {
@@ -55,12 +71,9 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 			out <- claimResult{err: err}
 			return
 		}
-		out <- res
+		out <- *res.Load()
 		if err := <-done; err != nil {
-			select {
-			case fatal <- fmt.Errorf("%w: claim: %w", ErrStoreFailed, err):
-			default:
-			}
+			c.storeFailed(fatal, fmt.Errorf("%w: claim: %w", ErrStoreFailed, err))
 		}
 	}()
 	return out
@@ -296,34 +309,47 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 	// pause gives every host open back to the queue whole, at its place,
 	// uncharged, and records the pause in the same transaction, so that a
 	// process killed now resumes into a probe.
+	// A pause that cannot be written (a full disk) changes nothing: it is
+	// made again later.
 	pause := func() error {
 		open := []*task(waiting)
 		if next != nil {
-			c.gate.release(next.host)
 			open = append(open, next)
+		}
+		if err := c.pauseBack(buf, open); err != nil {
+			return err
+		}
+		if next != nil {
+			c.gate.release(next.host)
 		}
 		for _, t := range open {
 			c.stats.claimed.Add(-int64(1 + t.pageNo))
 		}
 		c.stats.claimed.Add(-int64(len(buf)))
-		if err := c.pauseBack(buf, open); err != nil {
-			return err
-		}
 		buf, waiting, next, pauseSaved, claimedAll = nil, nil, nil, true, false
 		return nil
 	}
+	// full: a pause for the disk (diskwatch): no step is handed out and
+	// no lease claimed; the hosts open stay open, in memory, and a
+	// pause's writes wait for room.
 	for {
 		st := c.net.current()
-		if st == netDown && (!pauseSaved || len(buf) > 0 || waiting.Len() > 0 || next != nil) {
-			if err := pause(); err != nil {
+		full := c.disk.paused()
+		if st == netDown && !full && (!pauseSaved || len(buf) > 0 || waiting.Len() > 0 || next != nil) {
+			if err := pause(); kv.IsFull(err) {
+				c.disk.failed(err) // paused again once there is room
+				continue
+			} else if err != nil {
 				return stop(ReasonError, err)
 			}
 		}
 		if st != netUp && probing == nil && probeC == nil {
-			probeTimer.Reset(c.net.wait())
+			wait := c.net.wait()
+			probeTimer.Reset(wait)
 			probeC = probeTimer.C
+			c.net.planProbe(c.now().Add(wait))
 		}
-		if st == netUp && claiming == nil && !claimedAll && len(buf) < capacity/2 {
+		if st == netUp && !full && claiming == nil && !claimedAll && len(buf) < capacity/2 {
 			want := capacity - len(buf)
 			if c.cfg.MaxPages > 0 {
 				left := int64(c.cfg.MaxPages) - c.stats.claimed.Load()
@@ -353,13 +379,15 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			if queued == 0 && (c.peer == nil || clusterDone) && (c.cfg.revisit() <= 0 || c.nextDueAt().IsZero()) {
 				return stop(ReasonQueueEmpty, nil)
 			}
-			if due := c.nextDueAt(); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
+			// Said when the time it names changes: due times a few
+			// milliseconds apart read the same to the second.
+			if due := c.nextDueAt().Truncate(time.Second); c.cfg.revisit() > 0 && queued == 0 && !due.IsZero() && !due.Equal(idleSaid) {
 				idleSaid = due
 				c.logf("INFO", "Nothing to fetch now: the next host is due at %s", due.UTC().Format(time.RFC3339))
 			}
 		}
 		now := c.now()
-		if st == netUp && next == nil && committing < c.maxInflight() {
+		if st == netUp && !full && next == nil && committing < c.maxInflight() {
 			// The host is held from now, before the worker can have its
 			// answer: a reservation after the request's done would hold
 			// the host for good.
@@ -374,9 +402,9 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 		c.open.Store(int64(running + waiting.Len()))
 		c.parkedN.Store(int64(waiting.Len()))
 		var out chan<- *task
-		if next != nil {
+		if next != nil && !full {
 			out = steps
-		} else if waiting.Len() > 0 && st == netUp {
+		} else if waiting.Len() > 0 && st == netUp && !full {
 			timer.Reset(max(waiting[0].readyAt.Sub(now), time.Millisecond))
 		}
 		select {
@@ -438,6 +466,8 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			needClaim = true
 		case <-c.net.changed:
 			needClaim = true
+		case <-c.disk.changed:
+			needClaim = true
 		case <-probeC:
 			probeC = nil
 			u, ok := c.net.target()
@@ -449,9 +479,13 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			}
 			ch := make(chan error, 1)
 			probing = ch
+			c.net.planProbe(c.now())
 			go func() { ch <- c.probe(ctx, u) }()
 		case err := <-probing:
 			probing = nil
+			if err != nil {
+				c.net.probeFailed(err)
+			}
 			since := c.net.pausedSince()
 			charge, pardon, down := c.net.probed(err == nil)
 			for _, t := range pardon {
@@ -460,13 +494,19 @@ func (c *Crawler) dispatch(ctx context.Context, steps chan<- *task, back <-chan 
 			c.toParse(append(charge, pardon...))
 			switch {
 			case down:
-				if err := pause(); err != nil {
+				if err := pause(); kv.IsFull(err) {
+					c.disk.failed(err)
+				} else if err != nil {
 					return stop(ReasonError, err)
 				}
 				c.logf("WARN", "Network unreachable since %s: %d pages failed with no answer between them, and the %v; paused: no host is charged, hosts that answered before are probed until one answers",
 					c.net.pausedSince().UTC().Format(time.RFC3339), len(pardon), err)
 			case err == nil && !since.IsZero():
-				if err := c.store.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketMeta, []byte(metaPaused)) }); err != nil {
+				// A full disk keeps the pause in the store: the next run
+				// then begins with a probe, which answers.
+				if err := c.store.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketMeta, []byte(metaPaused)) }); kv.IsFull(err) {
+					c.disk.failed(err)
+				} else if err != nil {
 					return stop(ReasonError, fmt.Errorf("%w: ending the pause: %w", ErrStoreFailed, err))
 				}
 				pauseSaved = false
@@ -548,10 +588,7 @@ func (c *Crawler) parkCommit(t *task, fatal chan<- error) {
 	})
 	go func() {
 		if err := <-done; err != nil {
-			select {
-			case fatal <- fmt.Errorf("%w: parking %s: %w", ErrStoreFailed, host, err):
-			default:
-			}
+			c.storeFailed(fatal, fmt.Errorf("%w: parking %s: %w", ErrStoreFailed, host, err))
 		}
 	}()
 }
@@ -565,10 +602,30 @@ func (c *Crawler) giveBack(buf []frontier.Lease, open []*task) error {
 		return nil
 	}
 	err := c.store.Update(func(tx *kv.Tx) error { return c.giveBackTx(tx, buf, open) })
+	if kv.IsFull(err) {
+		// The leases stay in the store, and the next run takes them back.
+		c.logf("WARN", "%d hosts open stay leased in the store, for want of room to return them (%v): the next run queues them again", len(buf)+len(open), err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("%w: returning leases: %w", ErrStoreFailed, err)
 	}
 	return nil
+}
+
+// storeFailed sends a write's failure to fatal: the crawl stops. A write
+// that waited for room and was given up because the crawl stops is no
+// failure: what it held (a page, a claim, a park) is still leased in the
+// store, and the next run queues it again.
+func (c *Crawler) storeFailed(fatal chan<- error, err error) {
+	if kv.IsFull(err) {
+		c.givenUp.Add(1)
+		return
+	}
+	select {
+	case fatal <- err:
+	default:
+	}
 }
 
 // giveBackTx is giveBack in the caller's transaction.

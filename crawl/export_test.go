@@ -71,3 +71,7 @@ func pageNos(ts []*task) []int {
 	}
 	return out
 }
+
+// SetDiskCheckEvery sets how often c looks at the free space, for tests
+// that wait for room.
+func SetDiskCheckEvery(c *Crawler, d time.Duration) { c.disk.every = d }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // ErrorKind classifies a failed fetch; it becomes the node's status and a
@@ -123,7 +124,7 @@ type response struct {
 	retryAfter   time.Duration
 	location     string   // a redirect's Location, as sent
 	robotsTag    []string // X-Robots-Tag headers
-	warc         *WarcRef // where the exchange was recorded (--warc)
+	capture      *Capture // the exchange, built for the archive (--warc)
 	validators   validators
 	cacheControl string // robots.txt's Cache-Control, for its max-age
 }
@@ -200,11 +201,11 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 			return nil, err
 		}
 		truncated := int64(kept.Len()) >= c.cfg.MaxBodyBytes && peekMore(resp.Body)
-		ref, err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent, prev)
+		capture, err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent, prev)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrArchive, err)
 		}
-		r.warc = &ref
+		r.capture = capture
 	}
 	// Whatever read left is not needed: the connection is not reused
 	// rather than draining an endless or dripping body.
@@ -218,26 +219,33 @@ func peekMore(r io.Reader) bool {
 	return n > 0
 }
 
-// Archive keeps every HTTP exchange of a crawl (--warc): robots.txt,
-// pages, redirect hops, retries. Record returns once the exchange is
-// durable, so a page committed after it has its records.
+// Archive keeps the HTTP exchanges of a crawl (--warc): robots.txt,
+// pages, redirect hops, retries. Record builds an exchange's records when
+// it happens; they wait with the page for its commit, which writes them
+// (Write): the archive holds the exchanges of committed pages, each once,
+// and nothing of a page given back or never committed (a stop, a pause,
+// a kill), which is fetched again later.
 //
 // prev, when not nil, is where the same page's response was recorded by
 // an earlier crawl: an unchanged payload is then recorded as a revisit of
-// it. Record returns where this exchange's response is (prev itself for a
-// revisit, so that revisits always refer to the payload's original).
+// it, and the Capture's Ref is prev itself (revisits always refer to the
+// payload's original).
 type Archive interface {
-	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *WarcRef) (WarcRef, error)
+	Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *WarcRef) (*Capture, error)
+	// Write stages a page's captures in tx, in order: they are written
+	// and made durable before tx commits, and not at all if it does not
+	// (a kv.Resource). It sets each new record's Ref.File and Ref.Offset.
+	Write(tx *kv.Tx, cs []*Capture) error
 }
 
-// DeferredArchive is an Archive whose Record returns once the exchange is
-// written, before it is durable: Sync makes every exchange recorded so far
-// durable, and the crawl calls it in each page's commit, before the page
-// is in the store. One fsync of the WARC file then serves a commit group
-// instead of each exchange.
-type DeferredArchive interface {
-	Archive
-	Sync() error
+// Capture is one exchange as an Archive built it, waiting for its page's
+// commit.
+type Capture struct {
+	// Ref is where the exchange's response record is (File and Offset
+	// once written), or the original a revisit refers to.
+	Ref     WarcRef
+	Revisit bool   // Ref is the original's: Write does not move it
+	Records []byte // the records, as the archive writes them
 }
 
 // WarcRef is where a page's response record is in a crawl's WARC files.

@@ -53,6 +53,8 @@ type netwatch struct {
 	goodNext  int                  // the ring's next slot to write
 	probe     int                  // the ring's next slot to probe
 	probes    int                  // probes failed in this pause
+	nextProbe time.Time            // when the next probe goes (zero: one is out, or none planned)
+	lastProbe string               // what the last failed probe said
 	pauses    int64                // pauses declared in this run
 	pausedNs  int64                // time spent paused, pauses ended
 	pardoned  int64                // pages given back uncharged
@@ -303,6 +305,36 @@ func (w *netwatch) wait() time.Duration {
 		return 0
 	}
 	return min(firstProbe<<min(w.probes-1, 8), maxProbeEvery)
+}
+
+// planProbe notes when the next probe goes (the dispatcher's timer), for
+// Status.
+func (w *netwatch) planProbe(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextProbe = at
+}
+
+// probeFailed notes what a failed probe said, for Status.
+func (w *netwatch) probeFailed(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lastProbe = err.Error()
+}
+
+// pauseInfo returns when the pause began (zero: not paused), when the
+// next probe goes, and the pause in words.
+func (w *netwatch) pauseInfo() (since, next time.Time, detail string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != netDown {
+		return time.Time{}, time.Time{}, ""
+	}
+	detail = "no answer from hosts that answered before"
+	if w.lastProbe != "" {
+		detail += "; the last probe: " + w.lastProbe
+	}
+	return w.since, w.nextProbe, detail
 }
 
 // pausedSince returns when the pause began, or the zero time when the

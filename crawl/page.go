@@ -46,7 +46,8 @@ type page struct {
 	targetAt   map[string]int // index in targets by host
 	pages      int            // pages of the host answered in this crawl of it, home page included
 	pagesBad   int            // pages after the home page that failed
-	warc       *WarcRef       // where the home page's response was recorded (--warc)
+	warc       *Capture       // the home page's final exchange (--warc): its Ref goes to the node
+	captures   []*Capture     // every exchange of the host's crawl, in order, written with its commit (--warc)
 	redirected bool           // the home page redirected to another host
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.

@@ -101,7 +101,10 @@ func (c *Crawler) prepare(seeds Seeds) (recovered, queued, requeued int, err err
 		}
 		// A crawl paused for its network (and stopped, or killed) resumes
 		// paused: it probes hosts that answered before any fetch.
-		targets := answeredURLs(tx)
+		targets, err := answeredURLs(tx)
+		if err != nil {
+			return err
+		}
 		c.net.known(targets)
 		if v := tx.MetaString(metaPaused); v != "" {
 			since, err := time.Parse(time.RFC3339Nano, v)
@@ -175,7 +178,7 @@ func (c *Crawler) scheduleUnscheduled() error {
 			}
 			n.IntervalMS = c.cfg.revisit().Milliseconds()
 			n.NextDue = last.Add(c.cfg.revisit())
-			if err := tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte{}); err != nil {
+			if err := frontier.Schedule(tx, n.ID, n.NextDue, ""); err != nil {
 				return err
 			}
 			if err := graph.Put(tx, n); err != nil {
@@ -444,10 +447,10 @@ func homeURL(scheme, host string) string {
 // answeredURLs returns the robots.txt URLs of up to goodRing hosts the
 // store holds as crawled, the probe targets of a restored pause. It reads
 // at most 100,000 nodes.
-func answeredURLs(tx *kv.Tx) []string {
+func answeredURLs(tx *kv.Tx) ([]string, error) {
 	var out []string
 	seen := 0
-	_ = graph.ForEachNode(tx, func(n *graph.Node) error {
+	err := graph.ForEachNode(tx, func(n *graph.Node) error {
 		seen++
 		if n.Status == graph.StatusCrawled {
 			out = append(out, (&url.URL{Scheme: cmp.Or(n.Scheme, "http"), Host: n.Host, Path: "/robots.txt"}).String())
@@ -457,5 +460,5 @@ func answeredURLs(tx *kv.Tx) []string {
 		}
 		return nil
 	})
-	return out
+	return out, err
 }

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -11,10 +10,10 @@ import (
 
 // A living graph (issue 27). A host is fetched once per crawl: a link to
 // a host already asked is an edge, never a second fetch. With a revisit
-// policy (revisit_after_ms) every answered host gets a due time, indexed
-// in kv.BucketDue; a claim moves the hosts that are due into the frontier,
-// in its own transaction, so a host is never fetched before it is due,
-// whatever stops the process. Its interval adapts to what each crawl
+// policy (revisit_after_ms) every answered host gets a due time in the
+// revisit schedule (frontier.Schedule); a claim moves the hosts that are
+// due into the frontier, in its own transaction, so a host is never
+// fetched before it is due, whatever stops the process. Its interval adapts to what each crawl
 // found, as Nutch's AdaptiveFetchSchedule does: unchanged doubles it (up
 // to revisit_max_ms), changed halves it (not below half the first
 // interval nor the politeness delay).
@@ -71,13 +70,6 @@ func (c *Crawler) noteTried(id uint64) {
 	c.failedMu.Unlock()
 }
 
-func dueKey(at time.Time, node uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
-	binary.BigEndian.PutUint64(k[8:], node)
-	return k
-}
-
 // record writes what a crawl of n (the node as it was before, old)
 // found into its history and, with a revisit policy, its next due time.
 // It returns whether the crawl changed something, for the run's counters.
@@ -129,7 +121,7 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 	}
 	iv = max(iv, c.cfg.delay())
 	if !old.NextDue.IsZero() {
-		if err := tx.Delete(kv.BucketDue, dueKey(old.NextDue, n.ID)); err != nil {
+		if err := frontier.Unschedule(tx, n.ID, old.NextDue); err != nil {
 			return changed, err
 		}
 	}
@@ -143,69 +135,35 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 	if url == homeURL(n.Scheme, n.Host) {
 		url = ""
 	}
-	return changed, tx.PutRaw(kv.BucketDue, dueKey(n.NextDue, n.ID), []byte(url))
+	return changed, frontier.Schedule(tx, n.ID, n.NextDue, url)
 }
 
 // promoteDue queues, at their depth, up to limit hosts whose due time has
 // come, and returns the earliest due time left (zero when none).
 func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, error) {
-	var keys [][]byte
-	var entries []frontier.Entry
-	cur := tx.Cursor(kv.BucketDue)
-	k, v := cur.First()
-	for ; k != nil && len(keys) < limit; k, v = cur.Next() {
-		if len(k) != 16 {
-			keys = append(keys, append([]byte(nil), k...))
-			continue
-		}
-		at := time.Unix(0, int64(binary.BigEndian.Uint64(k)))
-		if at.After(now) {
-			break
-		}
-		id := binary.BigEndian.Uint64(k[8:])
-		keys = append(keys, append([]byte(nil), k...))
-		n, ok, err := graph.Get(tx, id)
+	due, next, err := frontier.TakeDue(tx, now, limit)
+	if err != nil {
+		return next, err
+	}
+	for _, d := range due {
+		n, ok, err := graph.Get(tx, d.Node)
 		if err != nil || !ok || !c.owns(n.Host) || c.exclude.excluded(n.Host) {
 			continue
 		}
-		url := string(v)
+		url := d.URL
 		if url == "" {
 			url = homeURL(n.Scheme, n.Host)
 		}
-		entries = append(entries, frontier.Entry{NodeID: id, Host: n.Host, URL: url, Depth: n.Depth})
-	}
-	next := time.Time{}
-	if len(k) == 16 {
-		next = time.Unix(0, int64(binary.BigEndian.Uint64(k)))
-	}
-	for _, key := range keys {
-		if err := tx.Delete(kv.BucketDue, key); err != nil {
+		if _, err := frontier.Requeue(tx, frontier.Entry{NodeID: d.Node, Host: n.Host, URL: url, Depth: n.Depth}); err != nil {
 			return next, err
 		}
-	}
-	for _, e := range entries {
-		if _, err := frontier.Requeue(tx, e); err != nil {
-			return next, err
-		}
-	}
-	if next.IsZero() && len(keys) == limit {
-		next = now // more are due: the next claim takes them
 	}
 	return next, nil
 }
 
 // NextDue returns the earliest due time of a host in the store (zero
-// when none is scheduled).
-func NextDue(tx *kv.Tx) time.Time {
-	if !tx.Exists(kv.BucketDue) {
-		return time.Time{}
-	}
-	k, _ := tx.Cursor(kv.BucketDue).First()
-	if len(k) != 16 {
-		return time.Time{}
-	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(k)))
-}
+// when none is scheduled): frontier.NextDue.
+func NextDue(tx *kv.Tx) time.Time { return frontier.NextDue(tx) }
 
 // nextDueAt is the earliest due time the last claim saw (zero: none).
 func (c *Crawler) nextDueAt() time.Time {

@@ -27,6 +27,8 @@ const MetaSettings = "crawl.settings"
 //     one run's output and budget, chosen again for each run;
 //   - listen, token_file, metrics_public: one run's status API, and a
 //     path to a secret;
+//   - min_free_space: the free space of the machine's disks, chosen again
+//     for each run (a resume may run elsewhere);
 //   - cluster, shard, cluster_replicas, crawl_name: a shard's membership
 //     is recorded by the cluster (meta cluster.crawl and cluster.shard, the
 //     crawl's KV bucket), and the server URL may carry a password.
@@ -53,6 +55,7 @@ var notStored = []string{
 	"quiet", "json_logs", "listen", "token_file", "metrics_public",
 	"cluster", "shard", "cluster_replicas", "crawl_name",
 	"max_duration_ms", // one run's budget, like max_pages
+	"min_free_space",  // the machine's disks, chosen again for each run (a resume may be elsewhere)
 }
 
 // MachineKeys are the settings that name files of the machine a crawl
@@ -127,7 +130,8 @@ func (s Settings) Text(key string) string {
 }
 
 // Show returns c's value of key for people: 0 of a limit is "0 (no
-// limit)", an empty list "(none)", an empty string `""`.
+// limit)", an empty list or string "(none)" (ca_file "" read as a value
+// beside exclude_hosts (none)).
 func Show(key string, c *Config) string {
 	v, _ := c.Get(key)
 	f, _ := c.field(key)
@@ -145,7 +149,7 @@ func Show(key string, c *Config) string {
 			return "(default)" // chromium or google-chrome on PATH
 		}
 		if v == "" {
-			return `""`
+			return "(none)"
 		}
 	}
 	if v == "0" && key == "warc_max_size" {

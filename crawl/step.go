@@ -157,17 +157,29 @@ func (c *Crawler) start(t *task) {
 	// the last crawl read them.
 	conditional := c.cfg.PagesPerHost == 1 && c.cfg.Render != RenderAlways
 	if c.archive != nil || conditional {
-		_ = c.store.View(func(tx *kv.Tx) error {
-			if n, ok, err := graph.Get(tx, p.lease.NodeID); err == nil && ok {
-				if ref, ok := ParseWarcRef(n.Warc); ok && c.archive != nil {
-					t.warcPrev = &ref
-				}
-				if conditional && n.CrawlCount > 0 && n.Status == graph.StatusCrawled && graph.HasCrawls(tx, n.ID) {
-					t.cond = validators{etag: n.ETag, lastModified: n.LastModified}
-				}
+		err := c.store.View(func(tx *kv.Tx) error {
+			n, ok, err := graph.Get(tx, p.lease.NodeID)
+			if err != nil || !ok {
+				return err
+			}
+			if ref, ok := ParseWarcRef(n.Warc); ok && c.archive != nil {
+				t.warcPrev = &ref
+			}
+			if conditional && n.CrawlCount > 0 && n.Status == graph.StatusCrawled && graph.HasCrawls(tx, n.ID) {
+				t.cond = validators{etag: n.ETag, lastModified: n.LastModified}
 			}
 			return nil
 		})
+		if err != nil {
+			// The store cannot be read: the page goes back, and the
+			// crawl ends as for a failed commit.
+			p.returned, t.done = true, true
+			select {
+			case c.fatal <- fmt.Errorf("%w: reading %s: %w", ErrStoreFailed, p.lease.Host, err):
+			default:
+			}
+			return
+		}
 	}
 	if c.cfg.IgnoreRobots {
 		return
@@ -278,6 +290,9 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	if ctx.Err() != nil {
 		p.returned, t.done = true, true
 		return
+	}
+	if err == nil && resp.capture != nil {
+		p.captures = append(p.captures, resp.capture)
 	}
 	switch {
 	case err == nil:
@@ -397,7 +412,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 	} else {
 		p.fetched = true
 		p.pages = 1
-		p.warc = resp.warc
+		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {

@@ -78,17 +78,17 @@ func (n *natsServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.
 
 // ukWeb is the fake internet replaying the UK web's crawled host graph of
 // 1996 (shared data): 5,060 hosts, 20,091 links, served as cfg says.
-func ukWeb(t *testing.T, cfg fakeweb.Config) *fakeweb.Web {
-	t.Helper()
+func ukWeb(tb testing.TB, cfg fakeweb.Config) *fakeweb.Web {
+	tb.Helper()
 	path := filepath.Join("..", "..", "shared", "data", "webgraph", "uk1996-crawled-subgraph.tsv")
 	f, err := os.Open(path)
 	if err != nil {
-		tooltest.Missing(t, "open %s: %v", path, err)
+		tooltest.Missing(tb, "open %s: %v", path, err)
 	}
 	defer f.Close()
 	w, err := fakeweb.FromEdges(f, cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return w
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,6 +117,9 @@ func TestCrawlWARC_RoundTrip(t *testing.T) {
 	}
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Fatalf("check after the re-crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := weaver(t, dir, "check", "--db", db, "--warc", warcs); r.code != 0 || !strings.Contains(r.stdout, "note: the WARC files were not compared with an import: hosts were crawled more than once") {
+		t.Fatalf("check --warc after the re-crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// A missing WARC file is a problem weaver check names.
 	if err := os.Remove(files[0]); err != nil {
@@ -372,5 +377,110 @@ func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
 	// The records written before stay checked.
 	if r := weaver(t, dir, "check", "--db", db); r.code != 0 {
 		t.Errorf("check after --no-warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCrawlWARC_KillImport is issue 42's archive after any stop: a --warc
+// crawl killed (SIGKILL) at random instants, again and again, then
+// resumed to its end: its WARC files, imported into a fresh store, give
+// the crawl's graph weight for weight, and hold each host's home page
+// once (a page fetched before a kill and again after it used to be in
+// the archive twice).
+func TestCrawlWARC_KillImport(t *testing.T) {
+	t.Parallel() // it mostly waits for the fake web
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 83, Latency: 10 * time.Millisecond, RobotsDisallowEvery: -1})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, "--warc-max-size", "300000")
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 42))
+	t.Logf("kill instants from seed %d", seed)
+	const wantKills = 12
+	kills := 0
+	for round := 0; ; round++ {
+		a := args
+		if !seeded(t, db) {
+			a = append(slices.Clone(args), w.Seed())
+		}
+		d := time.Duration(0)
+		if kills < wantKills {
+			d = time.Duration(80+rng.IntN(420)) * time.Millisecond
+		}
+		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
+		if signalled {
+			kills++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if m := metrics(t, db+".metrics"); m.TerminationReason == "queue_empty" {
+			break
+		}
+	}
+	if kills < 10 {
+		t.Fatalf("only %d kills landed before the crawl ended: the test wants 10", kills)
+	}
+	crawled := edges(t, db)
+	storetest.SameGraph(t, crawled, w.ExpectedEdges(10, excluded))
+	homes := warcResponses(t, warcs)
+	twice := 0
+	for u, n := range homes {
+		if strings.HasSuffix(u, "/") && !strings.HasSuffix(u, "/robots.txt") && n > 1 {
+			twice++
+			if twice <= 5 {
+				t.Errorf("%s: %d response records", u, n)
+			}
+		}
+	}
+	fresh := filepath.Join(dir, "imported.bolt")
+	if r := fixture(t, dir, "import", "--db", fresh, "--quiet", warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	imported := edges(t, fresh)
+	storetest.SameGraph(t, imported, crawled)
+	weight := 0
+	for _, n := range crawled {
+		weight += n
+	}
+	t.Logf("%d kills; crawl %d edges, weight %d; import %d edges; %d home pages twice in the archive", kills, len(crawled), weight, len(imported), twice)
+
+	// weaver check --warc agrees, and notices files that do not: records
+	// past the last commit (an earlier file's again at the end of the
+	// last one), and pages archived twice (a copy of the first file).
+	if r := weaver(t, dir, "check", "--db", db, "--warc", warcs); r.code != 0 {
+		t.Fatalf("check --warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(warcs, "w-*.warc.gz"))
+	slices.Sort(files)
+	if len(files) < 2 {
+		t.Fatalf("want rotated files, got %v", files)
+	}
+	first, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := files[len(files)-1]
+	fi, _ := os.Stat(last)
+	f, err := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(first)
+	f.Close()
+	r := weaver(t, dir, "check", "--db", db, "--warc", warcs)
+	if r.code != 1 || !strings.Contains(r.stdout, "bytes past the store's last commit") {
+		t.Errorf("check --warc with records past the last commit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Truncate(last, fi.Size())
+	copied := filepath.Join(warcs, "w-20000101000000-00000.warc.gz")
+	if err := os.WriteFile(copied, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = weaver(t, dir, "check", "--db", db, "--warc", warcs)
+	if r.code != 1 || !strings.Contains(r.stdout, "weight 2 in the WARC files, 1 in the store") {
+		t.Errorf("check --warc with pages archived twice: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

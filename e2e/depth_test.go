@@ -171,6 +171,7 @@ func seedHost(w *fakeweb.Web) string {
 // distance from it, however late the hosts near the seed answer, for
 // depths 1 to 5 and 1, 3 and 16 workers.
 func TestDepth_BFSBall(t *testing.T) {
+	t.Parallel() // the crawls wait for late hosts; what they find does not depend on time
 	w, srv, ref := lateRef(t)
 	if n := len(ref.dist); n < 500 {
 		t.Fatalf("the reference crawl reached %d hosts", n)

@@ -80,9 +80,9 @@ func weaver(t *testing.T, dir string, args ...string) run {
 // builds what a test then examines (a reference crawl, a store or WARC to
 // damage, export or import): the detector is for the runs under test, and
 // costs ten times the CPU.
-func fixture(t *testing.T, dir string, args ...string) run {
-	t.Helper()
-	r, _ := execute(t, 3*time.Minute, dir, plainBin, args...)
+func fixture(tb testing.TB, dir string, args ...string) run {
+	tb.Helper()
+	r, _ := execute(tb, 3*time.Minute, dir, plainBin, args...)
 	return r
 }
 
@@ -95,13 +95,13 @@ func weaverEnv(t *testing.T, dir string, env []string, args ...string) run {
 
 // execute runs name with args in dir, in the tests' clean environment,
 // waits at most timeout, and returns its outcome and process state.
-func execute(t *testing.T, timeout time.Duration, dir, name string, args ...string) (run, *os.ProcessState) {
-	t.Helper()
-	return executeEnv(t, timeout, dir, nil, name, args...)
+func execute(tb testing.TB, timeout time.Duration, dir, name string, args ...string) (run, *os.ProcessState) {
+	tb.Helper()
+	return executeEnv(tb, timeout, dir, nil, name, args...)
 }
 
-func executeEnv(t *testing.T, timeout time.Duration, dir string, env []string, name string, args ...string) (run, *os.ProcessState) {
-	t.Helper()
+func executeEnv(tb testing.TB, timeout time.Duration, dir string, env []string, name string, args ...string) (run, *os.ProcessState) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -116,12 +116,12 @@ func executeEnv(t *testing.T, timeout time.Duration, dir string, env []string, n
 	err := cmd.Run()
 	r := run{stdout: out.String(), stderr: errb.String()}
 	if ctx.Err() != nil {
-		t.Errorf("%s %v: still running after %v; stopped it with SIGQUIT:\n%s%s", name, args, timeout, r.stdout, r.stderr)
+		tb.Errorf("%s %v: still running after %v; stopped it with SIGQUIT:\n%s%s", name, args, timeout, r.stdout, r.stderr)
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
+		tb.Fatalf("%s %v: %v", name, args, err)
 	}
 	return r, cmd.ProcessState
 }
@@ -152,13 +152,13 @@ func cleanEnv() []string {
 }
 
 // startWeb serves w on loopback for the test's lifetime.
-func startWeb(t *testing.T, w *fakeweb.Web) *fakeweb.Server {
-	t.Helper()
+func startWeb(tb testing.TB, w *fakeweb.Web) *fakeweb.Server {
+	tb.Helper()
 	srv, err := w.Start("127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	tb.Cleanup(func() { srv.Close() })
 	return srv
 }
 

@@ -184,28 +184,23 @@ func TestLayout_PlantedCommunities(t *testing.T) {
 		if err != nil {
 			t.Fatalf("dot -Tsvg: %v", err)
 		}
-		// Each node's label is centred on it: <title>nID</title> ...
-		// <text text-anchor="middle" x=".." y="..">.
-		node := regexp.MustCompile(`(?s)<title>(n\d+)</title>.*?<text text-anchor="middle" x="([-0-9.]+)" y="([-0-9.]+)"`)
+		// Each node is a point centred where it is pinned, to a tenth of
+		// a point (Graphviz's precision): the ellipse of its group.
 		// Graphviz translates the picture and flips y: svg = (x + tx, −y + ty).
 		var tx, ty float64
 		found := 0
-		for _, m := range node.FindAllStringSubmatch(string(svg), -1) {
-			q, ok := at[m[1]]
-			if !ok {
+		for name, m := range tooltest.ParseSVG(t, svg).Nodes {
+			q, ok := at[name]
+			if !ok || m.Shape != "ellipse" {
+				t.Errorf("SVG draws %s as %q (want a point, an ellipse)", name, m.Shape)
 				continue
 			}
-			sx, _ := strconv.ParseFloat(m[2], 64)
-			sy, _ := strconv.ParseFloat(m[3], 64)
 			if found == 0 {
-				tx, ty = sx-q[0], sy+q[1]
+				tx, ty = m.X-q[0], m.Y+q[1]
 			}
 			found++
-			// The label's baseline sits below the centre by a part of
-			// its font size (6 to 48 points, by PageRank): y within 10
-			// points, on a picture some 380 points wide.
-			if math.Abs(sx-q[0]-tx) > 1 || math.Abs(sy+q[1]-ty) > 10 {
-				t.Errorf("SVG draws %s at (%g, %g), the layout pins it at (%g, %g) (offset %g, %g)", m[1], sx, sy, q[0], q[1], tx, ty)
+			if math.Abs(m.X-q[0]-tx) > 0.11 || math.Abs(m.Y+q[1]-ty) > 0.11 {
+				t.Errorf("SVG draws %s at (%g, %g), the layout pins it at (%g, %g) (offset %g, %g)", name, m.X, m.Y, q[0], q[1], tx, ty)
 			}
 		}
 		if found != 40 {

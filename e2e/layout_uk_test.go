@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/tooltest"
@@ -95,5 +96,18 @@ func TestLayout_UK1996Replay(t *testing.T) {
 	}
 	if c > 0.75 {
 		t.Errorf("communities kept together %.3f, want ≤ 0.75 (random: 1.0)", c)
+	}
+
+	// Issue 40: the DOT export of the same store, as dot -Tsvg draws it,
+	// can be read; and its --top 20.
+	dot := tooltest.Tool(t, "dot")
+	for _, flags := range [][]string{nil, {"--top", "20"}} {
+		t.Run(fmt.Sprintf("dot -Tsvg %v", flags), func(t *testing.T) {
+			path := filepath.Join(dir, "uk.dot")
+			weaverOK(t, dir, append([]string{"export", "--db", db, "--force", "--dot", path}, flags...)...)
+			p := draw(t, dot, path)
+			t.Logf("%d hosts, %d named, %d edges: dot -Tsvg %v", len(p.nodes), len(p.Labelled()), p.edges, p.took.Round(time.Millisecond))
+			checkReadable(t, p)
+		})
 	}
 }

@@ -277,9 +277,9 @@ func TestLiving_Revisits(t *testing.T) {
 	if present != len(now) || len(all.Edges) <= len(now) {
 		t.Errorf("export: %d edges, %d present; the web links %d now", len(all.Edges), present, len(now))
 	}
-	// The CSV export marks the same edges gone, and the GEXF export
-	// plays the history on Gephi's timeline.
-	r = weaver(t, dir, "export", "--db", db, "--no-ranks", "--csv", filepath.Join(dir, "g"), "--gexf", filepath.Join(dir, "g.gexf"))
+	// The CSV export marks the same edges gone, and the GEXF export with
+	// --gexf-timeline plays the history on Gephi's timeline.
+	r = weaver(t, dir, "export", "--db", db, "--no-ranks", "--csv", filepath.Join(dir, "g"), "--gexf", filepath.Join(dir, "g.gexf"), "--gexf-timeline")
 	csvEdges, err := os.ReadFile(filepath.Join(dir, "g-edges.csv"))
 	if r.code != 0 || err != nil {
 		t.Fatalf("export --csv --gexf: exit %d, %v\n%s", r.code, err, r.stderr)

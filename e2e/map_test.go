@@ -113,12 +113,14 @@ func TestMap_LiveCrawl(t *testing.T) {
 
 // TestMap_ExportHTML: weaver export --html writes one file that a browser
 // opens from disk, with no server, and that shows every host of the
-// store; clicking a host shows its title; the search finds a host. It
+// store; its labels do not overlap; clicking a host shows its title; the
+// search finds a host. It
 // takes the screenshot of the README (docs/map.png, with
 // -update-map-png).
 func TestMap_ExportHTML(t *testing.T) {
 	b := newBrowser(t)
-	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1})
+	// make demo's web: topics of sites, as the real web is made.
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1, Topics: 8})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
@@ -157,6 +159,23 @@ func TestMap_ExportHTML(t *testing.T) {
 		// The picture: the layout at rest.
 		b.waitFor("the layout to settle", `!weaverMap.layoutRunning()`, 40*time.Second)
 	}
+
+	// The labels drawn, at load and zoomed in: none over another, and
+	// the text in each box (issue 40: the labels of the layout the export
+	// computed, not a planted one as TestMap_StoredLayout's).
+	for _, zoom := range []struct {
+		name  string
+		ratio float64
+	}{{"at load", 1}, {"zoomed in", 0.4}} {
+		b.eval(fmt.Sprintf(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: %g, angle: 0}), true`, zoom.ratio), nil)
+		b.wholeFrame("a whole frame " + zoom.name)
+		if n := checkLabels(t, b, zoom.name, b.shot("export-"+strings.ReplaceAll(zoom.name, " ", "-"))); n < 8 {
+			t.Errorf("%s: %d labels, want at least 8", zoom.name, n)
+		} else {
+			t.Logf("%s: %d labels, none over another", zoom.name, n)
+		}
+	}
+	b.eval(`weaverMap.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1, angle: 0}), true`, nil)
 
 	// Click the biggest host: the panel shows its title.
 	var big struct{ Key, Host string }
@@ -275,10 +294,16 @@ func TestMap_Token(t *testing.T) {
 }
 
 // TestMap_Serve: weaver serve lists its jobs at /, each with a link to its
-// map, which shows the job's whole graph once the job has ended.
+// map, which shows the job's whole graph once the job has ended. The job's
+// store has no layout: the page draws the hosts at once, placed by
+// community (the topics of the fake web are together in the first frame,
+// not a hairball for ForceAtlas2 to untangle), lays them out, and stops
+// by itself, its labels none over another; the layout button says what a
+// click does ("Stop layout" while it runs, "Run layout" from the moment
+// it stops) and does it.
 func TestMap_Serve(t *testing.T) {
 	b := newBrowser(t)
-	w := fakeweb.New(fakeweb.Config{Hosts: 60, Seed: 3})
+	w := fakeweb.New(fakeweb.Config{Hosts: 80, Seed: 3, Topics: 4})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	p := start(t, dir, "serve", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "jobs"), "--connect-to", srv.ConnectTo())
@@ -298,6 +323,113 @@ func TestMap_Serve(t *testing.T) {
 	if s := b.stats(); s.Nodes != len(job.Job.Nodes) || s.Edges != len(job.Job.Edges) || len(job.Job.Nodes) < 10 {
 		t.Errorf("the job's map shows %v; the job has %d nodes and %d edges", s, len(job.Job.Nodes), len(job.Job.Edges))
 	}
+
+	// The first frame: soon, every host, the topics together.
+	b.waitFor("the first frame", `weaverMap.firstFrame() !== null`, 10*time.Second)
+	var first struct {
+		MS    float64
+		Hosts int
+		At    map[string][2]float64
+	}
+	b.eval(`weaverMap.firstFrame()`, &first)
+	var hostOf map[string]string
+	b.eval(`Object.fromEntries(weaverMap.graph.mapNodes((k, a) => [k, a.host]))`, &hostOf)
+	topic := map[string]int{}
+	for k, h := range hostOf {
+		topic[k] = w.Topic(h)
+	}
+	together := spread(first.At, topic)
+	t.Logf("first frame %.0f ms after the page started loading: %d hosts, topics together %.2f (1: at random)", first.MS, first.Hosts, together)
+	if first.MS > 5000 || first.Hosts != len(job.Job.Nodes) {
+		t.Errorf("the first frame came %.0f ms after the page started loading, with %d hosts: want every host (%d) within 5 s",
+			first.MS, first.Hosts, len(job.Job.Nodes))
+	}
+	if together > 0.6 {
+		t.Errorf("in the first frame, hosts of a topic lie %.2f as far apart as any two hosts: want the topics together (at most 0.6)", together)
+	}
+
+	// The layout button, while the layout runs, the moment it stops by
+	// itself, and clicked.
+	type button struct {
+		Running bool
+		Text    string
+		T       float64
+	}
+	read := func() button {
+		var got button
+		b.eval(`({running: weaverMap.layoutRunning(), text: document.getElementById('layout').textContent, t: performance.now()})`, &got)
+		return got
+	}
+	says := func(got button, when string) {
+		t.Helper()
+		if want := map[bool]string{true: "Stop layout", false: "Run layout"}[got.Running]; got.Text != want {
+			t.Errorf("%s: the layout button reads %q, want %q", when, got.Text, want)
+		}
+	}
+	got := read()
+	if !got.Running {
+		t.Fatalf("no layout runs %.0f ms after the start on a store without one", got.T)
+	}
+	says(got, "while the layout runs")
+	for got.Running {
+		// It stops once the hosts settle (4-10 s here, at a load average
+		// up to 15), at the latest when its 15 s are up: the limit is for
+		// a layout that never stops, not a figure.
+		if got.T > 20000 {
+			t.Fatalf("the layout still runs %.0f ms after the page started: its time is 15 s", got.T)
+		}
+		time.Sleep(50 * time.Millisecond)
+		got = read()
+		says(got, fmt.Sprintf("%.0f ms after the start", got.T))
+	}
+	t.Logf("the layout stopped by itself by %.0f ms", got.T)
+	// The job's map lays its labels out as the exported map does.
+	b.wholeFrame("a whole frame after the layout")
+	if n := checkLabels(t, b, "the job's map", b.shot("job-map")); n < 5 {
+		t.Errorf("the job's map: %d labels, want at least 5", n)
+	} else {
+		t.Logf("the job's map: %d labels, none over another", n)
+	}
+	b.must("clicking Run layout", chromedp.Click(chromedp.ID("layout")))
+	if got = read(); !got.Running {
+		t.Error("Run layout clicked: no layout runs")
+	}
+	says(got, "after Run layout")
+	b.must("clicking Stop layout", chromedp.Click(chromedp.ID("layout")))
+	if got = read(); got.Running {
+		t.Error("Stop layout clicked: the layout still runs")
+	}
+	says(got, "after Stop layout")
+}
+
+// spread is how far apart the hosts of a group lie: the mean distance
+// between two hosts of one group over the mean distance between any two
+// (1 for hosts placed at random, 0 for each group on one spot). Hosts
+// without a group (-1) are left out.
+func spread(at map[string][2]float64, group map[string]int) float64 {
+	var keys []string
+	for k := range at {
+		if group[k] >= 0 {
+			keys = append(keys, k)
+		}
+	}
+	var in, all float64
+	var nin, nall int
+	for i, p := range keys {
+		for _, q := range keys[i+1:] {
+			d := math.Hypot(at[p][0]-at[q][0], at[p][1]-at[q][1])
+			all += d
+			nall++
+			if group[p] == group[q] {
+				in += d
+				nin++
+			}
+		}
+	}
+	if nin == 0 || all == 0 {
+		return 1
+	}
+	return (in / float64(nin)) / (all / float64(nall))
 }
 
 // TestMap_BigGraph_LevelOfDetail: on a graph big enough for the page's

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,8 +256,8 @@ func TestOutage_WebAwayAndBack(t *testing.T) {
 }
 
 // pausedAPI checks that the status API of the crawl on db, paused, says so:
-// /status's paused and paused_since, /metrics' weaver_paused and
-// weaver_pauses_total.
+// /status's paused (reason, since, next probe), /metrics' weaver_paused
+// and weaver_pauses_total for the network, and weaver status's line.
 func pausedAPI(t *testing.T, db string) {
 	t.Helper()
 	data, err := os.ReadFile(db + ".listen")
@@ -266,8 +267,13 @@ func pausedAPI(t *testing.T, db string) {
 	a := api{t: t, base: "http://" + strings.TrimSpace(string(data))}
 	var st serve.Status
 	a.json("GET", "/status", "", http.StatusOK, &st)
-	if st.Crawl == nil || !strings.HasPrefix(st.Crawl.Paused, "network unreachable since ") || st.Crawl.PausedSince.IsZero() || st.Crawl.Pauses != 1 {
+	if st.Crawl == nil || st.Crawl.Paused == nil || st.Crawl.Paused.Reason != "network_unreachable" || st.Crawl.Paused.Since.IsZero() ||
+		st.Crawl.Paused.NextCheck.IsZero() || st.Crawl.Paused.Detail == "" || st.Crawl.Pauses != 1 {
 		t.Errorf("/status during the pause: %+v, want paused", st.Crawl)
+	}
+	if r := weaver(t, filepath.Dir(db), "status", "--db", db); r.code != 0 ||
+		!regexp.MustCompile(`(?m)^  Paused: +network unreachable since \S+Z, next probe in \d+s$`).MatchString(r.stdout) {
+		t.Errorf("weaver status during the pause: exit %d, no Paused line:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	_, body := a.do("GET", "/metrics", "")
 	parser := expfmt.NewTextParser(model.LegacyValidation)
@@ -275,10 +281,13 @@ func pausedAPI(t *testing.T, db string) {
 	if err != nil {
 		t.Fatalf("parsing /metrics: %v\n%s", err, body)
 	}
-	if got := metric(t, fams, "weaver_paused"); got != 1 {
-		t.Errorf("weaver_paused %v during the pause, want 1", got)
+	if got := metric(t, fams, "weaver_paused", "reason", "network_unreachable"); got != 1 {
+		t.Errorf("weaver_paused{network_unreachable} %v during the pause, want 1", got)
 	}
-	if got := metric(t, fams, "weaver_pauses_total"); got != 1 {
+	if got := metric(t, fams, "weaver_paused", "reason", "disk_full"); got != 0 {
+		t.Errorf("weaver_paused{disk_full} %v during an outage, want 0", got)
+	}
+	if got := metric(t, fams, "weaver_pauses_total", "reason", "network_unreachable"); got != 1 {
 		t.Errorf("weaver_pauses_total %v during the pause, want 1", got)
 	}
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -142,4 +143,12 @@ func validUTF8(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// isoTime formats t in RFC 3339, UTC, for the text formats; "" when zero.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Format names an output format.
@@ -126,4 +126,11 @@ func same(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
+}
+
+// Stats count what an export wrote.
+type Stats struct {
+	Nodes  uint64 `json:"nodes"`
+	Edges  uint64 `json:"edges"`
+	Weight uint64 `json:"total_weight"` // sum of the written edges' weights
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 )
 
-// FormatGEXF is GEXF 1.3, Gephi's own format.
+// FormatGEXF is GEXF 1.2 (namespace 1.2draft), Gephi's format, which
+// networkx reads too.
 const FormatGEXF Format = "gexf"
 
 // gexfSkipNode and gexfSkipEdge are the columns GEXF carries elsewhere
@@ -110,73 +111,36 @@ func gexfSpan(b []byte, iv graph.Interval) []byte {
 	return append(b, '"')
 }
 
-// GEXF writes s to w as a directed GEXF 1.3 graph for Gephi (namespace
-// http://gexf.net/1.3, viz http://gexf.net/1.3/viz): node ids are the
-// store ids, labels the hosts, every attribute of the JSON export
-// declared in <attributes> with its type (string, integer, long, double;
-// times as RFC 3339 strings) and given where it has a value, viz:size by
-// PageRank (unless Options.NoRanks); edges an id (0, 1, 2... in (source, target) order), their weight, and
-// first_seen, last_seen, nofollow and redirect. The creator and the
-// filters are in <meta>. Every string is escaped for XML, and characters
-// XML 1.0 cannot hold are dropped. It returns what was written, or the
-// writer's, the store's or the context's error.
+// GEXF writes s to w as a directed GEXF 1.2 graph (namespace
+// http://www.gexf.net/1.2draft, viz http://www.gexf.net/1.2draft/viz):
+// the version every GEXF client reads, Gephi and networkx 2.8 and 3.x
+// alike (networkx 2.8 knows no 1.3, issue 40). Node ids are the store
+// ids, labels the hosts, every attribute of the JSON export declared in
+// <attributes> with its type (string, integer, long, double, boolean;
+// times as RFC 3339 strings) and given where it has a value, viz:color by
+// community and viz:position from the layout (unless Options.NoLayout),
+// viz:size by PageRank (unless Options.NoRanks); edges an id (0, 1, 2...
+// in (source, target) order), their weight, and first_seen, last_seen,
+// nofollow, redirect and gone. The graph is static; with
+// Options.GEXFTimeline and a crawl history it is dynamic
+// (timeformat="dateTime"): nodes start when first seen and edges are
+// present in the intervals their sources' crawls linked them, so that
+// Gephi's timeline plays the graph (networkx's reader knows no dateTime
+// and fails on it). The creator and the filters are in <meta>. Every
+// string is escaped for XML, and characters XML 1.0 cannot hold are
+// dropped. It returns what was written, or the writer's, the store's or
+// the context's error.
 func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	st, err := walk(ctx, s, opt, func(v *view) error {
-		maxPR := 0.0
-		if v.ranks != nil {
-			for _, pr := range v.ranks.r.PageRank {
-				maxPR = max(maxPR, pr)
-			}
-		}
-		nodeCols := gexfColumns(v.nodeColumns(), gexfSkipNode)
-		// With a crawl history the graph is dynamic: nodes start when
-		// first seen, edges are present in the intervals their sources'
-		// crawls linked them, so that Gephi's timeline plays the graph.
-		dynamic := v.domains == nil && graph.HasHistory(v.tx)
-		edgeCols := gexfColumns(csvEdgeColumns(nil), gexfSkipEdge)
-		b := make([]byte, 0, 8192)
-		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
-<gexf xmlns="http://gexf.net/1.3" xmlns:viz="http://gexf.net/1.3/viz" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://gexf.net/1.3 http://gexf.net/1.3/gexf.xsd" version="1.3">
-  <meta lastmodifieddate="`...)
-		b = append(b, opt.Now().UTC().Format("2006-01-02")...)
-		b = append(b, "\">\n    <creator>weaver "...)
-		b = appendXMLText(b, opt.Version)
-		b = append(b, "</creator>\n    <description>"...)
-		desc := "host graph; " + opt.filters()
-		if m := v.harmonicMethod(); m != "" {
-			desc += "; harmonic " + m
-		}
-		if !opt.At.IsZero() {
-			desc += "; " + atNote
-		}
-		b = appendXMLText(b, desc)
-		b = append(b, "</description>\n  </meta>\n"...)
-		if dynamic {
-			b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"dynamic\" timeformat=\"dateTime\">\n"...)
-		} else {
-			b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"static\">\n"...)
-		}
-		b = gexfAttributes(b, "node", nodeCols)
-		b = gexfAttributes(b, "edge", edgeCols)
-		b = append(b, "    <nodes>\n"...)
+		g := newGEXFGraph(v, opt)
+		b := g.appendHead(make([]byte, 0, 8192), opt)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
 		err := v.nodes(func(n *graph.Node) error {
-			b = append(b[:0], `      <node id="`...)
-			b = strconv.AppendUint(b, n.ID, 10)
-			b = append(b, `" label="`...)
-			b = appendXMLAttr(b, n.Host)
-			b = append(b, '"')
-			if dynamic && !n.FirstSeen.IsZero() {
-				b = gexfSpan(b, graph.Interval{Start: n.FirstSeen})
-			}
-			b = append(b, '>')
-			b = gexfValues(b, v, nodeCols, n)
-			b = gexfViz(b, v, n, maxPR)
-			b = append(b, "</node>\n"...)
+			b = g.appendNode(b[:0], n)
 			_, err := bw.Write(b)
 			return err
 		})
@@ -186,46 +150,11 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		if _, err := bw.WriteString("    </nodes>\n    <edges>\n"); err != nil {
 			return err
 		}
-		var edgeID uint64
-		err = v.edges(func(e *graph.Edge) error {
-			b = append(b[:0], `      <edge id="`...)
-			b = strconv.AppendUint(b, edgeID, 10)
-			edgeID++
-			b = append(b, `" source="`...)
-			b = strconv.AppendUint(b, e.From, 10)
-			b = append(b, `" target="`...)
-			b = strconv.AppendUint(b, e.To, 10)
-			b = append(b, `" weight="`...)
-			b = strconv.AppendUint(b, e.Weight, 10)
-			b = append(b, '"')
-			var spells []graph.Interval
-			if dynamic {
-				iv, err := v.intervals(e)
-				if err != nil {
-					return err
-				}
-				switch {
-				case len(iv) == 1:
-					b = gexfSpan(b, iv[0])
-				case len(iv) > 1:
-					spells = iv
-				case !e.FirstSeen.IsZero():
-					b = gexfSpan(b, graph.Interval{Start: e.FirstSeen})
-				}
+		err = v.edges(func(e *graph.Edge) (err error) {
+			if b, err = g.appendEdge(b[:0], e); err != nil {
+				return err
 			}
-			b = append(b, '>')
-			b = gexfValues(b, v, edgeCols, e)
-			if len(spells) > 0 {
-				b = append(b, "<spells>"...)
-				for _, iv := range spells {
-					b = append(b, "<spell"...)
-					b = gexfSpan(b, iv)
-					b = append(b, "/>"...)
-				}
-				b = append(b, "</spells>"...)
-			}
-			b = append(b, "</edge>\n"...)
-			_, err := bw.Write(b)
+			_, err = bw.Write(b)
 			return err
 		})
 		if err != nil {
@@ -237,4 +166,120 @@ func GEXF(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 		return bw.Flush()
 	})
 	return st, wrap(FormatGEXF, "", err)
+}
+
+// gexfGraph is what the GEXF writer knows of the view it writes.
+type gexfGraph struct {
+	v        *view
+	nodeCols []column[graph.Node] // the node attributes written as attvalues
+	edgeCols []column[graph.Edge] // the edge attributes written as attvalues
+	// dynamic is set with GEXFTimeline and a crawl history: nodes start
+	// when first seen, edges are present in the intervals their sources'
+	// crawls linked them, so that Gephi's timeline plays the graph.
+	dynamic bool
+	maxPR   float64 // the largest PageRank, for viz:size; 0 without ranks
+	edgeID  uint64  // the next edge's id
+}
+
+func newGEXFGraph(v *view, opt Options) *gexfGraph {
+	g := &gexfGraph{
+		v:        v,
+		nodeCols: gexfColumns(v.nodeColumns(), gexfSkipNode),
+		dynamic:  opt.GEXFTimeline && v.domains == nil && graph.HasHistory(v.tx),
+		edgeCols: gexfColumns(csvEdgeColumns(nil), gexfSkipEdge),
+	}
+	if v.ranks != nil {
+		for _, pr := range v.ranks.r.PageRank {
+			g.maxPR = max(g.maxPR, pr)
+		}
+	}
+	return g
+}
+
+// appendHead appends everything before the first node: the XML
+// declaration, <meta> (the creator, the filters), the graph's mode and
+// the attribute declarations.
+func (g *gexfGraph) appendHead(b []byte, opt Options) []byte {
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
+<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:viz="http://www.gexf.net/1.2draft/viz" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">
+  <meta lastmodifieddate="`...)
+	b = append(b, opt.Now().UTC().Format("2006-01-02")...)
+	b = append(b, "\">\n    <creator>weaver "...)
+	b = appendXMLText(b, opt.Version)
+	b = append(b, "</creator>\n    <description>"...)
+	desc := "host graph; " + opt.filters()
+	if m := g.v.harmonicMethod(); m != "" {
+		desc += "; harmonic " + m
+	}
+	if !opt.At.IsZero() {
+		desc += "; " + atNote
+	}
+	b = appendXMLText(b, desc)
+	b = append(b, "</description>\n  </meta>\n"...)
+	if g.dynamic {
+		b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"dynamic\" timeformat=\"dateTime\">\n"...)
+	} else {
+		b = append(b, "  <graph defaultedgetype=\"directed\" mode=\"static\">\n"...)
+	}
+	b = gexfAttributes(b, "node", g.nodeCols)
+	b = gexfAttributes(b, "edge", g.edgeCols)
+	return append(b, "    <nodes>\n"...)
+}
+
+// appendNode appends the <node> of n.
+func (g *gexfGraph) appendNode(b []byte, n *graph.Node) []byte {
+	b = append(b, `      <node id="`...)
+	b = strconv.AppendUint(b, n.ID, 10)
+	b = append(b, `" label="`...)
+	b = appendXMLAttr(b, n.Host)
+	b = append(b, '"')
+	if g.dynamic && !n.FirstSeen.IsZero() {
+		b = gexfSpan(b, graph.Interval{Start: n.FirstSeen})
+	}
+	b = append(b, '>')
+	b = gexfValues(b, g.v, g.nodeCols, n)
+	b = gexfViz(b, g.v, n, g.maxPR)
+	return append(b, "</node>\n"...)
+}
+
+// appendEdge appends the <edge> of e, the next edge id its id; in a
+// dynamic graph, with its interval, or its spells when there are several.
+func (g *gexfGraph) appendEdge(b []byte, e *graph.Edge) ([]byte, error) {
+	b = append(b, `      <edge id="`...)
+	b = strconv.AppendUint(b, g.edgeID, 10)
+	g.edgeID++
+	b = append(b, `" source="`...)
+	b = strconv.AppendUint(b, e.From, 10)
+	b = append(b, `" target="`...)
+	b = strconv.AppendUint(b, e.To, 10)
+	b = append(b, `" weight="`...)
+	b = strconv.AppendUint(b, e.Weight, 10)
+	b = append(b, '"')
+	var spells []graph.Interval
+	if g.dynamic {
+		iv, err := g.v.intervals(e)
+		if err != nil {
+			return b, err
+		}
+		switch {
+		case len(iv) == 1:
+			b = gexfSpan(b, iv[0])
+		case len(iv) > 1:
+			spells = iv
+		case !e.FirstSeen.IsZero():
+			b = gexfSpan(b, graph.Interval{Start: e.FirstSeen})
+		}
+	}
+	b = append(b, '>')
+	b = gexfValues(b, g.v, g.edgeCols, e)
+	if len(spells) > 0 {
+		b = append(b, "<spells>"...)
+		for _, iv := range spells {
+			b = append(b, "<spell"...)
+			b = gexfSpan(b, iv)
+			b = append(b, "/>"...)
+		}
+		b = append(b, "</spells>"...)
+	}
+	return append(b, "</edge>\n"...), nil
 }

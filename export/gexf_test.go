@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,15 +28,17 @@ func exportGEXF(tb testing.TB, s *kv.Store, opt export.Options) ([]byte, export.
 	return b.Bytes(), st
 }
 
-// gexfDoc is the part of GEXF 1.3 the structural check reads.
+// gexfDoc is the part of GEXF 1.2 the structural check reads.
 type gexfDoc struct {
-	XMLName xml.Name `xml:"http://gexf.net/1.3 gexf"`
+	XMLName xml.Name `xml:"http://www.gexf.net/1.2draft gexf"`
 	Version string   `xml:"version,attr"`
 	Meta    struct {
 		Creator string `xml:"creator"`
 	} `xml:"meta"`
 	Graph struct {
 		EdgeType   string `xml:"defaultedgetype,attr"`
+		Mode       string `xml:"mode,attr"`
+		TimeFormat string `xml:"timeformat,attr"`
 		Attributes []struct {
 			Class string `xml:"class,attr"`
 			Attr  []struct {
@@ -53,7 +56,14 @@ type gexfDoc struct {
 			} `xml:"attvalues>attvalue"`
 			Size *struct {
 				Value float64 `xml:"value,attr"`
-			} `xml:"http://gexf.net/1.3/viz size"`
+			} `xml:"http://www.gexf.net/1.2draft/viz size"`
+			Position *struct {
+				X string `xml:"x,attr"`
+				Y string `xml:"y,attr"`
+			} `xml:"http://www.gexf.net/1.2draft/viz position"`
+			Color *struct {
+				R string `xml:"r,attr"`
+			} `xml:"http://www.gexf.net/1.2draft/viz color"`
 		} `xml:"nodes>node"`
 		Edges []struct {
 			ID     string  `xml:"id,attr"`
@@ -69,11 +79,12 @@ type gexfDoc struct {
 }
 
 // TestGEXF_Structure is the structural check that stands in for the
-// GEXF XSD (not in the repository, no network): the root in the 1.3
-// namespace, a directed graph, every attvalue declared in <attributes>
-// with a GEXF type and a value of that type, node and edge ids unique,
-// edge ends declared nodes, viz:size on every node with ranks and on none
-// without.
+// GEXF XSD (not in the repository, no network): the root in the 1.2draft
+// namespace, version 1.2, a static directed graph, every attvalue
+// declared in <attributes> with a GEXF type and a value of that type,
+// node and edge ids unique, edge ends declared nodes, viz:size on every
+// node with ranks and on none without, viz:position and viz:color on
+// every node.
 func TestGEXF_Structure(t *testing.T) {
 	s := smallStore(t)
 	for _, noRanks := range []bool{false, true} {
@@ -82,10 +93,10 @@ func TestGEXF_Structure(t *testing.T) {
 		out, st := exportGEXF(t, s, opt)
 		var d gexfDoc
 		if err := xml.Unmarshal(out, &d); err != nil {
-			t.Fatalf("not GEXF 1.3: %v\n%s", err, out)
+			t.Fatalf("not GEXF 1.2: %v\n%s", err, out)
 		}
-		if d.Version != "1.3" || d.Graph.EdgeType != "directed" || d.Meta.Creator != "weaver 0.1.0-test" {
-			t.Errorf("version %q, edge type %q, creator %q", d.Version, d.Graph.EdgeType, d.Meta.Creator)
+		if d.Version != "1.2" || d.Graph.EdgeType != "directed" || d.Meta.Creator != "weaver 0.1.0-test" || d.Graph.Mode != "static" || d.Graph.TimeFormat != "" {
+			t.Errorf("version %q, edge type %q, creator %q, mode %q, time format %q", d.Version, d.Graph.EdgeType, d.Meta.Creator, d.Graph.Mode, d.Graph.TimeFormat)
 		}
 		types := map[string]map[string]string{}
 		for _, a := range d.Graph.Attributes {
@@ -136,6 +147,9 @@ func TestGEXF_Structure(t *testing.T) {
 			if (n.Size == nil) != noRanks || n.Size != nil && (n.Size.Value < 4 || n.Size.Value > 40) {
 				t.Errorf("node %s: viz:size %+v, no ranks %v", n.ID, n.Size, noRanks)
 			}
+			if n.Position == nil || n.Color == nil {
+				t.Errorf("node %s: viz:position %+v, viz:color %+v", n.ID, n.Position, n.Color)
+			}
 		}
 		edgeIDs := map[string]bool{}
 		for _, e := range d.Graph.Edges {
@@ -164,31 +178,38 @@ func TestGEXF_Xmllint(t *testing.T) {
 	runTool(t, nil, xmllint, "--noout", "--nonet", path)
 }
 
-// gexfNetworkx reads the file with networkx: version 1.3 where networkx
-// knows it (3.x); networkx 2.8 knows only 1.1draft and 1.2draft, so the
-// file is read there with its namespaces renamed to 1.2draft, which
-// checks the structure (1.3 changed no element this export uses).
+// gexfNetworkx reads the file with networkx's read_gexf as a user
+// would, no argument but the path (1.2draft is its default in 2.8 and
+// 3.x), and prints every node's and edge's attributes, viz included.
 const gexfNetworkx = `
-import json, sys, io
+import json, sys
 import networkx as nx
-from networkx.readwrite.gexf import GEXF
-path = sys.argv[1]
-if "1.3" in GEXF.versions:
-    G = nx.read_gexf(path, version="1.3")
-    how = "1.3"
-else:
-    data = open(path, encoding="utf-8").read()
-    data = data.replace("http://gexf.net/1.3/viz", "http://www.gexf.net/1.2draft/viz").replace("http://gexf.net/1.3", "http://www.gexf.net/1.2draft").replace('version="1.3"', 'version="1.2"')
-    G = nx.read_gexf(io.BytesIO(data.encode("utf-8")), version="1.2draft")
-    how = "1.2draft (renamed)"
+G = nx.read_gexf(sys.argv[1])
 json.dump({
-    "how": how, "directed": G.is_directed(),
-    "nodes": {n: {"label": d.get("label"), "title": d.get("title", ""), "description": d.get("description", ""),
-                  "crawl_count": d.get("crawl_count"), "pagerank": d.get("pagerank"), "size": d.get("viz", {}).get("size")}
-              for n, d in G.nodes(data=True)},
-    "edges": sorted([[u, v, d["weight"], d.get("nofollow", 0)] for u, v, d in G.edges(data=True)]),
+    "version": nx.__version__, "directed": G.is_directed(),
+    "nodes": {n: d for n, d in G.nodes(data=True)},
+    "edges": [[u, v, d] for u, v, d in G.edges(data=True)],
 }, sys.stdout)
 `
+
+// gexfRead is what gexfNetworkx prints.
+type gexfRead struct {
+	Version  string
+	Directed bool
+	Nodes    map[string]map[string]any
+	Edges    [][3]any
+}
+
+// readGEXF reads the GEXF file at path with networkx in the Python py.
+func readGEXF(t *testing.T, py, path string) gexfRead {
+	t.Helper()
+	var got gexfRead
+	out := runTool(t, nil, py, "-c", gexfNetworkx, path)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return got
+}
 
 // TestGEXF_NetworkX: networkx reads the file back (see gexfNetworkx), with
 // every hostile title and description as stored, the typed attributes as
@@ -200,39 +221,28 @@ func TestGEXF_NetworkX(t *testing.T) {
 		t.Fatal(err)
 	}
 	withNetworkx(t, func(t *testing.T, py string) {
-		var got struct {
-			How      string
-			Directed bool
-			Nodes    map[string]struct {
-				Label, Title, Description string
-				CrawlCount                any      `json:"crawl_count"`
-				PageRank                  *float64 `json:"pagerank"`
-				Size                      *float64
-			}
-			Edges [][]any
-		}
-		out := runTool(t, nil, py, "-c", gexfNetworkx, path)
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		t.Logf("read as GEXF %s", got.How)
+		got := readGEXF(t, py, path)
 		if !got.Directed || len(got.Nodes) != len(hostile) || len(got.Edges) != len(hostile) {
 			t.Fatalf("directed %v, %d nodes, %d edges", got.Directed, len(got.Nodes), len(got.Edges))
 		}
 		for id, n := range got.Nodes {
 			i, _ := strconv.ParseUint(id, 10, 64)
-			if want := xmlKept(hostileTitle(i)); n.Title != want {
-				t.Errorf("node %s title %q, want %q", id, n.Title, want)
+			title, _ := n["title"].(string)
+			if want := xmlKept(hostileTitle(i)); title != want {
+				t.Errorf("node %s title %q, want %q", id, title, want)
 			}
-			if want := xmlKept(hostileDesc(i)); n.Description != want {
-				t.Errorf("node %s description %q, want %q", id, n.Description, want)
+			desc, _ := n["description"].(string)
+			if want := xmlKept(hostileDesc(i)); desc != want {
+				t.Errorf("node %s description %q, want %q", id, desc, want)
 			}
-			if n.CrawlCount != 1.0 || n.PageRank == nil || n.Size == nil || !strings.HasSuffix(n.Label, ".example") {
+			label, _ := n["label"].(string)
+			viz, _ := n["viz"].(map[string]any)
+			if n["crawl_count"] != 1.0 || n["pagerank"] == nil || viz["size"] == nil || !strings.HasSuffix(label, ".example") {
 				t.Errorf("node %s: %+v", id, n)
 			}
 		}
 		for _, e := range got.Edges {
-			if w, ok := e[2].(float64); !ok || w < 1 {
+			if w, ok := e[2].(map[string]any)["weight"].(float64); !ok || w < 1 {
 				t.Errorf("edge %v", e)
 			}
 		}
@@ -268,7 +278,89 @@ func TestGEXF_File(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
-	if !bytes.Contains(b, []byte(`<gexf xmlns="http://gexf.net/1.3"`)) {
+	if !bytes.Contains(b, []byte(`<gexf xmlns="http://www.gexf.net/1.2draft"`)) {
 		t.Errorf("%.200s", b)
 	}
+}
+
+// TestGEXF_NetworkXReadsEverything (issue 40): the GEXF export of a
+// store with a crawl history (the case that was dynamic, with a time
+// format networkx 3 cannot read) is read by both networkx (Debian's 2.8
+// and the PATH's 3.x) with nx.read_gexf(path) alone: every node with
+// every attribute of the JSON export and its value, its viz position at
+// the layout's x and y and its viz colour its community's; every edge
+// with its weight and attributes.
+func TestGEXF_NetworkXReadsEverything(t *testing.T) {
+	s, _ := historyStore(t)
+	opt := fixedOptions()
+	_, nodes, edges := exportJSONDoc(t, s, opt)
+	path := filepath.Join(t.TempDir(), "h.gexf")
+	if _, err := export.WriteFile(context.Background(), s, path, export.FormatGEXF, opt); err != nil {
+		t.Fatal(err)
+	}
+	withNetworkx(t, func(t *testing.T, py string) {
+		got := readGEXF(t, py, path)
+		if !got.Directed || len(got.Nodes) != len(nodes) || len(got.Edges) != len(edges) {
+			t.Fatalf("networkx %s: directed %v, %d nodes, %d edges; want %d, %d", got.Version, got.Directed, len(got.Nodes), len(got.Edges), len(nodes), len(edges))
+		}
+		hosts := map[string]string{}
+		for host, want := range nodes {
+			id := strconv.FormatFloat(want["id"].(float64), 'f', -1, 64)
+			hosts[id] = host
+			n := got.Nodes[id]
+			if n == nil || n["label"] != host {
+				t.Errorf("node %s (%s): %v", id, host, n)
+				continue
+			}
+			for k, w := range want {
+				if k == "id" || w == nil || w == "" {
+					continue
+				}
+				if !sameValue(n[k], w) {
+					t.Errorf("%s: %s is %#v, JSON %#v", host, k, n[k], w)
+				}
+			}
+			viz, _ := n["viz"].(map[string]any)
+			pos, _ := viz["position"].(map[string]any)
+			col, _ := viz["color"].(map[string]any)
+			x, _ := pos["x"].(float64)
+			y, _ := pos["y"].(float64)
+			if pos == nil || math.Abs(x-want["x"].(float64)) > 0.0005 || math.Abs(y-want["y"].(float64)) > 0.0005 {
+				t.Errorf("%s: viz position %v, layout (%v, %v)", host, pos, want["x"], want["y"])
+			}
+			rgb := export.Palette[int(want["community"].(float64))%len(export.Palette)]
+			if col == nil || col["r"] != float64(rgb[0]) || col["g"] != float64(rgb[1]) || col["b"] != float64(rgb[2]) {
+				t.Errorf("%s: viz colour %v, community %v", host, col, want["community"])
+			}
+		}
+		for _, e := range got.Edges {
+			u, v, d := e[0].(string), e[1].(string), e[2].(map[string]any)
+			want := edges[[2]string{hosts[u], hosts[v]}]
+			if want == nil {
+				t.Errorf("edge %s→%s not in the JSON export", hosts[u], hosts[v])
+				continue
+			}
+			for _, k := range []string{"weight", "first_seen", "last_seen", "nofollow", "redirect", "gone"} {
+				w := want[k]
+				if k == "gone" && w == nil { // JSON leaves out gone=false
+					w = false
+				}
+				if !sameValue(d[k], w) {
+					t.Errorf("edge %s→%s: %s is %#v, JSON %#v", hosts[u], hosts[v], k, d[k], want[k])
+				}
+			}
+		}
+		t.Logf("networkx %s read %d nodes and %d edges, every attribute", got.Version, len(got.Nodes), len(got.Edges))
+	})
+}
+
+// sameValue reports whether a value networkx read (JSON-decoded) is the
+// JSON export's: numbers to the last bit a double carries, the rest
+// exactly.
+func sameValue(got, want any) bool {
+	if g, ok := got.(float64); ok {
+		w, ok := want.(float64)
+		return ok && (g == w || math.Abs(g-w) <= 1e-12*math.Abs(w))
+	}
+	return got == want
 }

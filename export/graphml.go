@@ -88,72 +88,12 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 	opt = opt.withDefaults()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	st, err := walk(ctx, s, opt, func(v *view) error {
-		b := make([]byte, 0, 4096)
-		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
-<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
-`...)
-		if v.ranks != nil {
-			b = append(b, graphmlKeys...)
-		} else {
-			b = append(b, graphmlKeysNoRanks...)
-		}
-		if v.lay != nil {
-			b = append(b, graphmlLayoutKeys...)
-		}
-		if !opt.At.IsZero() {
-			b = append(b, graphmlAtKeys...)
-		}
-		b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
-		b = graphmlData(b, "    ", "weaver_version", opt.Version)
-		b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
-		b = graphmlData(b, "    ", "filters", opt.filters())
-		b = graphmlData(b, "    ", "harmonic_method", v.harmonicMethod())
-		if !opt.At.IsZero() {
-			b = graphmlData(b, "    ", "node_attributes", atNote)
-		}
+		b := appendGraphMLHead(make([]byte, 0, 4096), v, opt)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
 		err := v.nodes(func(n *graph.Node) error {
-			b = append(b[:0], `    <node id="n`...)
-			b = strconv.AppendUint(b, n.ID, 10)
-			b = append(b, `">`...)
-			b = graphmlData(b, "", "label", n.Host)
-			b = graphmlData(b, "", "host", n.Host)
-			b = graphmlData(b, "", "domain", n.Domain)
-			b = graphmlData(b, "", "title", n.Title)
-			b = graphmlData(b, "", "description", n.Description)
-			b = graphmlData(b, "", "status", string(n.Status))
-			b = append(b, `<data key="crawl_count">`...)
-			b = strconv.AppendInt(b, int64(n.CrawlCount), 10)
-			b = append(b, `</data>`...)
-			if n.HTTPStatus != 0 {
-				b = append(b, `<data key="http_status">`...)
-				b = strconv.AppendInt(b, int64(n.HTTPStatus), 10)
-				b = append(b, `</data>`...)
-			}
-			b = graphmlData(b, "", "canonical", n.Canonical)
-			b = graphmlData(b, "", "robots", n.RobotsDirectives)
-			b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
-			b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
-			b = graphmlData(b, "", "as_of", v.asOf)
-			if pr, h, ok := v.rankOf(n.ID); ok {
-				b = append(b, `<data key="pagerank">`...)
-				b = strconv.AppendFloat(b, pr, 'g', -1, 64)
-				b = append(b, `</data><data key="harmonic">`...)
-				b = strconv.AppendFloat(b, h, 'g', -1, 64)
-				b = append(b, `</data>`...)
-			}
-			if c, x, y, ok := v.layoutOf(n.ID); ok {
-				b = append(b, `<data key="community">`...)
-				b = strconv.AppendUint(b, uint64(c), 10)
-				b = append(b, `</data><data key="x">`...)
-				b = strconv.AppendFloat(b, x, 'f', 3, 64)
-				b = append(b, `</data><data key="y">`...)
-				b = strconv.AppendFloat(b, y, 'f', 3, 64)
-				b = append(b, `</data>`...)
-			}
-			b = append(b, "</node>\n"...)
+			b = appendGraphMLNode(b[:0], v, n)
 			_, err := bw.Write(b)
 			return err
 		})
@@ -161,21 +101,7 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 			return err
 		}
 		err = v.edges(func(e *graph.Edge) error {
-			b = append(b[:0], `    <edge source="n`...)
-			b = strconv.AppendUint(b, e.From, 10)
-			b = append(b, `" target="n`...)
-			b = strconv.AppendUint(b, e.To, 10)
-			b = append(b, `"><data key="weight">`...)
-			b = strconv.AppendUint(b, e.Weight, 10)
-			b = append(b, "</data>"...)
-			b = graphmlInt(b, "nofollow", e.Nofollow)
-			b = graphmlInt(b, "redirect", e.Redirect)
-			b = graphmlData(b, "", "first_seen", isoTime(e.FirstSeen))
-			b = graphmlData(b, "", "last_seen", isoTime(e.LastSeen))
-			if v.gone(e) {
-				b = append(b, `<data key="gone">true</data>`...)
-			}
-			b = append(b, "</edge>\n"...)
+			b = appendGraphMLEdge(b[:0], v, e)
 			_, err := bw.Write(b)
 			return err
 		})
@@ -188,6 +114,97 @@ func GraphML(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats,
 		return bw.Flush()
 	})
 	return st, wrap(FormatGraphML, "", err)
+}
+
+// appendGraphMLHead appends everything before the first node: the XML
+// declaration, the keys the view's attributes need, and the graph's own
+// data.
+func appendGraphMLHead(b []byte, v *view, opt Options) []byte {
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
+`...)
+	if v.ranks != nil {
+		b = append(b, graphmlKeys...)
+	} else {
+		b = append(b, graphmlKeysNoRanks...)
+	}
+	if v.lay != nil {
+		b = append(b, graphmlLayoutKeys...)
+	}
+	if !opt.At.IsZero() {
+		b = append(b, graphmlAtKeys...)
+	}
+	b = append(b, "  <graph id=\"weaver\" edgedefault=\"directed\">\n"...)
+	b = graphmlData(b, "    ", "weaver_version", opt.Version)
+	b = graphmlData(b, "    ", "exported_at", isoTime(opt.Now()))
+	b = graphmlData(b, "    ", "filters", opt.filters())
+	b = graphmlData(b, "    ", "harmonic_method", v.harmonicMethod())
+	if !opt.At.IsZero() {
+		b = graphmlData(b, "    ", "node_attributes", atNote)
+	}
+	return b
+}
+
+// appendGraphMLNode appends the <node> of n.
+func appendGraphMLNode(b []byte, v *view, n *graph.Node) []byte {
+	b = append(b, `    <node id="n`...)
+	b = strconv.AppendUint(b, n.ID, 10)
+	b = append(b, `">`...)
+	b = graphmlData(b, "", "label", n.Host)
+	b = graphmlData(b, "", "host", n.Host)
+	b = graphmlData(b, "", "domain", n.Domain)
+	b = graphmlData(b, "", "title", n.Title)
+	b = graphmlData(b, "", "description", n.Description)
+	b = graphmlData(b, "", "status", string(n.Status))
+	b = append(b, `<data key="crawl_count">`...)
+	b = strconv.AppendInt(b, int64(n.CrawlCount), 10)
+	b = append(b, `</data>`...)
+	if n.HTTPStatus != 0 {
+		b = append(b, `<data key="http_status">`...)
+		b = strconv.AppendInt(b, int64(n.HTTPStatus), 10)
+		b = append(b, `</data>`...)
+	}
+	b = graphmlData(b, "", "canonical", n.Canonical)
+	b = graphmlData(b, "", "robots", n.RobotsDirectives)
+	b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
+	b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
+	b = graphmlData(b, "", "as_of", v.asOf)
+	if pr, h, ok := v.rankOf(n.ID); ok {
+		b = append(b, `<data key="pagerank">`...)
+		b = strconv.AppendFloat(b, pr, 'g', -1, 64)
+		b = append(b, `</data><data key="harmonic">`...)
+		b = strconv.AppendFloat(b, h, 'g', -1, 64)
+		b = append(b, `</data>`...)
+	}
+	if c, x, y, ok := v.layoutOf(n.ID); ok {
+		b = append(b, `<data key="community">`...)
+		b = strconv.AppendUint(b, uint64(c), 10)
+		b = append(b, `</data><data key="x">`...)
+		b = strconv.AppendFloat(b, x, 'f', 3, 64)
+		b = append(b, `</data><data key="y">`...)
+		b = strconv.AppendFloat(b, y, 'f', 3, 64)
+		b = append(b, `</data>`...)
+	}
+	return append(b, "</node>\n"...)
+}
+
+// appendGraphMLEdge appends the <edge> of e.
+func appendGraphMLEdge(b []byte, v *view, e *graph.Edge) []byte {
+	b = append(b, `    <edge source="n`...)
+	b = strconv.AppendUint(b, e.From, 10)
+	b = append(b, `" target="n`...)
+	b = strconv.AppendUint(b, e.To, 10)
+	b = append(b, `"><data key="weight">`...)
+	b = strconv.AppendUint(b, e.Weight, 10)
+	b = append(b, "</data>"...)
+	b = graphmlInt(b, "nofollow", e.Nofollow)
+	b = graphmlInt(b, "redirect", e.Redirect)
+	b = graphmlData(b, "", "first_seen", isoTime(e.FirstSeen))
+	b = graphmlData(b, "", "last_seen", isoTime(e.LastSeen))
+	if v.gone(e) {
+		b = append(b, `<data key="gone">true</data>`...)
+	}
+	return append(b, "</edge>\n"...)
 }
 
 // graphmlInt appends <data key="key">n</data>, or nothing when n is 0,

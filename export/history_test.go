@@ -126,8 +126,8 @@ func exportJSONDoc(t *testing.T, s *kv.Store, opt export.Options) (graphMeta map
 
 // TestHistory_GoneInEveryFormat: the edge its source's latest crawl no
 // longer links (b→c) is marked gone in every format, with its first and
-// last seen; GEXF is dynamic, and the edge that went and came back (a→b)
-// has two spells.
+// last seen; GEXF is static, and with GEXFTimeline dynamic, where the
+// edge that went and came back (a→b) has two spells.
 func TestHistory_GoneInEveryFormat(t *testing.T) {
 	s, ids := historyStore(t)
 	opt := fixedOptions()
@@ -189,7 +189,25 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 		t.Errorf("csv:\n%s", csv)
 	}
 
+	// GEXF is static by default: every client reads it (networkx
+	// included, below), gone as an attribute.
 	gexf := read(export.FormatGEXF)
+	for _, no := range []string{`mode="dynamic"`, "timeformat", "<spells>", " start="} {
+		if strings.Contains(gexf, no) {
+			t.Errorf("static gexf has %s\n%s", no, gexf)
+		}
+	}
+	if n := strings.Count(gexf, `<attvalue for="gone" value="true"/>`); n != 1 {
+		t.Errorf("static gexf: %d gone edges\n%s", n, gexf)
+	}
+	static := filepath.Join(t.TempDir(), "static.gexf")
+	if err := os.WriteFile(static, []byte(gexf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// With GEXFTimeline it is dynamic, for Gephi's timeline.
+	opt.GEXFTimeline = true
+	gexf = read(export.FormatGEXF)
+	opt.GEXFTimeline = false
 	for _, want := range []string{
 		`<graph defaultedgetype="directed" mode="dynamic" timeformat="dateTime">`,
 		`<node id="` + id(ids["d.test"]) + `" label="d.test" start="2025-01-16T10:04:30Z">`,
@@ -200,7 +218,7 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 		`<attvalue for="gone" value="true"/>`,
 	} {
 		if !strings.Contains(gexf, want) {
-			t.Errorf("gexf lacks %s\n%s", want, gexf)
+			t.Errorf("gexf timeline lacks %s\n%s", want, gexf)
 		}
 	}
 	p := filepath.Join(t.TempDir(), "h.gexf")
@@ -208,9 +226,20 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	runTool(t, nil, tooltest.Tool(t, "xmllint"), "--noout", "--nonet", p)
-	// networkx knows no timeformat "dateTime"; as docs/exports.md says,
-	// it reads the file as "date", the times then strings.
 	withNetworkx(t, func(t *testing.T, py string) {
+		// The static file as it is; the timeline with its timeformat
+		// renamed to "date", as docs/exports.md says (networkx knows no
+		// "dateTime"), the times then strings.
+		got := readGEXF(t, py, static)
+		gone := 0
+		for _, e := range got.Edges {
+			if e[2].(map[string]any)["gone"] == true {
+				gone++
+			}
+		}
+		if len(got.Nodes) != 4 || len(got.Edges) != len(edges) || gone != 1 {
+			t.Errorf("networkx read the static file: %d nodes, %d edges, %d gone", len(got.Nodes), len(got.Edges), gone)
+		}
 		out := runTool(t, nil, py, "-c", gexfDynamicNetworkx, p)
 		if want := "[['2025-01-16T10:01:00Z', '2025-01-16T10:03:00Z'], ['2025-01-16T10:04:00Z', 'None']]"; !strings.Contains(string(out), want) {
 			t.Errorf("networkx: a→b spells %s, want %s", out, want)
@@ -219,17 +248,11 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 }
 
 // gexfDynamicNetworkx reads a dynamic GEXF export with networkx, its
-// timeformat renamed to "date" (and its namespaces to 1.2draft for
-// networkx 2.8), and prints the spells of the edge 1→2.
+// timeformat renamed to "date", and prints the spells of the edge 1→2.
 const gexfDynamicNetworkx = `
 import io, sys, networkx as nx
-from networkx.readwrite.gexf import GEXF
 data = open(sys.argv[1], encoding="utf-8").read().replace('timeformat="dateTime"', 'timeformat="date"')
-version = "1.3"
-if "1.3" not in GEXF.versions:
-    data = data.replace("http://gexf.net/1.3/viz", "http://www.gexf.net/1.2draft/viz").replace("http://gexf.net/1.3", "http://www.gexf.net/1.2draft").replace('version="1.3"', 'version="1.2"')
-    version = "1.2draft"
-G = nx.read_gexf(io.BytesIO(data.encode("utf-8")), version=version)
+G = nx.read_gexf(io.BytesIO(data.encode("utf-8")))
 print([list(s) for s in G.edges["1", "2"]["spells"]])
 `
 

@@ -302,25 +302,24 @@ func nodeReport(tx *kv.Tx, n *graph.Node) HostReport {
 	return rep
 }
 
-// history fills the report's crawl history, the latest crawl first.
+// history fills the report's crawl history, the latest crawl first: one
+// walk of the host's records (a CrawlAt per crawl walked them again for
+// each).
 func history(tx *kv.Tx, rep *HostReport, limit int) error {
-	if !tx.Exists(kv.BucketCrawls) {
+	var all []HostCrawl
+	err := graph.ForEachCrawl(tx, rep.ID, func(c *graph.Crawl) error {
+		all = append(all, HostCrawl{At: c.At, Changed: c.Changed, NotModified: c.NotModified, Links: len(c.Links)})
 		return nil
-	}
-	times, _, _, err := graph.CrawlTimes(tx, rep.ID)
+	})
 	if err != nil {
 		return err
 	}
-	rep.Crawls = len(times)
-	for i := len(times) - 1; i >= 0 && (limit <= 0 || len(rep.History) < limit); i-- {
-		c, ok, err := graph.CrawlAt(tx, rep.ID, times[i])
-		if err != nil {
-			return err
-		}
-		if ok {
-			rep.History = append(rep.History, HostCrawl{At: c.At, Changed: c.Changed, NotModified: c.NotModified, Links: len(c.Links)})
-		}
+	rep.Crawls = len(all)
+	slices.Reverse(all)
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
 	}
+	rep.History = append(rep.History, all...)
 	return nil
 }
 
@@ -390,6 +389,8 @@ func linkList(tx *kv.Tx, all []HostLink, limit int, ends func(*HostLink) (uint64
 			return list, err
 		}
 	}
-	list.Links = all
+	if len(all) > 0 {
+		list.Links = all // none stays [], not null
+	}
 	return list, nil
 }

@@ -183,29 +183,44 @@ print(json.dumps({n: [d.get("title", ""), d.get("description", "")] for n, d in 
 
 func TestHostile_DOT(t *testing.T) {
 	s := hostileStore(t)
-	path, _ := exportFile(t, s, export.FormatDOT, fixedOptions())
 	dot := tooltest.Tool(t, "dot")
-	svg := runTool(t, nil, dot, "-Tsvg", path)
-	xmlWellFormed(t, svg)
-	// -Tjson gives each attribute as dot read it, escString escapes and
-	// entities still in: decode the ones weaver writes.
-	var g struct {
-		Objects []struct {
-			Name    string `json:"name"`
-			Tooltip string `json:"tooltip"`
-		} `json:"objects"`
-	}
-	if err := json.Unmarshal(runTool(t, nil, dot, "-Tjson", path), &g); err != nil {
-		t.Fatal(err)
-	}
-	if len(g.Objects) != len(hostile) {
-		t.Errorf("dot read %d nodes, want %d", len(g.Objects), len(hostile))
-	}
-	unescape := strings.NewReplacer(`\\`, `\`, `\n`, "\n", "&amp;", "&")
-	for _, o := range g.Objects {
-		id, _ := strconv.ParseUint(strings.TrimPrefix(o.Name, "n"), 10, 64)
-		if got, want := unescape.Replace(o.Tooltip), wantDOT(hostileTitle(id)); got != want {
-			t.Errorf("node %s tooltip: got %q, want %q", o.Name, got, want)
+	// Laid out, every host is a point whose tooltip is its host, then its
+	// title if any is left once escaped; without a layout (sfdp), the
+	// tooltip is the title.
+	for _, noLayout := range []bool{false, true} {
+		opt := fixedOptions()
+		opt.NoLayout = noLayout
+		path, _ := exportFile(t, s, export.FormatDOT, opt)
+		svg := runTool(t, nil, dot, "-Tsvg", path)
+		xmlWellFormed(t, svg)
+		// -Tjson gives each attribute as dot read it, escString escapes and
+		// entities still in: decode the ones weaver writes.
+		var g struct {
+			Objects []struct {
+				Name    string `json:"name"`
+				Tooltip string `json:"tooltip"`
+			} `json:"objects"`
+		}
+		if err := json.Unmarshal(runTool(t, nil, dot, "-Tjson", path), &g); err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Objects) != len(hostile) {
+			t.Errorf("no layout %v: dot read %d nodes, want %d", noLayout, len(g.Objects), len(hostile))
+		}
+		unescape := strings.NewReplacer(`\\`, `\`, `\n`, "\n", "&amp;", "&")
+		for _, o := range g.Objects {
+			id, _ := strconv.ParseUint(strings.TrimPrefix(o.Name, "n"), 10, 64)
+			want := wantDOT(hostileTitle(id))
+			if !noLayout {
+				host := "h" + strconv.FormatUint(id-1, 10) + ".example"
+				if want != "" {
+					host += "\n"
+				}
+				want = host + want
+			}
+			if got := unescape.Replace(o.Tooltip); got != want {
+				t.Errorf("no layout %v: node %s tooltip: got %q, want %q", noLayout, o.Name, got, want)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,7 +169,7 @@ func TopFromJSON(r io.Reader, n int) (RankList, error) {
 	}
 	// Nodes come in id order; order them so whatever the source did.
 	if !slices.IsSorted(ids) {
-		slices.SortFunc(nodes, func(a, b Ranked) int { return cmpU64(a.ID, b.ID) })
+		slices.SortFunc(nodes, func(a, b Ranked) int { return cmp.Compare(a.ID, b.ID) })
 		for i := range nodes {
 			pageranks[i] = nodes[i].PageRank
 		}

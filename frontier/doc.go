@@ -13,4 +13,8 @@
 // once at a time, and a host already queued deeper moves up to the smaller
 // depth. Whether a host may still be crawled at all (its crawl count) is
 // the caller's judgement, given to Claim as a function.
+//
+// The revisit schedule holds the hosts that wait for their next crawl, in
+// the order they fall due (Schedule, TakeDue): a crawl with a revisit
+// policy moves those that are due into the queue.
 package frontier

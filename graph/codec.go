@@ -122,102 +122,113 @@ func (n *Node) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	var kb [2]byte // every key is a fixstr of 1 or 2 bytes
 	for range count {
-		k, kl := "", 0
-		if c, err := dec.PeekCode(); err != nil {
-			return fmt.Errorf("graph: node key: %w", err)
-		} else if c == 0xa1 || c == 0xa2 {
-			kl, _ = dec.DecodeBytesLen() // the code was just peeked
-			if err := dec.ReadFull(kb[:kl]); err != nil {
-				return fmt.Errorf("graph: node key: %w", err)
-			}
-			k = string(kb[:kl]) // on the stack: k never escapes
-		} else if err := dec.Skip(); err != nil { // a key weaver never writes
-			return fmt.Errorf("graph: node key: %w", err)
-		}
-		var s string
-		var i int64
-		var err error
-		switch k {
-		case "id":
-			n.ID, err = dec.DecodeUint64()
-		case "h":
-			n.Host, err = dec.DecodeString()
-		case "d":
-			n.Domain, err = dec.DecodeString()
-		case "sc":
-			n.Scheme, err = dec.DecodeString()
-		case "t":
-			n.Title, err = dec.DecodeString()
-		case "ds":
-			n.Description, err = dec.DecodeString()
-		case "cc":
-			i, err = dec.DecodeInt64()
-			n.CrawlCount = int(i)
-		case "fc":
-			i, err = dec.DecodeInt64()
-			n.FailCount = int(i)
-		case "st":
-			s, err = dec.DecodeString()
-			n.Status = Status(s)
-		case "hs":
-			i, err = dec.DecodeInt64()
-			n.HTTPStatus = int(i)
-		case "ct":
-			n.ContentType, err = dec.DecodeString()
-		case "sv":
-			n.Server, err = dec.DecodeString()
-		case "b":
-			n.Bytes, err = dec.DecodeInt64()
-		case "ms":
-			n.FetchMS, err = dec.DecodeInt64()
-		case "ch":
-			n.ContentHash, err = dec.DecodeString()
-		case "e":
-			n.Error, err = dec.DecodeString()
-		case "dp":
-			i, err = dec.DecodeInt64()
-			n.Depth = int(i)
-		case "fs":
-			n.FirstSeen, err = dec.DecodeTime()
-		case "ls":
-			n.LastSeen, err = dec.DecodeTime()
-		case "lc":
-			n.LastCrawl, err = dec.DecodeTime()
-		case "cn":
-			n.Canonical, err = dec.DecodeString()
-		case "rd":
-			n.RobotsDirectives, err = dec.DecodeString()
-		case "mo":
-			n.MirrorOf, err = dec.DecodeUint64()
-		case "pf":
-			i, err = dec.DecodeInt64()
-			n.PagesFetched = int(i)
-		case "rm":
-			n.RenderMS, err = dec.DecodeInt64()
-		case "wa":
-			n.Warc, err = dec.DecodeString()
-		case "nd":
-			n.NextDue, err = dec.DecodeTime()
-		case "iv":
-			n.IntervalMS, err = dec.DecodeInt64()
-		case "cg":
-			i, err = dec.DecodeInt64()
-			n.Changes = int(i)
-		case "lg":
-			n.LastChange, err = dec.DecodeTime()
-		case "nm":
-			i, err = dec.DecodeInt64()
-			n.NotModified = int(i)
-		case "et":
-			n.ETag, err = dec.DecodeString()
-		case "lm":
-			n.LastModified, err = dec.DecodeString()
-		default:
-			err = dec.Skip()
-		}
+		kl, err := decodeKey(dec, &kb)
 		if err != nil {
+			return fmt.Errorf("graph: node key: %w", err)
+		}
+		if err := n.decodeField(dec, string(kb[:kl])); err != nil { // on the stack: the key never escapes
 			return fmt.Errorf("graph: node field %q: %w", string(kb[:kl]), err)
 		}
 	}
 	return nil
+}
+
+// decodeKey reads a map key into kb and returns its length: 0 for a key
+// weaver never writes (not a fixstr of 1 or 2 bytes), which it skips.
+func decodeKey(dec *msgpack.Decoder, kb *[2]byte) (int, error) {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return 0, err
+	}
+	if c != 0xa1 && c != 0xa2 {
+		return 0, dec.Skip()
+	}
+	kl, _ := dec.DecodeBytesLen() // the code was just peeked
+	return kl, dec.ReadFull(kb[:kl])
+}
+
+// decodeField reads the value of n's field k (msgpack's tag), or skips
+// the value of a key it does not know.
+func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
+	var s string
+	var i int64
+	switch k {
+	case "id":
+		n.ID, err = dec.DecodeUint64()
+	case "h":
+		n.Host, err = dec.DecodeString()
+	case "d":
+		n.Domain, err = dec.DecodeString()
+	case "sc":
+		n.Scheme, err = dec.DecodeString()
+	case "t":
+		n.Title, err = dec.DecodeString()
+	case "ds":
+		n.Description, err = dec.DecodeString()
+	case "cc":
+		i, err = dec.DecodeInt64()
+		n.CrawlCount = int(i)
+	case "fc":
+		i, err = dec.DecodeInt64()
+		n.FailCount = int(i)
+	case "st":
+		s, err = dec.DecodeString()
+		n.Status = Status(s)
+	case "hs":
+		i, err = dec.DecodeInt64()
+		n.HTTPStatus = int(i)
+	case "ct":
+		n.ContentType, err = dec.DecodeString()
+	case "sv":
+		n.Server, err = dec.DecodeString()
+	case "b":
+		n.Bytes, err = dec.DecodeInt64()
+	case "ms":
+		n.FetchMS, err = dec.DecodeInt64()
+	case "ch":
+		n.ContentHash, err = dec.DecodeString()
+	case "e":
+		n.Error, err = dec.DecodeString()
+	case "dp":
+		i, err = dec.DecodeInt64()
+		n.Depth = int(i)
+	case "fs":
+		n.FirstSeen, err = dec.DecodeTime()
+	case "ls":
+		n.LastSeen, err = dec.DecodeTime()
+	case "lc":
+		n.LastCrawl, err = dec.DecodeTime()
+	case "cn":
+		n.Canonical, err = dec.DecodeString()
+	case "rd":
+		n.RobotsDirectives, err = dec.DecodeString()
+	case "mo":
+		n.MirrorOf, err = dec.DecodeUint64()
+	case "pf":
+		i, err = dec.DecodeInt64()
+		n.PagesFetched = int(i)
+	case "rm":
+		n.RenderMS, err = dec.DecodeInt64()
+	case "wa":
+		n.Warc, err = dec.DecodeString()
+	case "nd":
+		n.NextDue, err = dec.DecodeTime()
+	case "iv":
+		n.IntervalMS, err = dec.DecodeInt64()
+	case "cg":
+		i, err = dec.DecodeInt64()
+		n.Changes = int(i)
+	case "lg":
+		n.LastChange, err = dec.DecodeTime()
+	case "nm":
+		i, err = dec.DecodeInt64()
+		n.NotModified = int(i)
+	case "et":
+		n.ETag, err = dec.DecodeString()
+	case "lm":
+		n.LastModified, err = dec.DecodeString()
+	default:
+		err = dec.Skip()
+	}
+	return err
 }

@@ -1,7 +1,9 @@
 package graph_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,7 +13,8 @@ import (
 )
 
 // A node's crawls: links with their own weights, a crawl with the same
-// links stored as one byte, the graph at any time, and what changed.
+// links stored as its time and flags alone, the graph at any time, and
+// what changed.
 func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 	s := storetest.MustOpen(t)
 	var a, b, c, d uint64
@@ -82,9 +85,12 @@ func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 				}
 			}
 		}
-		// The same links cost one byte.
-		if v := tx.GetRaw(kv.BucketCrawls, append(kv.U64(a), kv.U64(uint64(t0.Add(2*time.Second).UnixNano()))...)); len(v) != 1 {
-			t.Errorf("a crawl with the links of the one before: %d bytes, want 1", len(v))
+		// The same links cost a time step and the flags.
+		if sizes, err := graph.RecordSizes(tx, a); err != nil || len(sizes) != 4 || sizes[1] > 5 || sizes[0] < 6 {
+			t.Errorf("a's records: %v bytes (%v), want the second, with the links of the first, at most 5", sizes, err)
+		}
+		if stored, err := graph.LinksStored(tx, a); err != nil || !slices.Equal(stored, []bool{true, false, true, true}) {
+			t.Errorf("a's records hold their links: %v (%v), want all but the second", stored, err)
 		}
 		cr, ok, err := graph.CrawlAt(tx, a, t0.Add(2*time.Second))
 		if err != nil || !ok || len(cr.Links) != 2 || cr.Links[1].Nofollow != 1 {
@@ -125,45 +131,80 @@ func TestHistory_CrawlsAndEdgesAt(t *testing.T) {
 		}
 		return nil
 	})
-	// Written out, then compacted again: the same crawls, the unchanged
-	// one back to one byte.
-	key2 := append(kv.U64(a), kv.U64(uint64(t0.Add(2*time.Second).UnixNano()))...)
-	for _, tc := range []struct {
-		fn   func(*kv.Tx, uint64) error
-		size func(int) bool
-	}{{graph.ExpandHistory, func(n int) bool { return n > 1 }}, {graph.CompactHistory, func(n int) bool { return n == 1 }}} {
-		if err := s.Update(func(tx *kv.Tx) error { return tc.fn(tx, a) }); err != nil {
-			t.Fatal(err)
-		}
-		s.View(func(tx *kv.Tx) error {
-			if v := tx.GetRaw(kv.BucketCrawls, key2); !tc.size(len(v)) {
-				t.Errorf("record at 2 s: %d bytes", len(v))
-			}
-			cr, _, err := graph.CrawlAt(tx, a, t0.Add(2*time.Second))
-			if err != nil || len(cr.Links) != 2 || cr.Links[1].Nofollow != 1 {
-				t.Errorf("CrawlAt +2s: %+v %v", cr, err)
-			}
+	// Written anew: the same crawls, the unchanged one without links.
+	var all []graph.Crawl
+	s.View(func(tx *kv.Tx) error {
+		return graph.ForEachCrawl(tx, a, func(c *graph.Crawl) error {
+			cr := *c
+			cr.Links = slices.Clone(c.Links)
+			all = append(all, cr)
 			return nil
 		})
+	})
+	if err := s.Update(func(tx *kv.Tx) error { return graph.ReplaceHistory(tx, a, all) }); err != nil {
+		t.Fatal(err)
 	}
+	s.View(func(tx *kv.Tx) error {
+		if stored, err := graph.LinksStored(tx, a); err != nil || !slices.Equal(stored, []bool{true, false, true, true}) {
+			t.Errorf("rewritten, a's records hold their links: %v (%v), want all but the second", stored, err)
+		}
+		cr, _, err := graph.CrawlAt(tx, a, t0.Add(2*time.Second))
+		if err != nil || len(cr.Links) != 2 || cr.Links[1].Nofollow != 1 {
+			t.Errorf("CrawlAt +2s: %+v %v", cr, err)
+		}
+		return nil
+	})
 	if err := storetest.CheckAll(s); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A damaged record is an error, never a panic.
+// A damaged record is an error, never a panic, in either layout, and the
+// store's check reports it.
 func TestHistory_Damaged(t *testing.T) {
 	s := storetest.MustOpen(t)
-	key := append(kv.U64(1), kv.U64(uint64(t0.UnixNano()))...)
-	for _, v := range [][]byte{{0, 0x80}, {0, 1, 0x80}, {0, 1, 2 /* nofollow flag, its count missing */}, {0, 1, 0xfe}} {
-		if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(kv.BucketCrawls, key, v) }); err != nil {
+	if err := s.Update(func(tx *kv.Tx) error { _, _, err := graph.Ensure(tx, "a.test", "http", t0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	v1key := append(kv.U64(1), kv.U64(uint64(t0.UnixNano()))...)
+	tm := binary.BigEndian.AppendUint64(nil, uint64(t0.UnixNano()))
+	seg := func(prev, base byte, recs ...byte) []byte { return append(append([]byte{prev, base}, tm...), recs...) }
+	for _, tc := range []struct {
+		bucket, key, val []byte
+	}{
+		{kv.BucketCrawls, v1key, []byte{0, 0x80}},
+		{kv.BucketCrawls, v1key, []byte{0, 1, 0x80}},
+		{kv.BucketCrawls, v1key, []byte{0, 1, 2 /* nofollow flag, its count missing */}},
+		{kv.BucketCrawls, v1key, []byte{0, 1, 0xfe}},
+		{kv.BucketRecent, kv.U64(1), []byte{}},
+		{kv.BucketRecent, kv.U64(1), []byte{0}},
+		{kv.BucketRecent, kv.U64(1), seg(0, 0)},                                     // no record
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x80)},                               // a record cut short
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x08)},                               // the first record 1 ns after the segment's time
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x04, 0x04)},                         // a second record at the same time
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x00, 0x05, 0x01)},                   // 5 links in 1 byte
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x00, 0x01, 0x01, 0x06)},             // a nofollow count missing
+		{kv.BucketRecent, kv.U64(1), seg(0, 0, 0x00, 0x02, 0x01, 0x04, 0x00, 0x04)}, // the same target twice
+		{kv.BucketRecent, kv.U64(1), seg(1, 2, 0x00, 0x00)},                         // a base after the segment before
+		{kv.BucketRecent, kv.U64(1), seg(5, 5, 0x04)},                               // links in a segment that is not there
+	} {
+		if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(tc.bucket, tc.key, tc.val) }); err != nil {
 			t.Fatal(err)
 		}
 		s.View(func(tx *kv.Tx) error {
 			if _, _, err := graph.LatestCrawl(tx, 1); !errors.Is(err, graph.ErrBadHistory) {
-				t.Errorf("value %x: %v, want ErrBadHistory", v, err)
+				t.Errorf("%s %x: LatestCrawl: %v, want ErrBadHistory", tc.bucket, tc.val, err)
+			}
+			if err := graph.ForEachCrawl(tx, 1, func(*graph.Crawl) error { return nil }); !errors.Is(err, graph.ErrBadHistory) {
+				t.Errorf("%s %x: ForEachCrawl: %v, want ErrBadHistory", tc.bucket, tc.val, err)
+			}
+			if err := graph.Check(tx); !errors.Is(err, graph.ErrInconsistent) {
+				t.Errorf("%s %x: Check: %v, want ErrInconsistent", tc.bucket, tc.val, err)
 			}
 			return nil
 		})
+		if err := s.Update(func(tx *kv.Tx) error { return tx.Delete(tc.bucket, tc.key) }); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -273,6 +273,14 @@ func GetEdge(tx *kv.Tx, from, to uint64) (Edge, bool, error) {
 	return e, ok, err
 }
 
+// PutEdge writes e as the record of the edge e.From→e.To, in place of
+// what it held. It keeps no counter: the edge must already be counted
+// (AddEdgeFacts made it), and a change of its weight is the caller's to
+// count. weaver merge uses it to set the times of an edge it summed.
+func PutEdge(tx *kv.Tx, e *Edge) error {
+	return tx.Put(kv.BucketEdges, edgeKey(e.From, e.To), e)
+}
+
 // ErrStop, returned by a ForEach callback, ends the walk without error.
 var ErrStop = errors.New("graph: stop")
 
@@ -404,7 +412,8 @@ func rootKey(host string) []byte {
 // it back, every node is indexed, every edge joins two existing nodes with
 // a positive weight at least its link facts, the mirror index agrees with
 // the nodes (see NoteContentHash), every edge's anchors are of an edge
-// that exists, and the counters equal what is stored. It returns all
+// that exists, every node's crawl history is whole and in time order (see
+// checkHistory), and the counters equal what is stored. It returns all
 // problems found (up to a limit), joined, wrapping ErrInconsistent.
 func Check(tx *kv.Tx) error {
 	var problems []error
@@ -468,6 +477,7 @@ func Check(tx *kv.Tx) error {
 	}
 	checkMirrors(tx, add)
 	checkAnchors(tx, add)
+	checkHistory(tx, add)
 	c := GetCounts(tx)
 	if c.Nodes != nodes {
 		add("node counter %d, %d nodes stored", c.Nodes, nodes)

@@ -112,6 +112,38 @@ func TestStore_EdgeWeights_AccumulateAcrossReopen(t *testing.T) {
 	})
 }
 
+// TestStore_PutEdge_Replaces: PutEdge rewrites an edge's record as given
+// (weaver merge sets the times of an edge it summed) and leaves the
+// counters as they were.
+func TestStore_PutEdge_Replaces(t *testing.T) {
+	s := storetest.MustOpen(t)
+	err := s.Update(func(tx *kv.Tx) error {
+		a, _, _ := graph.Ensure(tx, "a.test", "http", t0)
+		b, _, _ := graph.Ensure(tx, "b.test", "http", t0)
+		if err := graph.AddEdgeFacts(tx, a.ID, b.ID, 3, 1, 0, t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		want := graph.Edge{From: a.ID, To: b.ID, Weight: 3, Nofollow: 1, FirstSeen: t0, LastSeen: t0.Add(2 * time.Hour)}
+		if err := graph.PutEdge(tx, &want); err != nil {
+			return err
+		}
+		got, ok, err := graph.GetEdge(tx, a.ID, b.ID)
+		if err != nil || !ok {
+			t.Fatalf("edge: ok=%v err=%v", ok, err)
+		}
+		if got.Weight != want.Weight || got.Nofollow != want.Nofollow || !got.FirstSeen.Equal(want.FirstSeen) || !got.LastSeen.Equal(want.LastSeen) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+		if c := graph.GetCounts(tx); c != (graph.Counts{Nodes: 2, Edges: 1, Weight: 3}) {
+			t.Errorf("counts: got %+v, want 2 nodes, 1 edge, weight 3", c)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestStore_ForEachEdge_Ordered(t *testing.T) {
 	s := storetest.MustOpen(t)
 	s.Update(func(tx *kv.Tx) error {

@@ -2,7 +2,16 @@ package kv
 
 // SchemaVersion is the layout version this weaver writes. A file with a
 // greater version is refused rather than misread.
-const SchemaVersion = 1
+//
+// Schema 2 (issue 43) keeps the crawl history in BucketHistory and
+// BucketRecent (graph/history_codec.go) instead of a record per crawl in
+// BucketCrawls. Its files may still hold schema 1's records, which graph
+// reads as they are and rewrites when their host is next crawled: a
+// schema 1 file is a valid schema 2 file, so a writable Open only adds the
+// buckets and records the version (a weaver of schema 1 then refuses the
+// file, whose newer history it would not see). A read-only Open leaves it
+// as it is, and graph reads it all the same.
+const SchemaVersion = 2
 
 // The buckets of a store. kv creates them all when it creates a file; their
 // keys and values are defined by the packages that own them.
@@ -20,7 +29,9 @@ var (
 	BucketOutbox   = []byte("outbox")   // sequence (8 B) → a link for another shard, until published (cluster)
 	BucketInbox    = []byte("inbox")    // message id → empty: messages from other shards already applied (cluster)
 	BucketMirrors  = []byte("mirrors")  // the mirror index of home-page content hashes (graph/mirror.go)
-	BucketCrawls   = []byte("crawls")   // node id (8 B) | crawl time (8 B, Unix ns) → the crawl's out-links (graph/history.go)
+	BucketCrawls   = []byte("crawls")   // schema 1's history: node id (8 B) | crawl time (8 B, Unix ns) → the crawl's out-links (graph/history_v1.go)
+	BucketHistory  = []byte("history")  // sequence (8 B) → a sealed segment of a node's crawl records (graph/history_codec.go)
+	BucketRecent   = []byte("recent")   // node id (8 B) → the node's open segment of crawl records (graph/history_codec.go)
 	BucketDue      = []byte("due")      // due time (8 B, Unix ns) | node id (8 B) → URL: hosts waiting for a revisit
 	BucketLayout   = []byte("layout")   // node id (8 B) → community (4 B) | x | y (float64 bits, 8 B each): `weaver layout` (layout/store.go)
 	BucketAnchors  = []byte("anchors")  // from id (8 B) | to id (8 B) → example links of the edge (graph/anchor.go, --anchors)
@@ -30,11 +41,13 @@ var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
 	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout,
+	BucketHistory, BucketRecent,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
-var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout}
+var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout,
+	BucketHistory, BucketRecent}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {
@@ -52,10 +65,23 @@ func isLater(name []byte) bool {
 // space and a full left half is never written to again. bbolt's default,
 // 0.5, leaves those buckets half empty on disk. A key inserted into a full
 // leaf still splits it, as before. 0 means bbolt's default.
+//
+// history is appended to only (its keys are a sequence): its leaves are
+// packed full. recent is not append-mostly: its values (a host's
+// unchanged crawls since its last sealed segment) grow in place, from
+// about 36 bytes with the key and bbolt's element header just after a
+// seal to about twice that on average (graph's sealLimit keeps each host
+// at its own stage, so that a leaf's values add up to about that mean all
+// along). Packed to 40 % when written in the first place, a leaf holds
+// them without splitting and ends up about 80 % full (docs/performance.md).
 func fillPercent(name []byte) float64 {
 	switch string(name) {
-	case "edges", "nodes", "crawls", "visited", "layout":
+	case "edges", "nodes", "visited", "layout":
 		return 0.95
+	case "history":
+		return 1
+	case "recent":
+		return 0.4
 	}
 	return 0
 }

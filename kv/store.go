@@ -1,11 +1,8 @@
 package kv
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,7 +14,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options configure Open. The zero value is what the crawler uses.
@@ -53,9 +50,14 @@ type Options struct {
 
 // Store is an open weaver store: one bbolt file.
 type Store struct {
-	db   *bbolt.DB
-	path string
-	opts Options
+	// dbMu guards db: every transaction holds it for reading, and reopen
+	// for writing while it swaps the handle.
+	dbMu    sync.RWMutex
+	db      *bbolt.DB // nil after a reopen that failed (lost says why)
+	lost    error
+	path    string
+	opts    Options
+	created time.Time // the creation time in the meta bucket, read by Open
 
 	mu     sync.RWMutex // guards closed against concurrent Commit and Close
 	closed bool
@@ -63,41 +65,13 @@ type Store struct {
 	reqs       chan request  // Commit requests for the writer goroutine
 	writerDone chan struct{} // closed when the writer goroutine has returned
 
-	groups atomic.Uint64 // group transactions committed
-	fns    atomic.Uint64 // Commit functions committed
-}
+	groups  atomic.Uint64 // group transactions committed
+	fns     atomic.Uint64 // Commit functions committed
+	reopens atomic.Uint64 // times the file was reopened after a failed commit
 
-type request struct {
-	fn      func(*Tx) error
-	done    chan error
-	applied chan error // nil, or told once: nil when fn's group has run and is being committed, else fn's error
-	urgent  bool       // someone waits on it: the group starts without lingering
+	waiter atomic.Pointer[waiterBox] // how the group writer waits out a full disk; nil: it does not (SetWaiter)
+	held   atomic.Pointer[error]     // while a group waits for space: the error it failed with
 }
-
-// apply tells a CommitApplied caller that fn's writes are in the group
-// being committed.
-func (r *request) apply() {
-	if r.applied != nil {
-		r.applied <- nil
-		r.applied = nil
-	}
-}
-
-// finish reports the outcome; a caller not yet told applied learns it too.
-func (r *request) finish(err error) {
-	if r.applied != nil {
-		r.applied <- err
-		r.applied = nil
-	}
-	r.done <- err
-}
-
-// bbolt's meta page: a 16-byte page header, then the magic number.
-const (
-	bboltMagic      = 0xED0CDAED
-	bboltMagicAt    = 16
-	bboltPageSizeAt = 24
-)
 
 // Open opens the store at path, creating it (with all buckets and the meta
 // record) when no file exists. It never modifies a file it refuses: it
@@ -174,8 +148,12 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if s.created, err = s.readCreated(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if !opts.ReadOnly {
-		if err := s.addLaterBuckets(); err != nil {
+		if err := s.upgrade(); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -184,109 +162,6 @@ func Open(path string, opts Options) (*Store, error) {
 		go s.writer()
 	}
 	return s, nil
-}
-
-// sniff checks the file without bbolt, so that a file that is not bbolt at
-// all (SQLite, random bytes) or a truncated one is refused before bbolt
-// opens it: bbolt itself faults reading pages past the end of a file. It
-// reads both meta pages, keeps the valid one with the newest transaction,
-// and requires the file to hold every page up to its high-water mark.
-func sniff(path string, size int64) (meta metaPage, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return meta, fmt.Errorf("%s: %w", path, err)
-	}
-	defer f.Close()
-	var hdr [metaEnd]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return meta, fmt.Errorf("%s %w (only %d bytes)", path, ErrNotStore, size)
-	}
-	// A first page without bbolt's magic is another kind of file, unless
-	// the second meta page is valid: bbolt keeps two so that one damaged
-	// meta page costs only the last transaction, and opens with the other.
-	notBolt := binary.LittleEndian.Uint32(hdr[bboltMagicAt:]) != bboltMagic
-	best, ok := parseMeta(hdr[:])
-	candidates := []int{4096, 8192, 16384, 32768, 65536}
-	if ok {
-		candidates = append([]int{best.pageSize}, candidates...)
-	}
-	ok0, ok1 := ok, false
-	for _, ps := range candidates {
-		var m1 [metaEnd]byte
-		if _, err := f.ReadAt(m1[:], int64(ps)); err != nil {
-			continue
-		}
-		if m, valid := parseMeta(m1[:]); valid && m.pageSize == ps && (!ok0 || ps == best.pageSize) {
-			if !ok || m.txid > best.txid {
-				best = m
-			}
-			ok, ok1 = true, true
-			break
-		}
-	}
-	switch {
-	case !ok && notBolt && bytes.HasPrefix(hdr[:], []byte("SQLite format 3\x00")):
-		return meta, fmt.Errorf("%s %w: it is a SQLite database (did you mean an export?)", path, ErrNotStore)
-	case !ok && notBolt:
-		return meta, fmt.Errorf("%s %w", path, ErrNotStore)
-	case !ok:
-		return meta, corruptf(path, "no valid meta page")
-	case !ok1 && size < 2*int64(best.pageSize):
-		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, int64(best.hwm)*int64(best.pageSize))
-	case !ok0 || !ok1:
-		// bbolt would open it with the other one, as of the transaction
-		// before the last, and weaver check reports it: a damaged page
-		// like any other, for check --repair.
-		damaged := 0
-		if ok0 {
-			damaged = 1
-		}
-		return meta, corruptf(path, "meta page %d is damaged (the other one is valid)", damaged)
-	}
-	if need := int64(best.hwm) * int64(best.pageSize); size < need {
-		return meta, fmt.Errorf("%s %w: %d bytes, its pages need %d", path, ErrTruncated, size, need)
-	}
-	return best, nil
-}
-
-// bbolt's meta page layout: a 16-byte page header, then magic, version,
-// page size, flags (4 bytes each), the root bucket (16), the freelist page
-// id, the high-water mark page id and the transaction id (8 each), and an
-// FNV-64a checksum of everything from magic to txid.
-const (
-	metaStart = 16
-	metaSum   = 72
-	metaEnd   = 80
-)
-
-type metaPage struct {
-	pageSize int
-	root     uint64 // the root bucket's page
-	freelist uint64 // the page of the list of free pages
-	hwm      uint64
-	txid     uint64
-}
-
-func parseMeta(b []byte) (metaPage, bool) {
-	if len(b) < metaEnd || binary.LittleEndian.Uint32(b[bboltMagicAt:]) != bboltMagic {
-		return metaPage{}, false
-	}
-	h := fnv.New64a()
-	h.Write(b[metaStart:metaSum])
-	if h.Sum64() != binary.LittleEndian.Uint64(b[metaSum:]) {
-		return metaPage{}, false
-	}
-	m := metaPage{
-		pageSize: int(binary.LittleEndian.Uint32(b[bboltPageSizeAt:])),
-		root:     binary.LittleEndian.Uint64(b[32:]),
-		freelist: binary.LittleEndian.Uint64(b[48:]),
-		hwm:      binary.LittleEndian.Uint64(b[56:]),
-		txid:     binary.LittleEndian.Uint64(b[64:]),
-	}
-	if m.pageSize < 512 || m.pageSize > 1<<20 || m.pageSize&(m.pageSize-1) != 0 || m.hwm < 4 {
-		return metaPage{}, false
-	}
-	return m, true
 }
 
 // validate checks, before any data page is touched, that the file holds
@@ -319,20 +194,25 @@ func (s *Store) validate(size int64) (err error) {
 	})
 }
 
-// addLaterBuckets creates the buckets an older file lacks, in one
-// transaction, and only when one is missing (a read of the root otherwise).
-func (s *Store) addLaterBuckets() (err error) {
+// upgrade brings an older file up to SchemaVersion, in one transaction,
+// and only when it is older (a read of the root otherwise): it creates
+// the buckets the file lacks and records the version. Every older schema
+// is a valid form of the current one (see SchemaVersion); what differs
+// is rewritten by the packages that own it as they write.
+func (s *Store) upgrade() (err error) {
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
-	missing := false
-	_ = s.db.View(func(btx *bbolt.Tx) error {
+	old := false
+	err = s.db.View(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
-			missing = missing || btx.Bucket(name) == nil
+			old = old || btx.Bucket(name) == nil
 		}
+		v, _ := strconv.Atoi(string(btx.Bucket(BucketMeta).Get([]byte(metaSchema))))
+		old = old || v < SchemaVersion
 		return nil
 	})
-	if !missing {
-		return nil
+	if err != nil || !old {
+		return err
 	}
 	err = s.db.Update(func(btx *bbolt.Tx) error {
 		for _, name := range laterBuckets {
@@ -340,10 +220,10 @@ func (s *Store) addLaterBuckets() (err error) {
 				return err
 			}
 		}
-		return nil
+		return btx.Bucket(BucketMeta).Put([]byte(metaSchema), []byte(strconv.Itoa(SchemaVersion)))
 	})
 	if err != nil {
-		return fmt.Errorf("%s: adding buckets: %w", s.path, err)
+		return fmt.Errorf("%s: upgrading to schema %d: %w", s.path, SchemaVersion, err)
 	}
 	return nil
 }
@@ -357,8 +237,20 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(onFault())
-	return bbolt.Open(path, 0o600, boltOptions(opts))
+	db, err = bbolt.Open(path, 0o600, boltOptions(opts))
+	if db != nil {
+		db.AllocSize = allocSize
+	}
+	return db, err
 }
+
+// allocSize is how far ahead of its pages bbolt grows the file (its
+// default is 16 MiB). Below 1 GiB bbolt otherwise sizes the file as its
+// memory map, which doubles: a store of 8.5 MiB of pages was a 16 MiB file,
+// and a crawl's growth read off the file's size was bbolt's steps, not
+// what the crawl wrote (issue 43). Each step costs a truncate and an fsync
+// of the file, a few more in a long crawl than before.
+const allocSize = 1 << 20
 
 // boltOptions: the hashmap freelist allocates in constant time. The
 // freelist is written on every commit: without it bbolt rebuilds the
@@ -428,14 +320,19 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
 
-// Created returns the creation time recorded in the meta bucket.
-func (s *Store) Created() time.Time {
-	var t time.Time
-	_ = s.View(func(tx *Tx) error {
+// Created returns the creation time recorded in the meta bucket, read
+// when the store was opened (zero for a store that records none).
+func (s *Store) Created() time.Time { return s.created }
+
+// readCreated reads the creation time recorded in the meta bucket.
+func (s *Store) readCreated() (t time.Time, err error) {
+	err = s.View(func(tx *Tx) error {
+		// A store of an older weaver may record none, or another form:
+		// the time is for people, so it is then zero.
 		t, _ = time.Parse(time.RFC3339Nano, string(tx.GetRaw(BucketMeta, []byte(metaCreated))))
 		return nil
 	})
-	return t
+	return t, err
 }
 
 // View runs fn in a read-only transaction: a consistent snapshot that
@@ -444,6 +341,11 @@ func (s *Store) Created() time.Time {
 // A damaged page met on the way, which bbolt answers with a panic or a
 // fault, ends the transaction with a CorruptError instead (see guard).
 func (s *Store) View(fn func(*Tx) error) (err error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return s.lostError()
+	}
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error { return fn(&Tx{btx: btx}) })
@@ -451,196 +353,27 @@ func (s *Store) View(fn func(*Tx) error) (err error) {
 
 // Update runs fn in its own read-write transaction and commits it with an
 // fsync before returning. It returns fn's error (nothing is written then),
-// a commit error, or ErrClosed.
+// a commit error, or ErrClosed. While the group writer waits for space
+// (SetWaiter) it writes nothing and returns the error the writer waits
+// on (IsFull): the group must commit first, as it would have.
 func (s *Store) Update(fn func(*Tx) error) (err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
-	// bbolt rolls the transaction back when a panic leaves it, so a
-	// damaged page costs this transaction only.
-	defer s.guard(&err)
-	defer debug.SetPanicOnFault(onFault())
-	return s.db.Update(func(btx *bbolt.Tx) error { return runTx(btx, fn) })
+	if h := s.held.Load(); h != nil {
+		return fmt.Errorf("kv: a commit waits for space: %w", *h)
+	}
+	return s.write(func(tx *Tx) error { return runTx(tx, fn) })
 }
 
 // runTx runs fn in a writable transaction and stores its counters.
-func runTx(btx *bbolt.Tx, fn func(*Tx) error) error {
-	tx := &Tx{btx: btx}
+func runTx(tx *Tx, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.flush()
-}
-
-// Commit queues fn to run in the next group transaction and returns a
-// channel that receives, once, nil when fn's writes are durably committed
-// or the error that prevented it (fn's own error, a commit error such as a
-// full disk, or ErrClosed). fn must make all its checks before it writes or
-// return an error before writing: when fn fails, the group is rolled back
-// and rerun without it, and fn is run once more on its own to report its
-// error. The caller need not wait on the channel before doing other work.
-func (s *Store) Commit(fn func(*Tx) error) <-chan error {
-	return s.commit(fn, false)
-}
-
-// CommitUrgent is Commit for a function whose caller waits for it: the
-// group it joins starts at once instead of lingering for more members.
-func (s *Store) CommitUrgent(fn func(*Tx) error) <-chan error {
-	return s.commit(fn, true)
-}
-
-// CommitApplied is CommitUrgent for a caller that may act on fn's writes
-// before they are durable: applied receives nil once fn and every other
-// member of its group have run without error, just before the group's
-// commit and fsync, or the error that kept fn's writes out (fn's own, a
-// closed store); done then reports the commit as Commit's channel does.
-// Waiting on applied alone is enough to know whether to act.
-//
-// Acting early is safe when every later write that builds on fn's writes
-// checks, in its own transaction, that they are there: bbolt commits one
-// transaction after another, so a later one can be durable only if fn's
-// is, and when fn's group fails to commit, a later transaction finds fn's
-// writes missing and must fail. A crawl hands out the leases of a claim
-// this way (a page commits only while its lease exists), so that workers
-// do not wait for the claim's fsync.
-func (s *Store) CommitApplied(fn func(*Tx) error) (applied, done <-chan error) {
-	a := make(chan error, 1)
-	d := make(chan error, 1)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed || s.reqs == nil {
-		a <- ErrClosed
-		d <- ErrClosed
-		return a, d
-	}
-	s.reqs <- request{fn: fn, done: d, applied: a, urgent: true}
-	return a, d
-}
-
-func (s *Store) commit(fn func(*Tx) error, urgent bool) <-chan error {
-	done := make(chan error, 1)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed || s.reqs == nil {
-		done <- ErrClosed
-		return done
-	}
-	s.reqs <- request{fn: fn, done: done, urgent: urgent}
-	return done
-}
-
-// CommitStats returns how many group transactions and Commit functions the
-// writer has committed since Open.
-func (s *Store) CommitStats() (groups, fns uint64) { return s.groups.Load(), s.fns.Load() }
-
-var errFnFailed = errors.New("kv: a group member failed")
-
-// writer is the one goroutine that runs Commit functions. It takes every
-// request waiting when it starts a group, so while one group is being
-// fsynced the next one gathers: the batch grows with the load and costs
-// no added delay when the load is light.
-func (s *Store) writer() {
-	defer close(s.writerDone)
-	batch := make([]request, 0, s.opts.MaxBatch)
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
-	small := max(s.opts.MaxBatch/16, 1)
-	for first := range s.reqs {
-		batch = append(batch[:0], first)
-		lingering, urgent := false, first.urgent
-	drain:
-		for len(batch) < s.opts.MaxBatch {
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-				urgent = urgent || r.urgent
-				continue
-			default:
-			}
-			if lingering || urgent || s.opts.Linger < 0 || len(batch) >= small {
-				break
-			}
-			// A small group: give concurrent producers a moment to join.
-			lingering = true
-			linger.Reset(s.opts.Linger)
-			select {
-			case r, ok := <-s.reqs:
-				linger.Stop()
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-				lingering, urgent = false, urgent || r.urgent
-			case <-linger.C:
-			}
-		}
-		s.runGroup(batch)
-	}
-}
-
-// update is db.Update for the writer goroutine, inside guard: a damaged
-// page fails the transaction (rolled back by bbolt) instead of the
-// process, which no caller of Commit could recover.
-func (s *Store) update(fn func(*bbolt.Tx) error) (err error) {
-	defer s.guard(&err)
-	defer debug.SetPanicOnFault(onFault())
-	return s.db.Update(fn)
-}
-
-func (s *Store) runGroup(batch []request) {
-	for len(batch) > 0 {
-		failed := -1
-		var ferr error
-		err := s.update(func(btx *bbolt.Tx) error {
-			tx := &Tx{btx: btx}
-			for i, r := range batch {
-				if err := r.fn(tx); err != nil {
-					failed, ferr = i, err
-					return errFnFailed
-				}
-			}
-			if err := tx.flush(); err != nil {
-				return err
-			}
-			for i := range batch {
-				batch[i].apply()
-			}
-			return nil
-		})
-		if failed < 0 {
-			if err == nil {
-				s.groups.Add(1)
-				s.fns.Add(uint64(len(batch)))
-			}
-			for i := range batch {
-				batch[i].finish(err)
-			}
-			return
-		}
-		// Run the failed function alone so that its error (or success, when
-		// the failure came from an earlier member's writes) is its own.
-		bad := batch[failed]
-		batch = append(batch[:failed:failed], batch[failed+1:]...)
-		alone := s.update(func(btx *bbolt.Tx) error {
-			if err := runTx(btx, bad.fn); err != nil {
-				return err
-			}
-			bad.apply()
-			return nil
-		})
-		if alone == nil {
-			s.groups.Add(1)
-			s.fns.Add(1)
-		} else if errors.Is(ferr, alone) || alone.Error() == ferr.Error() {
-			alone = ferr
-		}
-		bad.finish(alone)
-	}
 }
 
 // Close waits for queued Commit functions to be committed, then closes the
@@ -659,12 +392,22 @@ func (s *Store) Close() error {
 	if s.writerDone != nil {
 		<-s.writerDone
 	}
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if s.db == nil {
+		return nil
+	}
 	return s.db.Close()
 }
 
 // Check runs bbolt's consistency check over the whole file in a read
 // transaction and returns every problem it finds, wrapped in ErrCorrupt.
 func (s *Store) Check() (err error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.db == nil {
+		return s.lostError()
+	}
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	return s.db.View(func(btx *bbolt.Tx) error {

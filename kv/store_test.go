@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,6 +321,82 @@ func TestOpen_AddsLaterBuckets(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A store of schema 1 (no history or recent bucket) opens read-only as it
+// is; a writable open adds the buckets and records schema 2, which a
+// weaver of schema 1 would then refuse.
+func TestOpen_UpgradesSchema1(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(p, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bbolt.Open(p, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(btx *bbolt.Tx) error {
+		for _, b := range [][]byte{kv.BucketHistory, kv.BucketRecent} {
+			if err := btx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return btx.Bucket(kv.BucketMeta).Put([]byte("schema_version"), []byte("1"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, ro := range []bool{true, false} {
+		s, err := kv.Open(p, kv.Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatalf("open of a schema 1 store (read-only %v): %v", ro, err)
+		}
+		_ = s.View(func(tx *kv.Tx) error {
+			want := map[bool]int{true: 1, false: 2}[ro]
+			if v := tx.SchemaVersion(); v != want || tx.Exists(kv.BucketHistory) == ro || tx.Exists(kv.BucketRecent) == ro {
+				t.Errorf("read-only %v: schema %d, history bucket %v, recent bucket %v; want schema %d and the buckets only when writable",
+					ro, v, tx.Exists(kv.BucketHistory), tx.Exists(kv.BucketRecent), want)
+			}
+			return nil
+		})
+		s.Close()
+	}
+}
+
+// The file is grown a MiB ahead of its pages, not to bbolt's doubling
+// memory map: a crawl's store on disk is what it holds.
+func TestStore_FileFollowsPages(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.bolt")
+	s, err := kv.Open(p, kv.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := bytes.Repeat([]byte{7}, 500)
+	for i := range 200 {
+		err := s.Update(func(tx *kv.Tx) error {
+			for j := range 100 {
+				if err := tx.PutRaw(kv.BucketRobots, []byte(fmt.Sprintf("host%06d", i*100+j)), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int64
+	s.View(func(tx *kv.Tx) error { pages = tx.Size(); return nil })
+	s.Close()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < pages || fi.Size() > pages+1<<20+64<<10 { // its high-water page, then a MiB
+		t.Errorf("file of %d bytes for %d bytes of pages, want at most a MiB more", fi.Size(), pages)
+	}
 }
 
 // CommitApplied tells applied before done: nil for a function that ran in

@@ -27,6 +27,8 @@ type Tx struct {
 	// commit made most of (a lookup per link and bucket). Seek starts
 	// from the bucket's root, so writes between lookups do not matter.
 	cursors map[string]*bbolt.Cursor
+	// resources take part in the commit (Enlist).
+	resources []Resource
 }
 
 type counter struct {

@@ -91,6 +91,61 @@ func Load(tx *kv.Tx) (st *Stored, fresh bool, err error) {
 	return st, stamp.fresh(tx, len(st.IDs)), nil
 }
 
+// Walker reads the layout stored in a transaction node by node, for
+// nodes asked in ascending id order (graph.ForEachNode's): its cursor
+// moves along beside them, so asking every node reads each record once.
+type Walker struct {
+	c    *kv.Cursor
+	k, v []byte // the record the cursor is at; k nil past the last
+}
+
+// NewWalker returns a Walker over the layout stored in tx, fresh or not
+// (a crawl goes on after its layout: its hosts keep their positions), or
+// nil when tx holds none; a nil Walker finds no node.
+func NewWalker(tx *kv.Tx) *Walker {
+	if _, ok := storedStamp(tx); !ok {
+		return nil
+	}
+	w := &Walker{c: tx.Cursor(kv.BucketLayout)}
+	w.k, w.v = w.c.First()
+	return w
+}
+
+// At returns the community and position stored for node id, and whether
+// there is a record, a readable one, for it. Each id must be above the
+// previous call's.
+func (w *Walker) At(id uint64) (comm uint32, x, y float64, ok bool) {
+	if w == nil {
+		return 0, 0, 0, false
+	}
+	// A few steps forward, then a seek: the ids asked may be all of the
+	// nodes (a whole graph) or a few far apart (what changed).
+	for step := 0; w.k != nil && walkerKey(w.k) < id; step++ {
+		if step == 4 {
+			w.k, w.v = w.c.Seek(kv.U64(id))
+			break
+		}
+		w.k, w.v = w.c.Next()
+	}
+	if w.k == nil || len(w.k) != 8 || walkerKey(w.k) != id || len(w.v) != recordLen {
+		return 0, 0, 0, false
+	}
+	x, y = math.Float64frombits(binary.BigEndian.Uint64(w.v[4:])), math.Float64frombits(binary.BigEndian.Uint64(w.v[12:]))
+	if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+		return 0, 0, 0, false
+	}
+	return binary.BigEndian.Uint32(w.v), x, y, true
+}
+
+// walkerKey is a record key's id; a key of another length (there is
+// none) sorts as 0, before every node's.
+func walkerKey(k []byte) uint64 {
+	if len(k) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
 // Fresh reports whether tx holds a layout of the store's graph now, as
 // Load would, without reading its records.
 func Fresh(tx *kv.Tx) bool {

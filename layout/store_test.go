@@ -85,3 +85,57 @@ func TestSave_PacksPages(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWalker: a Walker finds what Load finds, asked for every node in
+// id order or for a few far apart, and nothing for nodes without a record
+// or in a store without a layout.
+func TestWalker(t *testing.T) {
+	s := storetest.MustOpen(t)
+	if err := s.View(func(tx *kv.Tx) error {
+		if w := layout.NewWalker(tx); w != nil {
+			t.Errorf("a store without a layout: a walker %v", w)
+		}
+		var none *layout.Walker
+		if _, _, _, ok := none.At(1); ok {
+			t.Error("a nil walker found node 1")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := &layout.Stored{}
+	for i := range 3000 {
+		if i%7 == 3 {
+			continue // a node without a record
+		}
+		id := uint64(2*i + 1)
+		st.IDs = append(st.IDs, id)
+		st.Community = append(st.Community, uint32(i%11))
+		st.X, st.Y = append(st.X, float64(i)/3), append(st.Y, -float64(i))
+	}
+	if err := s.Update(func(tx *kv.Tx) error { return layout.Save(tx, st) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, every := range []uint64{1, 2, 97, 1001} {
+		if err := s.View(func(tx *kv.Tx) error {
+			w := layout.NewWalker(tx)
+			found := 0
+			for id := uint64(1); id <= 6100; id += every {
+				c, x, y, ok := w.At(id)
+				wc, wx, wy, wok := st.Lookup(id)
+				if ok != wok || c != wc || x != wx || y != wy {
+					t.Fatalf("every %d: node %d: (%d, %g, %g, %t), want (%d, %g, %g, %t)", every, id, c, x, y, ok, wc, wx, wy, wok)
+				}
+				if ok {
+					found++
+				}
+			}
+			if found == 0 {
+				t.Errorf("every %d: found no node", every)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -339,11 +339,38 @@ var hopByHop = map[string]bool{
 // fetch fetches the request with the Policy and the Transport and gives
 // the response to the browser.
 func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
-	cfg := &r.p.cfg
+	req, err := r.newRequest(ev)
+	if err != nil {
+		return err
+	}
+	resp, err := r.roundTrip(req, isDoc)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := r.readBody(req, resp, isDoc)
+	if err != nil {
+		return err
+	}
+	f.Status, f.Bytes = resp.StatusCode, len(body)
+	r.mu.Lock()
+	r.bytes += int64(len(body))
+	r.mu.Unlock()
+	if isDoc {
+		if err := r.takeDoc(req, resp, body); err != nil {
+			return err
+		}
+	}
+	return r.fulfill(ev, resp, body)
+}
+
+// newRequest is the paused request as weaver makes it: the browser's
+// headers but its cookies and Accept-Encoding, weaver's User-Agent.
+func (r *run) newRequest(ev fetch.EventRequestPaused) (*http.Request, error) {
 	ctx := context.WithValue(r.ctx, infoKey{}, RequestInfo{Page: r.page, Type: string(ev.ResourceType)})
 	req, err := http.NewRequestWithContext(ctx, ev.Request.Method, ev.Request.URL, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotLoaded, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotLoaded, err)
 	}
 	for k, v := range ev.Request.Headers {
 		if s, ok := v.(string); ok {
@@ -354,8 +381,15 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 	// the browser's own (fresh) context.
 	req.Header.Del("Accept-Encoding")
 	req.Header.Del("Cookie")
-	req.Header.Set("User-Agent", cfg.UserAgent)
-	var resp *http.Response
+	req.Header.Set("User-Agent", r.p.cfg.UserAgent)
+	return req, nil
+}
+
+// roundTrip answers req: with the Page given to RenderPage for the
+// navigation to it, else through the Policy and the Transport. A failure
+// of the document's is the render's error too.
+func (r *run) roundTrip(req *http.Request, isDoc bool) (*http.Response, error) {
+	cfg := &r.p.cfg
 	r.mu.Lock()
 	given := r.given
 	if isDoc && given != nil && r.docs == 1 { // the navigation to the page
@@ -365,25 +399,30 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 	}
 	r.mu.Unlock()
 	if given != nil {
-		resp = given.response(req)
-	} else if cfg.Policy != nil {
+		return given.response(req), nil
+	}
+	if cfg.Policy != nil {
 		if err := cfg.Policy(req); err != nil {
 			if isDoc {
 				r.setDocErr(fmt.Errorf("%w: %s: %w", ErrRefused, req.URL, err))
 			}
-			return err
+			return nil, err
 		}
 	}
-	if resp == nil {
-		resp, err = cfg.Transport.RoundTrip(req)
-	}
+	resp, err := cfg.Transport.RoundTrip(req)
 	if err != nil {
 		if isDoc {
 			r.setDocErr(fmt.Errorf("%w: %s: %w", ErrFetch, req.URL, err))
 		}
-		return err
+		return nil, err
 	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// readBody reads the response's body, up to the limit of its kind and
+// what the page may still take.
+func (r *run) readBody(req *http.Request, resp *http.Response, isDoc bool) ([]byte, error) {
+	cfg := &r.p.cfg
 	limit := cfg.MaxScriptBytes
 	if isDoc {
 		limit = cfg.MaxBodyBytes
@@ -392,34 +431,40 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 	limit = min(limit, cfg.MaxPageBytes-r.bytes)
 	r.mu.Unlock()
 	if limit <= 0 {
-		return fmt.Errorf("%w: more than %d bytes for the page", ErrNotLoaded, cfg.MaxPageBytes)
+		return nil, fmt.Errorf("%w: more than %d bytes for the page", ErrNotLoaded, cfg.MaxPageBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil && len(body) == 0 {
 		if isDoc {
 			r.setDocErr(fmt.Errorf("%w: %s: %w", ErrFetch, req.URL, err))
 		}
-		return err
+		return nil, err
 	}
-	f.Status, f.Bytes = resp.StatusCode, len(body)
+	return body, nil
+}
+
+// takeDoc records the document's response: its status and, unless it is
+// a redirect, that the page has come and the hosts its scripts may come
+// from. A document that is not HTML is refused.
+func (r *run) takeDoc(req *http.Request, resp *http.Response, body []byte) error {
+	redirect := resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != ""
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	if !redirect && ct != "" && !strings.Contains(ct, "html") {
+		r.setDocErr(fmt.Errorf("%w: %s: not HTML (%s)", ErrRefused, req.URL, ct))
+		return fmt.Errorf("%w: not HTML", ErrNotLoaded)
+	}
 	r.mu.Lock()
-	r.bytes += int64(len(body))
-	r.mu.Unlock()
-	if isDoc {
-		redirect := resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != ""
-		ct := strings.ToLower(resp.Header.Get("Content-Type"))
-		if !redirect && ct != "" && !strings.Contains(ct, "html") {
-			r.setDocErr(fmt.Errorf("%w: %s: not HTML (%s)", ErrRefused, req.URL, ct))
-			return fmt.Errorf("%w: not HTML", ErrNotLoaded)
-		}
-		r.mu.Lock()
-		r.docStatus = resp.StatusCode
-		if !redirect {
-			r.docDone = true
-			r.scriptHosts = scriptHosts(body, req.URL)
-		}
-		r.mu.Unlock()
+	r.docStatus = resp.StatusCode
+	if !redirect {
+		r.docDone = true
+		r.scriptHosts = scriptHosts(body, req.URL)
 	}
+	r.mu.Unlock()
+	return nil
+}
+
+// fulfill gives the browser the response, without its hop-by-hop headers.
+func (r *run) fulfill(ev fetch.EventRequestPaused, resp *http.Response, body []byte) error {
 	var hdrs []*fetch.HeaderEntry
 	for k, vs := range resp.Header {
 		if hopByHop[k] {
@@ -429,7 +474,7 @@ func (r *run) fetch(ev fetch.EventRequestPaused, isDoc bool, f *Fetch) error {
 			hdrs = append(hdrs, &fetch.HeaderEntry{Name: k, Value: v})
 		}
 	}
-	_, err = chromedp.Call(r.tabCtx, fetch.FulfillRequest, fetch.FulfillRequestParams{
+	_, err := chromedp.Call(r.tabCtx, fetch.FulfillRequest, fetch.FulfillRequestParams{
 		RequestID:       ev.RequestID,
 		ResponseCode:    int64(resp.StatusCode),
 		ResponseHeaders: hdrs,

@@ -183,9 +183,37 @@ func serveGraph(w http.ResponseWriter, r *http.Request, s *kv.Store, f export.Fo
 // however slowly it does.
 func spoolGraph(r *http.Request, s *kv.Store, f export.Format, opt export.Options) (*spoolFile, int64, error) {
 	return spool(s.Path(), 0, func(out io.Writer) error {
+		if f == export.FormatSQLite {
+			return spoolSQLite(r, s, out, opt)
+		}
 		_, err := export.Write(r.Context(), out, s, f, opt)
 		return err
 	})
+}
+
+// spoolSQLite writes s's graph as a SQLite database to out. SQLite builds
+// a file, not a stream: it is built beside the store under a name of its
+// own, copied to out and removed.
+func spoolSQLite(r *http.Request, s *kv.Store, out io.Writer, opt export.Options) error {
+	tmp, err := os.CreateTemp(filepath.Dir(s.Path()), ".weaver-graph-*.db")
+	if err != nil {
+		return err
+	}
+	path := tmp.Name()
+	tmp.Close()
+	os.Remove(path) // the export creates it
+	defer os.Remove(path)
+	defer os.Remove(path + "-journal")
+	if _, err := export.SQLite(r.Context(), s, path, opt); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(out, f)
+	return err
 }
 
 func (h *crawlHandler) snapshot(w http.ResponseWriter, r *http.Request) {

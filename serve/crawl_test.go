@@ -185,9 +185,11 @@ func TestCrawlHandler_Metrics(t *testing.T) {
 		{"weaver_workers", []string{"state", "stopped"}, 3},
 		{"weaver_workers", []string{"state", "fetching"}, 0},
 		{"weaver_crawl_running", nil, 0},
-		{"weaver_paused", nil, 0},
-		{"weaver_pauses_total", nil, 0},
-		{"weaver_paused_seconds_total", nil, 0},
+		{"weaver_paused", []string{"reason", "network_unreachable"}, 0},
+		{"weaver_paused", []string{"reason", "disk_full"}, 0},
+		{"weaver_pauses_total", []string{"reason", "network_unreachable"}, 0},
+		{"weaver_pauses_total", []string{"reason", "disk_full"}, 0},
+		{"weaver_paused_seconds_total", []string{"reason", "disk_full"}, 0},
 		{"weaver_pages_pardoned_total", nil, 0},
 	} {
 		if got := value(t, fams, c.name, c.labels...); got != c.want {

@@ -130,9 +130,9 @@ func graphOptions(r *http.Request, version string) (export.Format, export.Option
 	switch f {
 	case "":
 		f = export.FormatJSON
-	case export.FormatJSON, export.FormatGraphML, export.FormatDOT:
+	case export.FormatJSON, export.FormatGraphML, export.FormatDOT, export.FormatGEXF, export.FormatHTML, export.FormatSQLite:
 	default:
-		return "", opt, fmt.Errorf("format %q: want json, graphml or dot", q.Get("format"))
+		return "", opt, fmt.Errorf("format %q: want json, graphml, dot, gexf, html or sqlite", q.Get("format"))
 	}
 	for key := range q {
 		switch key {
@@ -168,6 +168,9 @@ var contentType = map[export.Format]string{
 	export.FormatJSON:    "application/json; charset=utf-8",
 	export.FormatGraphML: "application/graphml+xml; charset=utf-8",
 	export.FormatDOT:     "text/vnd.graphviz; charset=utf-8",
+	export.FormatGEXF:    "application/gexf+xml; charset=utf-8",
+	export.FormatHTML:    "text/html; charset=utf-8",
+	export.FormatSQLite:  "application/vnd.sqlite3",
 }
 
 // streamWriter passes writes to a response, pushing the write deadline

@@ -20,6 +20,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/suggest"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -67,6 +68,7 @@ var forbiddenKeys = map[string]string{
 	"seeds_file":             "a file of the server's: a job gives its seeds in the request",
 	"ca_file":                "the operator decides which roots to trust",
 	"dns_server":             "the operator decides the network",
+	"min_free_space":         "the operator decides it (weaver serve --min-free-space)",
 }
 
 // JobOptions configure a JobManager.
@@ -224,10 +226,13 @@ func (m *JobManager) load(path string) (*job, error) {
 	}
 	defer s.Close()
 	var confJSON, stateJSON string
-	s.View(func(tx *kv.Tx) error {
+	err = s.View(func(tx *kv.Tx) error {
 		confJSON, stateJSON = tx.MetaString(metaJobConfig), tx.MetaString(metaJobStatus)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	if confJSON == "" {
 		return nil, errors.New("not a job's store (no job_config in its meta)")
 	}
@@ -323,47 +328,52 @@ func (m *JobManager) jobPath(rel string) (string, error) {
 
 // parseRequest turns POST /crawl's body into the crawl config keys to
 // store: "url" becomes seed_url; every other key must be a crawl config
-// key a client may set. Errors wrap ErrBadJob and name the key.
-func parseRequest(body []byte) (json.RawMessage, error) {
+// key a client may set. seedKey is the key that gave the seed, "url" or
+// "seed_url", for errors to name it as the client wrote it. Errors wrap
+// ErrBadJob and name the key; an unknown key is told the known one it is
+// closest to.
+func parseRequest(body []byte) (keys json.RawMessage, seedKey string, err error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadJob, fmt.Sprintf(format, a...))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil {
-		return nil, bad("not JSON: %v", err)
+		return nil, "", bad("not JSON: %v", err)
 	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, bad(`want a JSON object such as {"url": "https://example.com/", "max_pages": 100}`)
+		return nil, "", bad(`want a JSON object such as {"url": "https://example.com/", "max_pages": 100}`)
 	}
 	var out bytes.Buffer
 	out.WriteByte('{')
 	seen := map[string]bool{}
-	seedKey := "" // "url" or "seed_url", whichever gave the seed
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, bad("not JSON: %v", err)
+			return nil, "", bad("not JSON: %v", err)
 		}
 		key := tok.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, bad("key %q: not JSON: %v", key, err)
+			return nil, "", bad("key %q: not JSON: %v", key, err)
 		}
 		if seen[key] {
-			return nil, bad("key %q given twice", key)
+			return nil, "", bad("key %q given twice", key)
 		}
 		seen[key] = true
 		if key == "url" || key == "seed_url" {
 			if seedKey != "" {
-				return nil, bad(`give "url" or "seed_url", not both`)
+				return nil, "", bad(`give "url" or "seed_url", not both`)
 			}
 			seedKey, key = key, "seed_url"
 		}
 		if why, ok := forbiddenKeys[key]; ok {
-			return nil, bad("key %q cannot be set through the API: %s", key, why)
+			return nil, "", bad("key %q cannot be set through the API: %s", key, why)
 		}
 		if !slices.Contains(crawl.Keys(), key) {
-			return nil, bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
+			if near, ok := suggest.Closest(key, apiKeys()); ok {
+				return nil, "", bad("unknown key %q: did you mean %q? (known: %s)", key, near, strings.Join(apiKeys(), ", "))
+			}
+			return nil, "", bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
 		}
 		if out.Len() > 1 {
 			out.WriteByte(',')
@@ -374,16 +384,16 @@ func parseRequest(body []byte) (json.RawMessage, error) {
 		out.Write(raw)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, bad("not JSON: %v", err)
+		return nil, "", bad("not JSON: %v", err)
 	}
 	if dec.More() {
-		return nil, bad("trailing data after the JSON object")
+		return nil, "", bad("trailing data after the JSON object")
 	}
 	if seedKey == "" {
-		return nil, bad(`"url" is required`)
+		return nil, "", bad(`"url" is required`)
 	}
 	out.WriteByte('}')
-	return out.Bytes(), nil
+	return out.Bytes(), seedKey, nil
 }
 
 // apiKeys are the keys POST /crawl accepts: "url" and the crawl config
@@ -410,7 +420,7 @@ func newID() string {
 // ErrBadJob (naming the bad key) for a bad request, ErrClosing during
 // shutdown, or the store's error.
 func (m *JobManager) Create(body []byte) (Job, error) {
-	keys, err := parseRequest(body)
+	keys, seedKey, err := parseRequest(body)
 	if err != nil {
 		return Job{}, err
 	}
@@ -418,11 +428,21 @@ func (m *JobManager) Create(body []byte) (Job, error) {
 	for {
 		id = newID()
 		path = filepath.Join(m.opt.Dir, id+".bolt")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		_, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
 			break
+		}
+		if err != nil {
+			// Not a name taken (that draws another) but a directory that
+			// cannot be read: asking again would loop for ever.
+			return Job{}, fmt.Errorf("serve: create job: %w", err)
 		}
 	}
 	cfg, err := m.config(keys, id)
+	var ce *crawl.ConfigError
+	if errors.As(err, &ce) && ce.Key == "seed_url" {
+		ce.Key = seedKey // blamed on the key the client wrote: "url", stored as seed_url
+	}
 	if err != nil {
 		return Job{}, fmt.Errorf("%w: %v", ErrBadJob, err)
 	}
@@ -531,7 +551,7 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var archive *crawlwarc.Archive
 	if cfg.WarcDir != "" {
 		var recovered []warc.Recovered
-		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software)
+		archive, recovered, err = crawlwarc.Open(&cfg, m.opt.Software, s)
 		for _, r := range recovered {
 			log("WARN", "WARC: "+r.String())
 		}
@@ -575,10 +595,10 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 			return err
 		}
 		if cfg.WarcDir != "" {
-			if err := tx.SetMetaString(MetaWarcDir, cfg.WarcDir); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaDir, cfg.WarcDir); err != nil {
 				return err
 			}
-			if err := tx.SetMetaString(MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+			if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&cfg)); err != nil {
 				return err
 			}
 		}
@@ -587,12 +607,15 @@ func (m *JobManager) run(ctx context.Context, j *job) {
 	var res crawl.Result
 	if err == nil {
 		var fresh bool
-		s.View(func(tx *kv.Tx) error { fresh = graph.GetCounts(tx).Nodes == 0; return nil })
+		err = s.View(func(tx *kv.Tx) error { fresh = graph.GetCounts(tx).Nodes == 0; return nil })
 		var seeds []string // a resumed job continues where it was: no seeds, no re-queueing
 		if fresh {
 			seeds = cfg.Seeds()
 		}
-		if _, _, err = c.Prepare(seeds); err == nil {
+		if err == nil {
+			_, _, err = c.Prepare(seeds)
+		}
+		if err == nil {
 			res, err = c.Run(ctx)
 		}
 	}
@@ -864,8 +887,10 @@ func (m *JobManager) Close(ctx context.Context) error {
 
 // MergeResults sums the runs of one job into one Result: counters added,
 // the first start and the last end, the store totals and the termination
-// reason of the last run, pages per second over the time spent running,
-// and the fetch-time average weighted by pages.
+// reason of the last run (and its next due time), pages per second over
+// the time spent running, the fetch-time average weighted by pages, and
+// the fetch-time percentiles of the run that fetched most (percentiles
+// of several runs cannot be added).
 func MergeResults(runs []crawl.Result) crawl.Result {
 	if len(runs) == 0 {
 		return crawl.Result{}
@@ -875,9 +900,24 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		StartTime: runs[0].StartTime, EndTime: last.EndTime, TerminationReason: last.TerminationReason,
 		TotalNodes: last.TotalNodes, TotalEdges: last.TotalEdges, TotalWeight: last.TotalWeight,
 		FrontierSize: last.FrontierSize, Error: last.Error, ErrorsByType: map[string]int64{},
+		NextDue: last.NextDue,
 	}
 	var seconds, fetchMS, waitMS float64
+	most := int64(-1) // the pages of the run whose percentiles are kept
 	for _, r := range runs {
+		// Percentiles do not add up: those of the run that fetched most.
+		if n := r.PagesFetched + r.PagesFailed; n > most {
+			most = n
+			out.FetchP50MS, out.FetchP90MS, out.FetchP99MS = r.FetchP50MS, r.FetchP90MS, r.FetchP99MS
+		}
+		out.Revisits += r.Revisits
+		out.NotModified += r.NotModified
+		out.Changed += r.Changed
+		out.Unchanged += r.Unchanged
+		out.BytesSaved += r.BytesSaved
+		out.Pauses += r.Pauses
+		out.PausedSeconds += r.PausedSeconds
+		out.PagesPardoned += r.PagesPardoned
 		out.NodesDiscovered += r.NodesDiscovered
 		out.NodesCrawled += r.NodesCrawled
 		out.EdgesRecorded += r.EdgesRecorded
@@ -891,6 +931,11 @@ func MergeResults(runs []crawl.Result) crawl.Result {
 		out.PagesRendered += r.PagesRendered
 		out.RenderFailures += r.RenderFailures
 		out.Retries += r.Retries
+		out.Pauses += r.Pauses
+		out.PausedSeconds += r.PausedSeconds
+		out.PagesPardoned += r.PagesPardoned
+		out.DiskPauses += r.DiskPauses
+		out.DiskPausedSeconds += r.DiskPausedSeconds
 		for k, v := range r.ErrorsByType {
 			out.ErrorsByType[k] += v
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
@@ -194,7 +196,7 @@ func TestJobs_WarcDir(t *testing.T) {
 	var set crawl.Settings
 	var meta string
 	if err := st.View(func(tx *kv.Tx) (err error) {
-		meta = tx.MetaString(serve.MetaWarcDir)
+		meta = tx.MetaString(crawlwarc.MetaDir)
 		set, err = crawl.ReadSettings(tx)
 		return err
 	}); err != nil {
@@ -248,11 +250,13 @@ func TestJobs_BadRequests(t *testing.T) {
 		{"not json", `{"url": `, 400, "not JSON"},
 		{"array", `["http://a.test/"]`, 400, "JSON object"},
 		{"no url", `{"max_pages": 10}`, 400, `"url" is required`},
-		{"ftp", `{"url": "ftp://a.test/"}`, 400, "ftp://a.test/"},
-		{"unknown key", `{"url": "http://a.test/", "max_dept": 3}`, 400, `"max_dept"`},
+		{"ftp", `{"url": "ftp://a.test/"}`, 400, `key "url": seed "ftp://a.test/" is not an http(s) URL`},
+		{"ftp as seed_url", `{"seed_url": "ftp://a.test/"}`, 400, `key "seed_url": seed "ftp://a.test/"`},
+		{"unknown key", `{"url": "http://a.test/", "max_dept": 3}`, 400, `unknown key "max_dept": did you mean "max_depth"?`},
+		{"unknown key, nothing near", `{"url": "http://a.test/", "colour": 3}`, 400, `unknown key "colour" (known: `},
 		{"wrong type", `{"url": "http://a.test/", "max_pages": "many"}`, 400, `"max_pages"`},
 		{"bad value", `{"url": "http://a.test/", "concurrent_workers": 0}`, 400, `"concurrent_workers"`},
-		{"url type", `{"url": 42}`, 400, `"seed_url"`},
+		{"url type", `{"url": 42}`, 400, `key "url": want a string`},
 		{"db_path", `{"url": "http://a.test/", "db_path": "/etc/x.bolt"}`, 400, `"db_path" cannot be set`},
 		{"metrics_path", `{"url": "http://a.test/", "metrics_path": "/tmp/m"}`, 400, `"metrics_path" cannot be set`},
 		{"listen", `{"url": "http://a.test/", "listen": ":9999"}`, 400, `"listen" cannot be set`},
@@ -503,5 +507,35 @@ func TestMergeResults(t *testing.T) {
 	}
 	if z := serve.MergeResults(nil); z.PagesFetched != 0 {
 		t.Errorf("no runs: %+v", z)
+	}
+}
+
+// TestJobs_CreateUnreadableDir: a job directory that cannot be read (here
+// a file where the directory was) fails POST /crawl with a 500 naming the
+// error; asking for another id, as for one already taken, looped for ever.
+func TestJobs_CreateUnreadableDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newManager(t, dir, startWeb(t, fakeweb.Loop3()))
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Create([]byte(`{"url": "http://a.test/"}`))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Errorf("Create: %v, want the directory's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Create did not return")
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 	"github.com/weaver-crawler/weaver/ui"
 )
 
@@ -28,7 +29,8 @@ import (
 //
 //	{"cursor": "...", "full": true|false, "live": true|false,
 //	 "total": {"nodes": N, "edges": M},
-//	 "nodes": [{"id", "host", "domain", "title", "status", "http_status", "crawl_count", "depth"}, ...],
+//	 "nodes": [{"id", "host", "domain", "title", "status", "http_status", "crawl_count", "depth",
+//	            "community", "x", "y"}, ...],
 //	 "edges": [[from, to, weight], ...],
 //	 "ranks": [[id, pagerank, harmonic], ...],  (with ranks=true, see maprank.go)
 //	 "next_ms": 1500}
@@ -53,6 +55,12 @@ import (
 // (built again) in a spool file beside the store (spool.go), so neither a
 // slow client nor a huge graph holds the transaction or the process's
 // memory.
+//
+// A node carries its community and position (community, x, y) when the
+// store holds a layout (weaver layout) with a record for it, fresh or
+// not: the page then draws the hosts there from its first frame, without
+// laying them out itself, and places the hosts found since beside their
+// neighbours.
 
 // mapMemoryBytes is the largest map/data answer built in memory; a larger
 // one goes to a spool file.
@@ -82,6 +90,11 @@ type mapNode struct {
 	// changed recently.
 	Changes    int    `json:"changes,omitempty"`
 	LastChange string `json:"last_change,omitempty"`
+	// The store's layout, when it has a record of the host: its
+	// community and position, as the exports name them.
+	Community *uint32  `json:"community,omitempty"`
+	X         *float64 `json:"x,omitempty"`
+	Y         *float64 `json:"y,omitempty"`
 }
 
 // pageCSP lets the page run only its own script (by hash) and the layout
@@ -262,6 +275,7 @@ func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, 
 	}
 	sep := "\n"
 	rows := 0
+	lay := layout.NewWalker(tx)
 	err := graph.ForEachNode(tx, func(n *graph.Node) error {
 		if rows++; rows%10_000 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -270,10 +284,14 @@ func writeMapData(ctx context.Context, w *bufio.Writer, tx *kv.Tx, since int64, 
 		if !full && seen < since {
 			return nil
 		}
-		b, err := json.Marshal(mapNode{ID: n.ID, Host: n.Host, Domain: n.Domain, Title: n.Title,
+		m := mapNode{ID: n.ID, Host: n.Host, Domain: n.Domain, Title: n.Title,
 			Status: string(n.Status), HTTPStatus: n.HTTPStatus, CrawlCount: n.CrawlCount, Depth: n.Depth,
 			Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-			Changes: n.Changes, LastChange: rfc3339(n.LastChange)})
+			Changes: n.Changes, LastChange: rfc3339(n.LastChange)}
+		if c, x, y, ok := lay.At(n.ID); ok {
+			m.Community, m.X, m.Y = &c, &x, &y
+		}
+		b, err := json.Marshal(m)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 	"github.com/weaver-crawler/weaver/serve"
 )
 
@@ -45,6 +47,10 @@ type mapData struct {
 		MirrorOf     uint64 `json:"mirror_of"`
 		PagesFetched int    `json:"pages_fetched"`
 		RenderMS     int64  `json:"render_ms"`
+		// The store's layout, when it holds one.
+		Community *uint32  `json:"community"`
+		X         *float64 `json:"x"`
+		Y         *float64 `json:"y"`
 	} `json:"nodes"`
 	Edges [][3]uint64 `json:"edges"`
 }
@@ -182,6 +188,76 @@ func TestCrawlHandler_MapData_Delta(t *testing.T) {
 	if !found {
 		t.Errorf("a heavier edge: %v, want %v with weight 2", d2.Edges, full.Edges[0][:2])
 	}
+}
+
+// TestCrawlHandler_MapData_Layout: once the store holds a layout (weaver
+// layout), every host of it comes with its community and position, in
+// the whole graph and in an update; a host found since has none, and a
+// store without a layout gives none.
+func TestCrawlHandler_MapData_Layout(t *testing.T) {
+	f := newLoopFixture(t)
+	for _, n := range getMapData(t, f.url+"/map/data").Nodes {
+		if n.Community != nil || n.X != nil || n.Y != nil {
+			t.Errorf("no layout stored: node %s has community %v, x %v, y %v", n.Host, n.Community, n.X, n.Y)
+		}
+	}
+	var st *layout.Stored
+	err := f.s.Update(func(tx *kv.Tx) error {
+		var err error
+		if st, err = layout.ComputeStored(context.Background(), tx, layout.Options{}); err != nil {
+			return err
+		}
+		return layout.Save(tx, st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(d mapData, what string) {
+		t.Helper()
+		laidOut := 0
+		for _, n := range d.Nodes {
+			c, x, y, ok := st.Lookup(n.ID)
+			if ok {
+				laidOut++
+			}
+			switch {
+			case !ok && (n.Community != nil || n.X != nil || n.Y != nil):
+				t.Errorf("%s: node %s, not laid out, has community %v, x %v, y %v", what, n.Host, n.Community, n.X, n.Y)
+			case ok && (n.Community == nil || n.X == nil || n.Y == nil):
+				t.Errorf("%s: node %s lacks its layout (%d, %g, %g)", what, n.Host, c, x, y)
+			case ok && (*n.Community != c || *n.X != x || *n.Y != y):
+				t.Errorf("%s: node %s at (%d, %g, %g), want the stored (%d, %g, %g)", what, n.Host, *n.Community, *n.X, *n.Y, c, x, y)
+			}
+		}
+		if laidOut == 0 {
+			t.Errorf("%s: no node of the layout in %v", what, d.hosts())
+		}
+	}
+	full := getMapData(t, f.url+"/map/data")
+	if len(full.Nodes) != 3 {
+		t.Fatalf("%d nodes, want 3", len(full.Nodes))
+	}
+	check(full, "the whole graph")
+	cursor, err := strconv.ParseInt(full.Cursor, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Unix(0, cursor).Add(time.Second)
+	err = f.s.Update(func(tx *kv.Tx) error {
+		n, _, err := graph.Ensure(tx, "new.example.org", "http", later)
+		if err != nil {
+			return err
+		}
+		return graph.AddEdge(tx, full.Nodes[2].ID, n.ID, 1, later)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := getMapData(t, f.url+"/map/data?since="+full.Cursor)
+	if !d.hosts()["new.example.org"] {
+		t.Fatalf("the update lacks the new host: %v", d.hosts())
+	}
+	check(d, "an update")
 }
 
 func TestCrawlHandler_MapData_Errors(t *testing.T) {

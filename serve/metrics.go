@@ -32,8 +32,10 @@ type crawlCollector struct {
 	nodesCrawled, nodesDiscovered, edgesRecorded                                *prometheus.Desc
 	pagesSkipped, hostsOpen, hostsWaiting, pagesRendered, renderFailures        *prometheus.Desc
 	frontier, leases, nodes, edges, weight, workers, fetch, running, rate       *prometheus.Desc
-	// The outage pause (docs/outage.md).
+	// The pauses: an outage (docs/outage.md), a full disk (docs/crawling.md).
 	paused, pauses, pausedSeconds, pagesPardoned *prometheus.Desc
+	// Revisits (docs/living-graph.md).
+	revisits, notModified, changed, bytesSaved *prometheus.Desc
 	// A cluster shard's figures (only when the crawl is one).
 	outbox, published, consumed, shards, connected *prometheus.Desc
 }
@@ -67,10 +69,14 @@ func newCrawlCollector(status func() crawl.Status) *crawlCollector {
 		fetch:            d("weaver_fetch_seconds", "Time a page's requests took (redirects and retries included, waits between them not)."),
 		running:          d("weaver_crawl_running", "1 while the crawl runs."),
 		rate:             d("weaver_pages_per_second", "Pages fetched per second over the last 10 seconds."),
-		paused:           d("weaver_paused", "1 while the crawl is paused because its own network is unreachable (docs/outage.md)."),
-		pauses:           d("weaver_pauses_total", "Pauses for an unreachable network in this run (metrics.log's pauses)."),
-		pausedSeconds:    d("weaver_paused_seconds_total", "Time spent paused in this run, the current pause included (paused_seconds)."),
+		paused:           d("weaver_paused", "1 while the crawl is paused for this reason: network_unreachable (its own network, docs/outage.md) or disk_full (a file system it writes to is full or below min_free_space).", "reason"),
+		pauses:           d("weaver_pauses_total", "Pauses in this run by reason (metrics.log's pauses and disk_pauses).", "reason"),
+		pausedSeconds:    d("weaver_paused_seconds_total", "Time spent paused in this run by reason, the current pause included (paused_seconds, disk_paused_seconds).", "reason"),
 		pagesPardoned:    d("weaver_pages_pardoned_total", "Pages whose network failure was the outage's, given back to the queue uncharged (pages_pardoned)."),
+		revisits:         d("weaver_revisits_total", "Answered crawls of hosts crawled before (metrics.log's revisits)."),
+		notModified:      d("weaver_not_modified_total", "Revisits answered 304 Not Modified: the host's links were kept as its last crawl read them (not_modified)."),
+		changed:          d("weaver_changed_total", "Revisits that found the host's page changed (changed)."),
+		bytesSaved:       d("weaver_bytes_saved_total", "Body bytes the 304s did not send, by the size of the host's last page (bytes_saved)."),
 		outbox:           d("weaver_cluster_outbox", "Links for other shards committed here and not yet acknowledged by the stream."),
 		published:        d("weaver_cluster_published_total", "Links this shard handed to the stream (each once, retries aside)."),
 		consumed:         d("weaver_cluster_consumed_total", "Links from other shards applied to this shard's frontier."),
@@ -85,6 +91,7 @@ func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.nodesCrawled, c.nodesDiscovered, c.edgesRecorded, c.pagesSkipped, c.hostsOpen, c.hostsWaiting, c.pagesRendered, c.renderFailures,
 		c.frontier, c.leases, c.nodes, c.edges, c.weight, c.workers, c.fetch, c.running, c.rate,
 		c.paused, c.pauses, c.pausedSeconds, c.pagesPardoned,
+		c.revisits, c.notModified, c.changed, c.bytesSaved,
 		c.outbox, c.published, c.consumed, c.shards, c.connected,
 	} {
 		ch <- d
@@ -110,6 +117,10 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.pagesSkipped, float64(st.PagesSkipped))
 	counter(c.pagesRendered, float64(st.PagesRendered))
 	counter(c.renderFailures, float64(st.RenderFailures))
+	counter(c.revisits, float64(st.Revisits))
+	counter(c.notModified, float64(st.NotModified))
+	counter(c.changed, float64(st.Changed))
+	counter(c.bytesSaved, float64(st.BytesSaved))
 	gauge(c.hostsOpen, float64(st.HostsOpen))
 	gauge(c.hostsWaiting, float64(st.HostsWaiting))
 	kinds := map[string]bool{}
@@ -146,13 +157,22 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.running, running)
 	gauge(c.rate, st.PagesPerSecond)
-	paused := 0.0
-	if st.Paused != "" {
-		paused = 1
+	for _, r := range []struct {
+		reason  string
+		pauses  int64
+		seconds float64
+	}{
+		{crawl.PauseNetwork, st.Pauses, st.PausedSeconds},
+		{crawl.PauseDisk, st.DiskPauses, st.DiskPausedSeconds},
+	} {
+		paused := 0.0
+		if st.Paused != nil && st.Paused.Reason == r.reason {
+			paused = 1
+		}
+		gauge(c.paused, paused, r.reason)
+		counter(c.pauses, float64(r.pauses), r.reason)
+		counter(c.pausedSeconds, r.seconds, r.reason)
 	}
-	gauge(c.paused, paused)
-	counter(c.pauses, float64(st.Pauses))
-	counter(c.pausedSeconds, st.PausedSeconds)
 	counter(c.pagesPardoned, float64(st.PagesPardoned))
 
 	buckets := make(map[float64]uint64, len(crawl.FetchBuckets))

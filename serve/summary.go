@@ -13,6 +13,7 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/rank"
 )
@@ -76,16 +77,6 @@ type WarcFiles struct {
 	Files int    `json:"files"` // .warc.gz files, the one being written included
 	Bytes int64  `json:"bytes"`
 }
-
-// MetaWarcDir is the meta record that names, as an absolute path, the
-// directory where the store's crawl writes its WARC files.
-const MetaWarcDir = "warc.dir"
-
-// MetaWarcPrefix is the meta record that holds the first part of the
-// names of the store's WARC files (crawl_name, else the store's name):
-// the directory may hold other crawls' files too (weaver serve's jobs
-// sharing a warc_dir).
-const MetaWarcPrefix = "warc.prefix"
 
 // readWarcFiles counts the WARC files in dir whose names start with
 // prefix and a dash (every WARC file for an empty prefix: a store of a
@@ -201,8 +192,8 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 		ComputedAt:    now.UTC(),
 	}
 	sum.Settings, _ = crawl.ReadSettings(tx) // a damaged record shows as none; the next crawl rewrites it
-	if dir := tx.MetaString(MetaWarcDir); dir != "" {
-		sum.Warc = readWarcFiles(dir, tx.MetaString(MetaWarcPrefix))
+	if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
+		sum.Warc = readWarcFiles(dir, tx.MetaString(crawlwarc.MetaPrefix))
 	}
 	for d, n := range frontier.ByDepth(tx) {
 		sum.FrontierByDepth = append(sum.FrontierByDepth, DepthCount{Depth: d, Entries: n})

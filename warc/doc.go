@@ -17,12 +17,23 @@
 // WARC-Block-Digest and WARC-Payload-Digest (sha1, base32), and
 // WARC-Truncated: length for a body cut at the crawl's cap.
 //
-// WriteExchange returns only once the records are on disk (fsync): a crawl
-// that commits a page after it can promise that a page in the store has
-// its records in a WARC. Concurrent callers share fsyncs, as the store's
-// group commit does. Open finishes what a killed writer left: each .open
-// file is read record by record, cut after its last complete record, and
-// renamed; what was cut is returned for the caller to log.
+// WriteExchange returns only once the records are on disk (fsync).
+// Concurrent callers share fsyncs, as the store's group commit does.
+//
+// A crawl writes the other way, in transactions: a page's exchanges are
+// built when they happen (Build) and staged with the page's commit
+// (Stage); Prepare writes and fsyncs them before the store commits, Abort
+// cuts them when it does not, Committed makes them the file's. A file
+// then holds the records of committed pages only, in the order of the
+// commits, and the store records with each commit the position just past
+// its records (Position).
+//
+// Open finishes what a killed writer left: each .open file is read
+// record by record, cut after its last complete record, and renamed;
+// given the store's last position (Options.Committed), it cuts at that
+// position instead, and removes a file started after it, so that no
+// record of a page whose commit did not happen remains. What was cut is
+// returned for the caller to log.
 //
 // # Reading
 //

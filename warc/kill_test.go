@@ -14,10 +14,15 @@ import (
 	"github.com/weaver-crawler/weaver/warc"
 )
 
-// TestMain runs the child of TestWriter_SIGKILL when asked to.
+// TestMain runs the child of TestWriter_SIGKILL or TestWriter_StagedSIGKILL
+// when asked to.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("WARC_KILL_CHILD_DIR"); dir != "" {
 		killChild(dir)
+		return
+	}
+	if dir := os.Getenv("WARC_STAGED_CHILD_DIR"); dir != "" {
+		stagedChild(dir)
 		return
 	}
 	os.Exit(m.Run())

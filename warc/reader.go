@@ -255,33 +255,55 @@ type Recovered struct {
 	File    string // the file's final name (or the .open name, when it was removed)
 	Records int    // whole records kept
 	Kept    int64  // bytes kept
-	Cut     int64  // bytes of a torn last record, cut off
-	Removed bool   // not even its warcinfo was whole: the file was removed
-	Err     string // what stopped the read at Kept ("" when the file was whole)
+	Cut     int64  // bytes cut off: a torn last record, or records no commit refers to
+	Removed bool   // nothing in it was kept: the file was removed
+	// Uncommitted says what was cut (or removed) is records written for
+	// pages whose commit did not happen: they are past the position the
+	// store recorded (Options.Committed).
+	Uncommitted bool
+	Err         string // what stopped the read at Kept ("" when the file was whole)
 }
 
 func (r Recovered) String() string {
-	if r.Removed {
+	switch {
+	case r.Removed && r.Uncommitted:
+		return fmt.Sprintf("%s: removed (%d bytes: a file started for pages whose commit did not happen)", r.File, r.Cut)
+	case r.Removed:
 		return fmt.Sprintf("%s: removed (%d bytes, no whole record: %s)", r.File, r.Cut, r.Err)
-	}
-	if r.Cut == 0 {
+	case r.Err != "" && r.Uncommitted:
+		return fmt.Sprintf("%s: kept %d whole records, %d bytes, and closed; %s", r.File, r.Records, r.Kept, r.Err)
+	case r.Uncommitted && r.Cut == 0:
+		return fmt.Sprintf("%s: left open by a stopped writer, whole up to the last commit (%d records, %d bytes): closed", r.File, r.Records, r.Kept)
+	case r.Uncommitted:
+		return fmt.Sprintf("%s: cut at offset %d, the end of the last commit (%d records kept; %d bytes of records of pages whose commit did not happen dropped)", r.File, r.Kept, r.Records, r.Cut)
+	case r.Cut == 0:
 		return fmt.Sprintf("%s: left open by a stopped writer, whole (%d records, %d bytes): closed", r.File, r.Records, r.Kept)
 	}
 	return fmt.Sprintf("%s: cut after %d whole records at offset %d (%d bytes of a torn record dropped: %s)", r.File, r.Records, r.Kept, r.Cut, r.Err)
 }
 
 // Recover finishes the files a killed Writer with prefix left open in dir
-// (NAME.warc.gz.open, NAME starting with prefix and its date): each is
-// cut after its last whole record, made durable and renamed to
-// NAME.warc.gz; one with no whole record is removed. The files of other
-// prefixes are left alone: another crawl (a job of weaver serve, a crawl
-// of another store) may be writing them. An empty prefix recovers every
-// open file. It returns what it did, file by file, and the first file
-// system error.
-func Recover(dir, prefix string) ([]Recovered, error) {
+// (NAME.warc.gz.open, NAME starting with prefix and its date), and makes
+// them durable and renames them NAME.warc.gz. Without committed, each is
+// cut after its last whole record (one with no whole record is removed).
+// With committed, the position a crawl's store recorded with its last
+// commit, what no commit refers to goes: that file is cut at the
+// position, a file the writer started after it is removed, and a file
+// before it is whole (cut after its last whole record, as without).
+// The files of other prefixes are left alone: another crawl (a job of
+// weaver serve, a crawl of another store) may be writing them. An empty
+// prefix recovers every open file. It returns what it did, file by file,
+// and the first file system error.
+func Recover(dir, prefix string, committed *Position) ([]Recovered, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("warc: recover: %w", err)
+	}
+	at := -1 // the committed file's serial
+	if committed != nil {
+		if n, ok := serialOf(committed.File, prefix); ok && prefix != "" {
+			at = n
+		}
 	}
 	var out []Recovered
 	for _, e := range ents {
@@ -292,7 +314,16 @@ func Recover(dir, prefix string) ([]Recovered, error) {
 			continue
 		}
 		path := dir + string(os.PathSeparator) + e.Name()
-		rec, err := recoverFile(path)
+		cut := int64(-1) // keep every whole record
+		if n, ok := serialOf(e.Name(), prefix); ok && at >= 0 {
+			switch final := strings.TrimSuffix(e.Name(), openSuffix); {
+			case final == committed.File:
+				cut = committed.Offset
+			case n > at:
+				cut = 0
+			}
+		}
+		rec, err := recoverFile(path, cut)
 		out = append(out, rec)
 		if err != nil {
 			return out, err
@@ -304,9 +335,11 @@ func Recover(dir, prefix string) ([]Recovered, error) {
 	return out, nil
 }
 
-func recoverFile(path string) (Recovered, error) {
+// recoverFile finishes one open file: cut at cut (0: removed), or, for a
+// negative cut, after its last whole record.
+func recoverFile(path string, cut int64) (Recovered, error) {
 	final := strings.TrimSuffix(path, openSuffix)
-	res := Recovered{File: final}
+	res := Recovered{File: final, Uncommitted: cut >= 0}
 	r, err := NewReader(path, 0)
 	if err != nil {
 		return res, err
@@ -319,11 +352,24 @@ func recoverFile(path string) (Recovered, error) {
 			}
 			break
 		}
+		if cut >= 0 && rec.End > cut {
+			res.Err = ""
+			break
+		}
 		res.Records++
 		res.Kept = rec.End
 	}
 	size := r.Size()
 	r.Close()
+	if cut >= 0 && res.Kept < cut {
+		// The file lacks records the store's commits refer to: what it
+		// holds is kept, and weaver check names the pages without theirs.
+		if res.Err == "" {
+			res.Err = fmt.Sprintf("%d bytes, %v at %d", size, errShort, cut)
+		} else {
+			res.Err = fmt.Sprintf("%s; %v at %d", res.Err, errShort, cut)
+		}
+	}
 	res.Cut = size - res.Kept
 	if res.Records == 0 {
 		res.File, res.Removed = path, true

@@ -1,6 +1,3 @@
-// Command fakeweb serves the fake internet of package fakeweb on one port:
-// thousands of virtual hosts, chosen by the Host header, for trying and
-// benchmarking weaver without touching the real web.
 package main
 
 import (
@@ -80,52 +77,64 @@ func (f faultFlags) Set(s string) error {
 // -h, an error wrapping errUsage for bad flags, and the errors of reading
 // --uk or listening.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fakeweb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "`ADDR` to listen on")
-	hosts := fs.Int("hosts", 1000, "number of generated hosts")
-	seed := fs.Int64("seed", 0, "seed of the generated web")
-	latency := fs.Duration("latency", 0, "delay before every response")
-	jitter := fs.Duration("jitter", 0, "add to each response's delay a further `DURATION` at most, drawn at random")
-	uk := fs.String("uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
-	printSeed := fs.Bool("print-seed", false, "print the seed URL and exit")
-	disallow := fs.Int("robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
-	delay := fs.Int("crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
-	requestLog := fs.String("request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
-	shellEvery := fs.Int("shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
-	links := fs.Int("links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
-	pages := fs.Int("pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
-	faults := faultFlags{}
-	fs.Var(faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
-	fs.Usage = func() {
-		var names []string
-		for _, f := range fakeweb.AllFaults() {
-			names = append(names, f.String())
-		}
-		fmt.Fprintf(fs.Output(), `Usage: fakeweb [flags]
-
-Serve a deterministic fake web of many virtual hosts on one port. Reach it
-with curl --connect-to ::HOST:PORT (or weaver's connect_to), or use it as an
-HTTP proxy. It prints "fakeweb listening on ADDR seed URL" when ready and
-serves until interrupted.
-
-Flags:
-`)
-		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), `
-Faults: %s
-
-Examples:
-  fakeweb --hosts 1000 --seed 7
-  fakeweb --print-seed --hosts 1000 --seed 7
-  fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
-  fakeweb --hosts 3000 --latency 2ms --jitter 20ms --crawl-delay-every 10
-  fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
-  fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
-  fakeweb --hosts 200 --pages 6
-  curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
-`, strings.Join(names, ", "))
+	c := &command{stdout: stdout, stderr: stderr, faults: faultFlags{}}
+	if err := c.parseFlags(args); err != nil {
+		return err
 	}
+	return c.run(ctx)
+}
+
+// command is fakeweb's flags, once parsed, and where it writes.
+type command struct {
+	stdout, stderr io.Writer
+
+	listen     string
+	hosts      int
+	seed       int64
+	latency    time.Duration
+	jitter     time.Duration
+	uk         string
+	printSeed  bool
+	disallow   int
+	delay      int
+	requestLog string
+	shellEvery int
+	links      int
+	topics     int
+	pages      int
+	living     int
+	volatile   int
+	period     time.Duration
+	useTLS     bool
+	caOut      string
+	faults     faultFlags
+}
+
+// parseFlags reads args into c and checks them.
+func (c *command) parseFlags(args []string) error {
+	fs := flag.NewFlagSet("fakeweb", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "`ADDR` to listen on")
+	fs.IntVar(&c.hosts, "hosts", 1000, "number of generated hosts")
+	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated web")
+	fs.DurationVar(&c.latency, "latency", 0, "delay before every response")
+	fs.DurationVar(&c.jitter, "jitter", 0, "add to each response's delay a further `DURATION` at most, drawn at random")
+	fs.StringVar(&c.uk, "uk", "", "replay the host graph in `FILE` (source<TAB>target<TAB>weight lines) instead of generating one")
+	fs.BoolVar(&c.printSeed, "print-seed", false, "print the seed URL and exit")
+	fs.IntVar(&c.disallow, "robots-disallow-every", 0, "every `N`th host disallows / for weaver (0: default, negative: none)")
+	fs.IntVar(&c.delay, "crawl-delay-every", 0, "every `N`th host sets Crawl-delay: 1 (0: default, negative: none)")
+	fs.StringVar(&c.requestLog, "request-log", "", "on exit, write every request answered to `FILE` (unix-nanoseconds<TAB>host<TAB>path<TAB>status lines)")
+	fs.IntVar(&c.shellEvery, "shell-every", 0, "every `N`th host is a JavaScript shell whose script adds its links (0: none)")
+	fs.IntVar(&c.links, "links-per-page", 0, "mean `N` of links from a home page to other hosts (each page draws from [N/2, 3N/2]; 0: 25)")
+	fs.IntVar(&c.topics, "topics", 0, "serve a topical web: sites in `N` groups that link mostly among themselves, with hubs and a few links across (fakeweb.Config.Topics; 0: links drawn from one popularity law)")
+	fs.IntVar(&c.pages, "pages", 0, "serve a web of sites of `N` pages each (typed links, robots meta tags and headers, mirrors: fakeweb.NewSites) instead of home pages only")
+	fs.IntVar(&c.living, "living", 0, "serve instead a web of `N` hosts h0.test … that changes while you crawl it: --volatile of them publish a new edition every --period; every home page has an ETag and a Last-Modified and answers a matching conditional request 304 Not Modified")
+	fs.IntVar(&c.volatile, "volatile", -1, "with --living: how many hosts (h1.test …) change, `N` (default half)")
+	fs.DurationVar(&c.period, "period", 10*time.Second, "with --living: how often a changing host publishes a new edition")
+	fs.BoolVar(&c.useTLS, "tls", false, "serve HTTPS as well on the same port, with certificates from a CA made at start (write it with --ca-out); the seed is then https://")
+	fs.StringVar(&c.caOut, "ca-out", "", "with --tls: write the CA's certificate (PEM) to `FILE`, for weaver crawl --ca-file FILE")
+	fs.Var(c.faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
+	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -136,60 +145,128 @@ Examples:
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
 	}
-	if *hosts < 1 {
-		return fmt.Errorf("--hosts must be positive, got %d: %w", *hosts, errUsage)
-	}
-	if *shellEvery < 0 {
-		return fmt.Errorf("--shell-every must not be negative, got %d: %w", *shellEvery, errUsage)
-	}
-	if *links < 0 {
-		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", *links, errUsage)
-	}
-	if *latency < 0 || *latency > time.Hour {
-		return fmt.Errorf("--latency out of range: %v: %w", *latency, errUsage)
-	}
-	if *jitter < 0 || *jitter > time.Hour {
-		return fmt.Errorf("--jitter out of range: %v: %w", *jitter, errUsage)
-	}
+	return c.check()
+}
 
-	cfg := fakeweb.Config{
-		Hosts:               *hosts,
-		Seed:                *seed,
-		Latency:             *latency,
-		Jitter:              *jitter,
-		LinksPerPage:        *links,
-		Faults:              faults,
-		RobotsDisallowEvery: *disallow,
-		CrawlDelayEvery:     *delay,
-		ShellEvery:          *shellEvery,
+// usage writes fakeweb's help.
+func usage(fs *flag.FlagSet) {
+	var names []string
+	for _, f := range fakeweb.AllFaults() {
+		names = append(names, f.String())
 	}
-	var w *fakeweb.Web
-	var err error
-	if *pages > 0 {
-		w = fakeweb.NewSites(fakeweb.SitesConfig{Hosts: *hosts, Pages: *pages, Seed: *seed, Latency: *latency})
-	} else if w, err = build(cfg, *uk); err != nil {
-		return err
+	fmt.Fprintf(fs.Output(), `Usage: fakeweb [flags]
+
+Serve a deterministic fake web of many virtual hosts on one port. Reach it
+with curl --connect-to ::HOST:PORT (or weaver's connect_to), or use it as an
+HTTP proxy. It prints "fakeweb listening on ADDR seed URL" when ready and
+serves until interrupted.
+
+Flags:
+`)
+	fs.PrintDefaults()
+	fmt.Fprintf(fs.Output(), `
+Faults: %s
+
+Examples:
+  fakeweb --hosts 1000 --seed 7
+  fakeweb --print-seed --hosts 1000 --seed 7
+  fakeweb --listen 127.0.0.1:0 --latency 50ms --fault bomb.test=GzipBomb --fault slow.test=SlowDrip
+  fakeweb --hosts 3000 --latency 2ms --jitter 20ms --crawl-delay-every 10
+  fakeweb --hosts 1000 --shell-every 10      # one home page in ten needs a browser
+  fakeweb --uk ../shared/data/webgraph/uk1996-ac-uk-subgraph.tsv
+  fakeweb --hosts 200 --pages 6
+  fakeweb --hosts 300 --topics 8 --seed 1   # the web make demo crawls
+  fakeweb --living 50 --period 30s          # a web that changes: try weaver crawl --revisit
+  fakeweb --tls --ca-out ca.pem             # HTTPS: weaver crawl --ca-file ca.pem
+  curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
+`, strings.Join(names, ", "))
+}
+
+// check refuses flags out of range, and flags that do not go together.
+func (c *command) check() error {
+	switch {
+	case c.hosts < 1:
+		return fmt.Errorf("--hosts must be positive, got %d: %w", c.hosts, errUsage)
+	case c.shellEvery < 0:
+		return fmt.Errorf("--shell-every must not be negative, got %d: %w", c.shellEvery, errUsage)
+	case c.topics < 0:
+		return fmt.Errorf("--topics must not be negative, got %d: %w", c.topics, errUsage)
+	case c.links < 0:
+		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", c.links, errUsage)
+	case c.latency < 0 || c.latency > time.Hour:
+		return fmt.Errorf("--latency out of range: %v: %w", c.latency, errUsage)
+	case c.jitter < 0 || c.jitter > time.Hour:
+		return fmt.Errorf("--jitter out of range: %v: %w", c.jitter, errUsage)
+	case c.living > 0 && (c.useTLS || c.pages > 0 || c.uk != "" || c.topics > 0):
+		return fmt.Errorf("--living serves its own web: not with --tls, --pages, --uk or --topics: %w", errUsage)
+	case c.living <= 0 && c.caOut != "" && !c.useTLS:
+		return fmt.Errorf("--ca-out needs --tls: %w", errUsage)
 	}
-	if n := w.Malformed(); n > 0 {
-		fmt.Fprintf(stderr, "fakeweb: skipped %d malformed lines of %s\n", n, *uk)
+	return nil
+}
+
+// run builds the web (--living's, a web of sites, the --uk graph or a
+// generated one) and serves it until ctx is done, or prints its seed.
+func (c *command) run(ctx context.Context) error {
+	if c.living > 0 {
+		return serveLiving(ctx, c.stdout, c.listen, c.living, c.volatile, c.period, c.printSeed)
 	}
-	if *printSeed {
-		fmt.Fprintln(stdout, w.Seed())
-		return nil
-	}
-	srv, err := w.Start(*listen)
+	w, err := c.web()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), w.Seed())
+	if n := w.Malformed(); n > 0 {
+		fmt.Fprintf(c.stderr, "fakeweb: skipped %d malformed lines of %s\n", n, c.uk)
+	}
+	seedURL := w.Seed()
+	start := w.Start
+	if c.useTLS {
+		seedURL = "https://" + strings.TrimPrefix(seedURL, "http://")
+		start = w.StartTLS
+	}
+	if c.printSeed {
+		fmt.Fprintln(c.stdout, seedURL)
+		return nil
+	}
+	srv, err := start(c.listen)
+	if err != nil {
+		return err
+	}
+	if c.caOut != "" {
+		if err := os.WriteFile(c.caOut, srv.CAPEM(), 0o644); err != nil {
+			srv.Close()
+			return fmt.Errorf("--ca-out: %w", err)
+		}
+	}
+	fmt.Fprintf(c.stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), seedURL)
 	<-ctx.Done()
 	err = srv.Close()
-	if *requestLog != "" {
-		if werr := writeRequestLog(*requestLog, w.Requests()); werr != nil && err == nil {
+	if c.requestLog != "" {
+		if werr := writeRequestLog(c.requestLog, w.Requests()); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return err
+}
+
+// web makes the web the flags describe: a web of sites with --pages, else
+// the --uk graph or a generated web.
+func (c *command) web() (*fakeweb.Web, error) {
+	if c.pages > 0 {
+		return fakeweb.NewSites(fakeweb.SitesConfig{Hosts: c.hosts, Pages: c.pages, Seed: c.seed, Latency: c.latency}), nil
+	}
+	return build(fakeweb.Config{
+		Hosts:               c.hosts,
+		Seed:                c.seed,
+		Latency:             c.latency,
+		Jitter:              c.jitter,
+		LinksPerPage:        c.links,
+		Faults:              c.faults,
+		RobotsDisallowEvery: c.disallow,
+		CrawlDelayEvery:     c.delay,
+		ShellEvery:          c.shellEvery,
+		Topics:              c.topics,
+	}, c.uk)
 }
 
 // writeRequestLog writes reqs, one TSV line each, to path.
@@ -207,6 +284,32 @@ func writeRequestLog(path string, reqs []fakeweb.Request) error {
 		return fmt.Errorf("--request-log: %w", err)
 	}
 	return f.Close()
+}
+
+// serveLiving serves a Living web of n hosts, of which volatile (< 0:
+// half) change every period, until ctx is done.
+func serveLiving(ctx context.Context, stdout io.Writer, listen string, n, volatile int, period time.Duration, printSeed bool) error {
+	if n < 3 {
+		return fmt.Errorf("--living must be 3 or more, got %d: %w", n, errUsage)
+	}
+	if volatile < 0 {
+		volatile = n / 2
+	}
+	if volatile >= n || period <= 0 {
+		return fmt.Errorf("--volatile must be below --living (%d) and --period positive: %w", n, errUsage)
+	}
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: n, Volatile: volatile, Period: period})
+	if printSeed {
+		fmt.Fprintln(stdout, l.Seed())
+		return nil
+	}
+	srv, err := l.Start(listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), l.Seed())
+	<-ctx.Done()
+	return srv.Close()
 }
 
 // build generates the web, or replays the graph in file when it is not "".

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
 
 func TestRun_PrintSeed(t *testing.T) {
@@ -33,6 +35,21 @@ func TestRun_PrintSeed(t *testing.T) {
 	}
 }
 
+// TestRun_Topics: --topics serves the topical web of fakeweb.Config.Topics.
+func TestRun_Topics(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--print-seed", "--hosts", "300", "--seed", "1", "--topics", "8"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1, Topics: 8})
+	if got, want := strings.TrimSpace(out.String()), w.Seed(); got != want || w.Topic(w.Hosts()[0]) != 0 {
+		t.Errorf("seed %s, want %s, the seed of topic 0", got, want)
+	}
+	if plain := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1}).Seed(); plain == w.Seed() {
+		t.Errorf("the topical web's seed is the generated web's, %s", plain)
+	}
+}
+
 func TestRun_Errors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -43,6 +60,7 @@ func TestRun_Errors(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, 2},
 		{"argument", []string{"extra"}, 2},
 		{"bad hosts", []string{"--hosts", "0"}, 2},
+		{"bad topics", []string{"--topics", "-1"}, 2},
 		{"bad fault", []string{"--fault", "x.test=Sloth"}, 2},
 		{"bad fault syntax", []string{"--fault", "SlowDrip"}, 2},
 		{"missing file", []string{"--uk", filepath.Join(t.TempDir(), "none.tsv"), "--print-seed"}, 2},

@@ -14,8 +14,8 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/crawlwarc"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -27,8 +27,9 @@ func init() {
 var errProblems = errors.New("problems found")
 
 func runCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "check", "weaver check [--db FILE] [--repair [-o OUT] [--force]]", `  weaver check                     # weaver.bolt
+	fs := newFlagSet(e, "check", "weaver check [--db FILE] [--warc DIR] [--repair [-o OUT] [--force]]", `  weaver check                     # weaver.bolt
   weaver check --db copy.bolt && weaver crawl --db copy.bolt
+  weaver check --warc warcs/       # and whether the crawl's WARC files in warcs/ agree with the store
   weaver check --repair            # writes weaver.bolt.repaired; weaver.bolt is left as it is
   weaver check --repair --db damaged.bolt -o fixed.bolt && weaver crawl --db fixed.bolt`)
 	db := fs.String("db", "", "the store `FILE` to check (default $WEAVER_DB_PATH, else weaver.bolt)")
@@ -37,6 +38,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&out, "o", "", "with --repair, the repaired store `FILE` (default: the store's name + .repaired)")
 	fs.StringVar(&out, "out", "", "same as -o `FILE`")
 	force := fs.Bool("force", false, "with --repair, replace the output file if it exists")
+	warcDir := fs.String("warc", "", "check that the crawl's WARC files in `DIR` agree with the store: every page's records there, nothing past the last commit, and (a crawl of each host once, without rendering) an import of them gives the store's graph weight for weight")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -56,6 +58,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	}
 	if flagGiven(fs, "o") || flagGiven(fs, "out") || flagGiven(fs, "force") {
 		return usageHelpf("-o and --force go with --repair")
+	}
+	if flagGiven(fs, "warc") {
+		if fi, err := os.Stat(*warcDir); err != nil || !fi.IsDir() {
+			return usagef("--warc %s: not a directory", *warcDir)
+		}
 	}
 	// bbolt trusts its pages: a damaged one can fault the process instead
 	// of failing. They are read first without it; a file that is not a
@@ -81,9 +88,19 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 
-	problems, counts, queued, leases, err := checkStore(s)
+	problems, counts, queued, leases, err := checkStore(s, *warcDir == "")
 	if err != nil {
 		return err
+	}
+	if *warcDir != "" {
+		more, notes, err := checkWarcDir(ctx, s, *warcDir)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, more...)
+		for _, n := range notes {
+			fmt.Fprintf(e.Stdout, "note: %s\n", n)
+		}
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(e.Stdout, "%s: %s:\n", *db, count(len(problems), "problem", ""))
@@ -104,7 +121,9 @@ func repairHint(db string) string {
 
 // checkStore runs bbolt's consistency check and weaver's invariants on s
 // and returns the problems found, one line each, and the store's counts.
-func checkStore(s *kv.Store) (problems []string, counts graph.Counts, queued, leases uint64, err error) {
+// With warcRefs, it checks the records of the pages in the directory the
+// store's crawl writes its WARC files to (checkWarcRefs).
+func checkStore(s *kv.Store, warcRefs bool) (problems []string, counts graph.Counts, queued, leases uint64, err error) {
 	add := func(part string, err error, prefixes ...string) {
 		if err == nil {
 			return
@@ -126,27 +145,26 @@ func checkStore(s *kv.Store) (problems []string, counts graph.Counts, queued, le
 		return nil
 	})
 	if err == nil {
-		problems = append(problems, checkWarc(s)...)
+		var dir string
+		err = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(crawlwarc.MetaDir); return nil })
+		if err == nil && dir != "" && warcRefs {
+			problems = append(problems, checkWarcRefs(s, dir)...)
+		}
 	}
 	return problems, counts, queued, leases, err
 }
 
-// checkWarc verifies, for a store whose crawl wrote WARC files (--warc),
-// that every page it holds has its records: each node's response record
-// is where the node says (the file, the offset of the request record,
-// the response's WARC-Record-ID after it).
-func checkWarc(s *kv.Store) []string {
-	var dir string
+// checkWarcRefs verifies, for a store whose crawl wrote WARC files
+// (--warc) into dir, that every page it holds has its records: each
+// node's response record is where the node says (the file, the offset of
+// the request record, the response's WARC-Record-ID after it).
+func checkWarcRefs(s *kv.Store, dir string) []string {
 	var refs []struct {
 		host string
 		ref  crawl.WarcRef
 	}
 	var problems []string
-	_ = s.View(func(tx *kv.Tx) error {
-		dir = tx.MetaString(serve.MetaWarcDir)
-		if dir == "" {
-			return nil
-		}
+	err := s.View(func(tx *kv.Tx) error {
 		return graph.ForEachNode(tx, func(n *graph.Node) error {
 			if n.Warc == "" {
 				return nil
@@ -163,6 +181,9 @@ func checkWarc(s *kv.Store) []string {
 			return nil
 		})
 	})
+	if err != nil {
+		return append(problems, fmt.Sprintf("warc: reading the store's record references: %v", err))
+	}
 	for _, r := range refs {
 		if len(problems) >= 50 {
 			problems = append(problems, "warc: … (stopped after 50 problems)")
@@ -238,7 +259,7 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	defer s.Close()
-	problems, _, _, _, cerr := checkStore(s)
+	problems, _, _, _, cerr := checkStore(s, true)
 	if cerr != nil {
 		return cerr
 	}

@@ -14,39 +14,6 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 )
 
-func TestSuggest_Closest(t *testing.T) {
-	names := []string{"max-depth", "max-pages", "workers", "delay", "db", "timeout", "retry-delay", "crawl", "check"}
-	for _, tc := range []struct{ typo, want string }{
-		{"max-dept", "max-depth"},
-		{"max-dpeth", "max-depth"}, // a transposition is one edit
-		{"wokers", "workers"},
-		{"dealy", "delay"},
-		{"crwal", "crawl"},
-		{"timout", "timeout"},
-		{"max-dep", "max-depth"}, // a unique prefix
-		{"max", ""},              // the prefix of two
-		{"xyz", ""},
-		{"dbb", "db"},
-		{"depth", ""}, // too far from everything
-	} {
-		got, ok := closest(tc.typo, names)
-		if !ok {
-			got = ""
-		}
-		if got != tc.want {
-			t.Errorf("closest(%q) = %q, want %q", tc.typo, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"a", "", 1}, {"ab", "ba", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3}, {"héllo", "hello", 1}} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
-		}
-	}
-}
-
 // TestParseFlags_Anywhere: flags are taken before and after arguments,
 // a boolean flag takes no next argument, a flag with a value does even
 // when it starts with a dash, and "--" ends the flags.

@@ -80,10 +80,15 @@ func killHook(spec string) func(string) {
 // cluster: it holds only its own hosts' frontier and stubs of the others.
 func checkNotShard(store *kv.Store) error {
 	var crawlName, spec string
-	_ = store.View(func(tx *kv.Tx) error {
+	err := store.View(func(tx *kv.Tx) error {
 		crawlName, spec = tx.MetaString(cluster.MetaCrawl), tx.MetaString(cluster.MetaShard)
 		return nil
 	})
+	if err != nil {
+		// Fails closed: a store that cannot say it is not a shard is not
+		// crawled as if it were not.
+		return fmt.Errorf("%s: reading whether it is a cluster shard's store: %w", store.Path(), err)
+	}
 	if spec == "" {
 		return nil
 	}

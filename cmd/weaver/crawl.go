@@ -24,10 +24,9 @@ import (
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/crawlwarc"
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/render"
-	"github.com/weaver-crawler/weaver/serve"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -55,7 +54,8 @@ var crawlFlags = []struct{ flag, key, usage string }{
 	{"max-body-bytes", "max_body_bytes", "read at most `N` bytes of a page (default 1048576)"},
 	{"max-pages", "max_pages", "stop after `N` page fetches; 0 = no limit"},
 	{"warc", "warc_dir", "write every HTTP exchange (robots.txt, pages, redirects) as WARC/1.1 files in `DIR`; the store remembers it as an absolute path, and a resume keeps writing there"},
-	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (default 1 GB)"},
+	{"warc-max-size", "warc_max_size", "close a WARC file before it passes `BYTES` (e.g. 500MB; default 1 GB)"},
+	{"min-free-space", "min_free_space", "pause the crawl while a file system it writes to (store, WARC files, metrics.log) has fewer than `BYTES` free, and go on by itself when there is room (e.g. 2GB; default 512MB; 0 = off: only a write that fails for want of room pauses it)"},
 	{"render", "render", "`MODE` of running pages' scripts in a browser: never, auto (pages that look like a JavaScript shell) or always (default never)"},
 	{"browser", "browser", "the chromium or Chrome `PATH` for --render (default $WEAVER_BROWSER, else chromium or google-chrome on PATH)"},
 	{"pages-per-host", "pages_per_host", "pages `N` fetched per crawl of a host: the home page, then N−1 more of the same host, breadth-first (default 1)"},
@@ -388,7 +388,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	opts := crawl.Options{Proxy: proxy, Log: crawlLog, RetryFailed: retryFailed.causes}
 	var c *crawl.Crawler
 	if cfg.WarcDir != "" {
-		w, err := openWarc(&cfg, logf)
+		w, err := openWarc(&cfg, store, logf)
 		if err != nil {
 			return err
 		}
@@ -402,10 +402,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		opts.Archive = w
 		if abs, err := filepath.Abs(cfg.WarcDir); err == nil {
 			if err := store.Update(func(tx *kv.Tx) error {
-				if err := tx.SetMetaString(serve.MetaWarcPrefix, crawlwarc.Prefix(&cfg)); err != nil {
+				if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&cfg)); err != nil {
 					return err
 				}
-				return tx.SetMetaString(serve.MetaWarcDir, abs)
+				return tx.SetMetaString(crawlwarc.MetaDir, abs)
 			}); err != nil {
 				return err
 			}
@@ -575,17 +575,20 @@ func storedSettings(path string) crawl.Settings {
 	}
 	defer s.Close()
 	var set crawl.Settings
-	_ = s.View(func(tx *kv.Tx) error {
+	err = s.View(func(tx *kv.Tx) error {
 		set, _ = crawl.ReadSettings(tx) // a damaged record is replaced by this run's
 		if _, ok := set["warc_dir"]; set != nil && !ok {
 			// Settings of a weaver that did not store warc_dir: the
 			// directory its --warc wrote to, if it did, is in the meta.
-			if dir := tx.MetaString(serve.MetaWarcDir); dir != "" {
+			if dir := tx.MetaString(crawlwarc.MetaDir); dir != "" {
 				set["warc_dir"], _ = json.Marshal(dir)
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil // the open that follows reports what is wrong
+	}
 	return set
 }
 

@@ -53,6 +53,18 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return usagef("--to: %v", err)
 		}
+		now := time.Now().UTC()
+		for _, a := range []struct {
+			flag string
+			t    time.Time
+		}{{"--from", t1}, {"--to", t2}} {
+			if a.t.After(now) {
+				return usagef("%s %s is in the future (now is %s): the store knows nothing of it yet", a.flag, a.t.Format(time.RFC3339), now.Format(time.RFC3339))
+			}
+		}
+		if t1.After(t2) {
+			return usagef("--from %s is later than --to %s: give the earlier time as --from", t1.Format(time.RFC3339), t2.Format(time.RFC3339))
+		}
 		return diffTimes(e, pos[0], t1, t2, *asJSON, *exitCode)
 	}
 	if len(pos) != 2 {

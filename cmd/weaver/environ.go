@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/suggest"
 )
 
 // otherVariables are the WEAVER_ variables weaver reads that are not
@@ -89,7 +90,7 @@ func closestVariable(name string, names []string) (string, bool) {
 	for i, n := range names {
 		bare[i] = strings.TrimPrefix(n, "WEAVER_")
 	}
-	near, ok := closest(strings.TrimPrefix(name, "WEAVER_"), bare)
+	near, ok := suggest.Closest(strings.TrimPrefix(name, "WEAVER_"), bare)
 	if !ok {
 		return "", false
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,7 +44,8 @@ const exportExamples = `  weaver export --sqlite crawler.db
   weaver export --db huge.bolt --no-ranks --graphml huge.graphml
   weaver export --cc-hostgraph ac-uk --no-mirrors
   weaver export --csv crawl
-  weaver export --db huge.bolt --top 200 --by in-weight --gexf core.gexf`
+  weaver export --db huge.bolt --top 200 --by in-weight --gexf core.gexf
+  weaver export --gexf-timeline --gexf crawl.gexf`
 
 // exportFlagsWithOptionalFile are the format flags whose FILE may be left
 // out; exportFlagsWithValue the other flags that take a value.
@@ -67,7 +69,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		export.FormatDOT:     fs.String("dot", "", "write Graphviz DOT to `FILE` (stdout without FILE or with -)"),
 		export.FormatJSON:    fs.String("json", "", "write node-link JSON to `FILE` (stdout without FILE or with -)"),
 		export.FormatHTML:    fs.String("html", "", "write the map page, one self-contained HTML file, to `FILE` (stdout without FILE or with -)"),
-		export.FormatGEXF:    fs.String("gexf", "", "write GEXF 1.3 for Gephi to `FILE` (stdout without FILE or with -)"),
+		export.FormatGEXF:    fs.String("gexf", "", "write GEXF 1.2 for Gephi and networkx to `FILE` (stdout without FILE or with -)"),
 	}
 	minWeight := uintFlag(fs, "min-weight", 0, "leave out edges of weight below `N`")
 	crawledOnly := fs.Bool("crawled-only", false, "only hosts that were fetched, and the edges between them")
@@ -77,8 +79,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	noRanks := fs.Bool("no-ranks", false, "compute no ranks: no pagerank or harmonic on nodes, no node_ranks table (faster, less memory on a big store)")
 	noMirrors := fs.Bool("no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	at := fs.String("at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
-	top := uintFlag(fs, "top", 0, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	top := rangeFlag(fs, "top", 1, math.MaxInt32, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
 	by := fs.String("by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
+	timeline := fs.Bool("gexf-timeline", false, "with --gexf, over a crawl history: a dynamic graph Gephi's timeline plays (hosts from their first sighting, links while their source's crawls had them); networkx cannot read it")
 	ccPrefix := fs.String("cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
 	csvPrefix := fs.String("csv", "", "write CSV (RFC 4180, a header row) to `PREFIX`-nodes.csv and PREFIX-edges.csv")
 	if err := parseFlags(fs, exportArgs(args)); err != nil {
@@ -123,11 +126,19 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if set["csv"] && *csvPrefix == "" {
 		return usagef("--csv needs a PREFIX")
 	}
+	// A format of several files has no stdout form: "-" made files named
+	// --nodes.csv and --edges.csv.
+	if *csvPrefix == "-" {
+		return usagef("--csv -: CSV is two files (PREFIX-nodes.csv, PREFIX-edges.csv) and cannot go to stdout; give a PREFIX")
+	}
+	if *ccPrefix == "-" {
+		return usagef("--cc-hostgraph -: the host graph is two files (PREFIX-vertices.txt.gz, PREFIX-edges.txt.gz) and cannot go to stdout; give a PREFIX")
+	}
+	if *timeline && !set["gexf"] {
+		return usagef("--gexf-timeline needs --gexf")
+	}
 	if set["by"] && !set["top"] {
 		return usagef("--by needs --top N")
-	}
-	if set["top"] && (*top == 0 || *top > 1<<31) {
-		return usagef("--top %d: N must be from 1 to 2147483648", *top)
 	}
 	if !slices.Contains(export.TopMeasures, export.TopMeasure(*by)) {
 		return usagef("--by %q: one of pagerank, harmonic, in-weight", *by)
@@ -203,7 +214,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	opt := export.Options{
 		MinWeight: *minWeight, CrawledOnly: *crawledOnly, Domains: *domains,
 		Force: *force, NoRanks: *noRanks, NoLayout: *noLayout, NoMirrors: *noMirrors, Version: Version, At: atTime,
-		Top: int(*top), TopBy: export.TopMeasure(*by),
+		Top: int(*top), TopBy: export.TopMeasure(*by), GEXFTimeline: *timeline,
 		// Every file has the same filters: the graph is ranked once.
 		Ranks: &export.RankCache{},
 	}

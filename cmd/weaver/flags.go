@@ -13,6 +13,7 @@ import (
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/suggest"
 )
 
 // newFlagSet returns a FlagSet whose usage (the synopsis, the flags, then
@@ -42,10 +43,13 @@ func newFlagSet(e *env, name, synopsis, examples string) *flag.FlagSet {
 // any other flag error is a usage error (exit 2) that points at -h, and
 // an unknown flag names the closest known one.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	flags, pos := splitArgs(fs, args)
+	flags, pos, err := splitArgs(fs, args)
+	if err != nil {
+		return usageHelp(err)
+	}
 	usage := fs.Usage
 	fs.Usage = func() {} // package flag calls it on every error too
-	err := fs.Parse(flags)
+	err = fs.Parse(flags)
 	if err == nil {
 		// Parsed apart, so that a flag missing its value at the end is
 		// told so rather than given "--". Parsing again only sets Args.
@@ -67,12 +71,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // A flag takes the next argument as its value unless it is a boolean
 // flag (those take a value only as --flag=false); an unknown flag is
 // kept, for Parse to report. "-" alone is an argument (stdin); "--" ends
-// the flags.
-func splitArgs(fs *flag.FlagSet, args []string) (flags, pos []string) {
+// the flags. A file flag whose value starts with "-" is refused (see
+// fileValue).
+func splitArgs(fs *flag.FlagSet, args []string) (flags, pos []string, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			return flags, append(pos, args[i+1:]...)
+			return flags, append(pos, args[i+1:]...), nil
 		}
 		if len(a) < 2 || a[0] != '-' {
 			pos = append(pos, a)
@@ -80,7 +85,10 @@ func splitArgs(fs *flag.FlagSet, args []string) (flags, pos []string) {
 		}
 		flags = append(flags, a)
 		name := strings.TrimPrefix(a[1:], "-")
-		if strings.Contains(name, "=") {
+		if name, v, ok := strings.Cut(name, "="); ok {
+			if err := fileValue(fs.Lookup(name), v); err != nil {
+				return nil, nil, err
+			}
 			continue
 		}
 		f := fs.Lookup(name)
@@ -91,11 +99,32 @@ func splitArgs(fs *flag.FlagSet, args []string) (flags, pos []string) {
 			continue
 		}
 		if i+1 < len(args) {
+			if err := fileValue(f, args[i+1]); err != nil {
+				return nil, nil, err
+			}
 			flags = append(flags, args[i+1])
 			i++
 		}
 	}
-	return flags, pos
+	return flags, pos, nil
+}
+
+// fileFlagKinds are the placeholders (see flag.UnquoteUsage) of the flags
+// that name a file or a directory.
+var fileFlagKinds = map[string]bool{"FILE": true, "PREFIX": true, "DIR": true, "PATH": true}
+
+// fileValue refuses v for f, a file flag, when v starts with "-" (other
+// than "-" itself, stdin or stdout): it is the next flag taken for the
+// file's name (weaver export --csv --json j.json took --json as the CSV
+// prefix, then complained of j.json).
+func fileValue(f *flag.Flag, v string) error {
+	if f == nil || len(v) < 2 || v[0] != '-' {
+		return nil
+	}
+	if kind, _ := flag.UnquoteUsage(f); fileFlagKinds[kind] {
+		return fmt.Errorf("--%s %s: a %s that starts with '-' is taken for a flag: give the %s (a file so named: ./%s)", f.Name, v, kind, kind, v)
+	}
+	return nil
 }
 
 // flagError rewrites package flag's errors in weaver's words: flags
@@ -106,7 +135,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		if near, ok := closest(name, names); ok {
+		if near, ok := suggest.Closest(name, names); ok {
 			return fmt.Errorf("unknown flag --%s: did you mean --%s?", name, near)
 		}
 		return fmt.Errorf("unknown flag --%s", name)
@@ -190,6 +219,22 @@ func uintFlag(fs *flag.FlagSet, name string, value uint64, usage string) *uint64
 		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return fmt.Errorf("want a whole number, 0 or more, such as 2")
+		}
+		*p = n
+		return nil
+	})
+	return p
+}
+
+// rangeFlag defines a flag holding a whole number from lo to hi, 0 until
+// set, whose bad value (0, -5, 2.5, abc, too large) is told in one
+// message: what N may be.
+func rangeFlag(fs *flag.FlagSet, name string, lo, hi int64, usage string) *int64 {
+	p := new(int64)
+	fs.Func(name, usage, func(s string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want a whole number N from %d to %d", lo, hi)
 		}
 		*p = n
 		return nil

@@ -18,8 +18,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
+	"github.com/weaver-crawler/weaver/suggest"
 )
 
 // Version is weaver's version, stamped into exports and the User-Agent.
@@ -165,7 +166,7 @@ func run(ctx context.Context, e *env, args []string) int {
 		for n := range commands {
 			names = append(names, n)
 		}
-		if near, ok := closest(name, names); ok && !strings.HasPrefix(name, "-") {
+		if near, ok := suggest.Closest(name, names); ok && !strings.HasPrefix(name, "-") {
 			fmt.Fprintf(e.Stderr, "weaver: unknown command %q: did you mean %s? (run 'weaver help')\n", name, near)
 		} else {
 			fmt.Fprintf(e.Stderr, "weaver: unknown command %q (run 'weaver help')\n", name)

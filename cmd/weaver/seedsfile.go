@@ -64,8 +64,18 @@ func (f *seedsFile) Close() {
 	}
 }
 
-// Seeds streams the file's seed URLs. A line that is no http(s) URL, or
-// an error yield returns, is wrapped with where it is: seeds.txt:12: .
+// maxBadSeedLines is how many bad lines of a seeds file an error names;
+// the others are counted.
+const maxBadSeedLines = 20
+
+// Seeds streams the file's seed URLs. A line is a URL, optionally
+// followed by whitespace and a # comment. Every line that is not (no
+// http(s) URL, other text after it) is named with where it is,
+// seeds.txt:12: , up to maxBadSeedLines and then counted, in one error
+// returned at the end; the lines after a bad one are still checked but
+// not yielded. An error yield returns stops the stream, wrapped the same
+// way, unless it is a seed refused (crawl.ErrSeed), which is named with
+// the bad lines.
 func (f *seedsFile) Seeds() crawl.Seeds {
 	return func(yield func(string) error) error {
 		file, err := os.Open(f.path)
@@ -75,6 +85,8 @@ func (f *seedsFile) Seeds() crawl.Seeds {
 		defer file.Close()
 		sc := bufio.NewScanner(file)
 		sc.Buffer(make([]byte, 0, 4096), maxSeedLine)
+		var bad []error
+		nbad := 0
 		line := 0
 		for sc.Scan() {
 			line++
@@ -85,11 +97,17 @@ func (f *seedsFile) Seeds() crawl.Seeds {
 			if s == "" || strings.HasPrefix(s, "#") {
 				continue
 			}
-			if err := crawl.CheckURL(s); err != nil {
-				return fmt.Errorf("%s:%d: %w", f.name, line, err)
+			err := seedLine(&s)
+			if err == nil && nbad == 0 {
+				err = yield(s)
+				if err != nil && !errors.Is(err, crawl.ErrSeed) {
+					return fmt.Errorf("%s:%d: %w", f.name, line, err)
+				}
 			}
-			if err := yield(s); err != nil {
-				return fmt.Errorf("%s:%d: %w", f.name, line, err)
+			if err != nil {
+				if nbad++; nbad <= maxBadSeedLines {
+					bad = append(bad, fmt.Errorf("%s:%d: %w", f.name, line, err))
+				}
 			}
 		}
 		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
@@ -97,8 +115,29 @@ func (f *seedsFile) Seeds() crawl.Seeds {
 		} else if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		return nil
+		if nbad > maxBadSeedLines {
+			bad = append(bad, fmt.Errorf("%s: and %d more bad lines (%d in all)", f.name, nbad-maxBadSeedLines, nbad))
+		}
+		return errors.Join(bad...)
 	}
+}
+
+// seedLine checks one line of a seeds file, trimmed and not a comment: a
+// URL weaver crawls, then nothing but a # comment after whitespace. It
+// leaves the URL alone in s.
+func seedLine(s *string) error {
+	u, rest, _ := strings.Cut(*s, " ")
+	if i := strings.IndexAny(u, "\t"); i >= 0 {
+		u, rest = u[:i], u[i+1:]+" "+rest
+	}
+	if err := crawl.CheckURL(u); err != nil {
+		return err
+	}
+	if rest = strings.TrimSpace(rest); rest != "" && !strings.HasPrefix(rest, "#") {
+		return fmt.Errorf("text after the URL %s: %q (one URL a line; a comment starts with #)", u, rest)
+	}
+	*s = u
+	return nil
 }
 
 // concatSeeds is the seeds of a, then those of b.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
-	"github.com/weaver-crawler/weaver/internal/outfile"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/serve"
 )
 
@@ -248,6 +248,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxJobs := fs.Int("max-jobs", 4, "jobs crawling at once `N`; the others wait, queued")
 	allowPrivate := fs.Bool("allow-private-networks", false, "let jobs connect to loopback and private addresses")
 	jsonLogs := fs.Bool("json-logs", false, "log lines as JSON objects")
+	minFree := crawl.Defaults().MinFreeSpace
+	fs.Func("min-free-space", "pause the running jobs while a file system they write to has fewer than `BYTES` free (e.g. 2GB; default 512MB; 0 = off: only a write that fails for want of room pauses them)", func(v string) error {
+		n, err := crawl.ParseBytes(v)
+		minFree = n
+		return err
+	})
 	var connectTo []string
 	fs.Func("connect-to", "`HOST1:PORT1:HOST2:PORT2` as curl's --connect-to, for every job; repeatable", func(v string) error {
 		connectTo = append(connectTo, v)
@@ -265,6 +271,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base := crawl.Defaults()
 	base.ConnectTo = connectTo
 	base.AllowPrivateNetworks = *allowPrivate
+	base.MinFreeSpace = minFree
 	base.Quiet = true // per-page lines of many jobs would drown the log; a job may ask for them
 	if err := base.Validate(); err != nil {
 		return usageError{err: err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,12 +267,23 @@ func printLinks(tw io.Writer, title, dir string, l *export.LinkList, limit int) 
 		fmt.Fprintln(tw, "  (none)")
 		return
 	}
-	fmt.Fprintf(tw, "  #\t%s\tweight\tnofollow\tredirect\tstatus\n", dir)
+	// The table is aligned on its own, its rows then interleaved with
+	// their example links: a line of another shape between two rows
+	// ends a tabwriter's column, and the rows after it were aligned
+	// apart from the first.
+	var tb bytes.Buffer
+	t := tabwriter.NewWriter(&tb, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(t, "  #\t%s\tweight\tnofollow\tredirect\tstatus\n", dir)
 	for i, k := range l.Links {
-		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%s\n", i+1, k.Host, k.Weight, k.Nofollow, k.Redirect, k.Status)
+		fmt.Fprintf(t, "  %d\t%s\t%d\t%d\t%d\t%s\n", i+1, k.Host, k.Weight, k.Nofollow, k.Redirect, k.Status)
+	}
+	t.Flush()
+	rows := strings.SplitAfter(tb.String(), "\n")
+	io.WriteString(tw, rows[0])
+	for i, k := range l.Links {
+		io.WriteString(tw, rows[i+1])
 		for _, a := range k.Anchors {
-			// After the last tab: no cell, so the table keeps its widths.
-			fmt.Fprintf(tw, "  \t  %s\n", anchorLine(&a))
+			fmt.Fprintf(tw, "       %s\n", anchorLine(&a))
 		}
 	}
 	if l.Left > 0 {

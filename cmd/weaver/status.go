@@ -190,7 +190,11 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 	if rv := st.Revisits; rv != nil {
 		row("Revisits", fmt.Sprintf("%d (%d not modified, %d changed, %d unchanged)", rv.Revisits, rv.NotModified, rv.Changed, rv.Revisits-min(rv.Changed, rv.Revisits)))
 		if rv.NextDue != nil {
-			row("Next due", fmt.Sprintf("%s (in %s; %s scheduled)", rv.NextDue.Format(time.RFC3339), rv.NextDue.Sub(now).Round(time.Second), count(rv.Scheduled, "host", "")))
+			when := "in " + rv.NextDue.Sub(now).Round(time.Second).String()
+			if late := now.Sub(*rv.NextDue).Round(time.Second); late > 0 {
+				when = "overdue by " + late.String()
+			}
+			row("Next due", fmt.Sprintf("%s (%s; %s scheduled)", rv.NextDue.Format(time.RFC3339), when, count(rv.Scheduled, "host", "")))
 		}
 	}
 	if len(st.NodesByStatus) > 0 {
@@ -260,6 +264,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		}
 		up := time.Duration(c.UptimeSeconds * float64(time.Second)).Round(time.Second)
 		fmt.Fprintf(tw, "  State:\t%s, up %s\n", state, up)
+		if c.Paused != nil {
+			fmt.Fprintf(tw, "  Paused:\t%s\n", c.Paused.Text(now))
+		}
 		fmt.Fprintf(tw, "  Pages/s:\t%.1f\n", c.PagesPerSecond)
 		pages := fmt.Sprint(c.PagesDone)
 		if c.MaxPages > 0 {
@@ -277,6 +284,9 @@ func printStatus(w io.Writer, rep serve.Status, now time.Time) error {
 		fmt.Fprintf(tw, "  Fetch p50/p90/p99:\t%.0f / %.0f / %.0f ms\n", c.FetchP50MS, c.FetchP90MS, c.FetchP99MS)
 		fmt.Fprintf(tw, "  Robots fetched:\t%d (robots disallowed: %d)\n", c.RobotsFetched, c.RobotsDisallowed)
 		fmt.Fprintf(tw, "  Retries:\t%d\n", c.Retries)
+		if c.Revisits > 0 {
+			fmt.Fprintf(tw, "  Revisits:\t%d (%d not modified, %d changed; %d bytes saved)\n", c.Revisits, c.NotModified, c.Changed, c.BytesSaved)
+		}
 		if c.PagesRendered+c.RenderFailures > 0 {
 			fmt.Fprintf(tw, "  Pages rendered:\t%d (render failures: %d)\n", c.PagesRendered, c.RenderFailures)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -13,20 +14,52 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
+	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
 // Archive writes a crawl's exchanges to the WARC files of one directory.
 type Archive struct{ w *warc.Writer }
 
+// MetaEnd is the meta record of a crawl's store that holds where the
+// records of its last commit end in its WARC files (warc.Position as
+// text): each page commit that writes records rewrites it, in the same
+// transaction.
+const MetaEnd = "warc.end"
+
+// MetaDir is the meta record that names, as an absolute path, the
+// directory where the store's crawl writes its WARC files.
+const MetaDir = "warc.dir"
+
+// MetaPrefix is the meta record that holds the first part of the names
+// of the store's WARC files (Prefix: crawl_name, else the store's name):
+// the directory may hold other crawls' files too (weaver serve's jobs
+// sharing a warc_dir).
+const MetaPrefix = "warc.prefix"
+
+// End returns the position store's last commit recorded (MetaEnd), or
+// nil when none did (no record written, or a store of an older weaver).
+// It returns the store's error when it cannot be read.
+func End(store *kv.Store) (*warc.Position, error) {
+	var pos *warc.Position
+	err := store.View(func(tx *kv.Tx) error {
+		if p, ok := warc.ParsePosition(tx.MetaString(MetaEnd)); ok {
+			pos = &p
+		}
+		return nil
+	})
+	return pos, err
+}
+
 // Open opens the writer on cfg.WarcDir (created if missing): files named
 // after the crawl (crawl_name, else the store's file name without its
 // extension), each opening with a warcinfo record of the crawl's settings
 // (but crawl.MachineKeys) and robots policy, rotated before
 // cfg.WarcMaxSize. A file of the same name left open by a killed writer
-// is cut back to its last whole record; the returned list says what was
-// done, for the caller to log.
-func Open(cfg *crawl.Config, software string) (*Archive, []warc.Recovered, error) {
+// is cut at the end of store's last commit (End; a file started after it
+// is removed), or, for a store that recorded none, after its last whole
+// record; the returned list says what was done, for the caller to log.
+func Open(cfg *crawl.Config, software string, store *kv.Store) (*Archive, []warc.Recovered, error) {
 	name := Prefix(cfg)
 	settings := map[string]string{}
 	for _, k := range crawl.SettingKeys {
@@ -41,8 +74,13 @@ func Open(cfg *crawl.Config, software string) (*Archive, []warc.Recovered, error
 	if cfg.IgnoreRobots {
 		robots = "ignore"
 	}
+	// Where the files are cut comes from the store: unread, nothing is cut.
+	end, err := End(store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("warc: reading where the last commit's records end: %w", err)
+	}
 	w, recovered, err := warc.Open(warc.Options{Dir: cfg.WarcDir, Prefix: name, MaxSize: cfg.WarcMaxSize,
-		Software: software, Settings: settings, Robots: robots})
+		Software: software, Settings: settings, Robots: robots, Committed: end})
 	if err != nil {
 		return nil, recovered, err
 	}
@@ -58,10 +96,11 @@ func Prefix(cfg *crawl.Config) string {
 	return strings.TrimSuffix(filepath.Base(cfg.DBPath), filepath.Ext(cfg.DBPath))
 }
 
-// Record writes one exchange; a page whose payload is the one prev
-// recorded becomes a revisit of prev (identical-payload-digest profile),
-// and prev stays its reference.
-func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *crawl.WarcRef) (crawl.WarcRef, error) {
+// Record builds one exchange's records, for the page's commit to write
+// (Write); a page whose payload is the one prev recorded becomes a
+// revisit of prev (identical-payload-digest profile), and prev stays its
+// reference.
+func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Response, body []byte, truncated bool, remoteIP string, sent time.Time, prev *crawl.WarcRef) (*crawl.Capture, error) {
 	ex := warc.FromHTTP(req, resp, body, truncated, remoteIP, sent)
 	revisit := false
 	if prev != nil && resp.StatusCode == http.StatusNotModified && prev.URL == ex.URL {
@@ -75,18 +114,37 @@ func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Resp
 			revisit = true
 		}
 	}
-	w, err := a.w.WriteExchangeUnsynced(ctx, ex) // the crawl calls Sync before the page's commit
+	b, err := a.w.Build(ctx, ex)
 	if err != nil {
-		return crawl.WarcRef{}, err
+		return nil, err
 	}
 	if revisit {
-		return *prev, nil
+		return &crawl.Capture{Ref: *prev, Revisit: true, Records: b.Data}, nil
 	}
-	return crawl.WarcRef{File: w.File, Offset: w.Offset, ID: w.ResponseID, Digest: w.PayloadDigest, Date: sent, URL: ex.URL}, nil
+	return &crawl.Capture{Ref: crawl.WarcRef{ID: b.ResponseID, Digest: b.PayloadDigest, Date: sent, URL: ex.URL}, Records: b.Data}, nil
 }
 
-// Sync makes every exchange recorded so far durable (crawl.DeferredArchive).
-func (a *Archive) Sync() error { return a.w.Sync() }
+// Write stages a page's captures in tx, and records in tx where they end
+// (MetaEnd): the writer, enlisted in tx, writes and fsyncs them before tx
+// commits — one fsync for a whole group of pages — and cuts them if it
+// does not.
+func (a *Archive) Write(tx *kv.Tx, cs []*crawl.Capture) error {
+	for _, c := range cs {
+		at, err := a.w.Stage(&warc.Built{Data: c.Records})
+		if err != nil {
+			return err
+		}
+		if !c.Revisit {
+			c.Ref.File, c.Ref.Offset = at.File, at.Offset
+		}
+	}
+	tx.Enlist(a.w)
+	end, ok := a.w.StagedEnd()
+	if !ok {
+		return nil
+	}
+	return tx.SetMetaString(MetaEnd, end.String())
+}
 
 // Stats are the writer's counts so far.
 func (a *Archive) Stats() warc.Stats { return a.w.Stats() }

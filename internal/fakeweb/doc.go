@@ -31,6 +31,16 @@
 // hosts the crawler excludes (facebook.com, ads.<domain>, ...). Titles and
 // descriptions carry entities, quotes and non-ASCII text.
 //
+// # Topics: a web with the structure of the real one
+//
+// With Config.Topics, New makes a topical web instead: sites of one to
+// three hosts under one registrable domain, grouped into that many
+// topics, each named after a theme (trees, birds, rivers, ...), whose
+// pages link mostly inside their topic and most often to its first hosts,
+// its hubs; a tenth of the links cross to other topics. The pages are
+// the generated web's. Topic tells a host's topic: the ground truth of
+// the communities a map of its crawl should show (make demo crawls one).
+//
 // # Ground truth
 //
 // Hosts, Seed, Links, Title and Description describe the web;

@@ -76,13 +76,21 @@ func (w *Web) genGraph() {
 			out[pos] = c
 		}
 		w.sites[i].out = out
-		switch v := r.intn(100); {
-		case v < 3 && len(out) > 0:
-			w.sites[i].base = baseOther
-		case v < 6:
-			w.sites[i].base = baseSame
-		case v < 9:
-			w.sites[i].base = baseTarget
-		}
+		w.drawBase(r, i)
+	}
+}
+
+// drawBase gives some home pages a <base> (see page.render): of the 100
+// values a draw from r takes, 3 give host i's page the first host it
+// links to as base (when it links to one), 3 a path of its own, 3 a
+// target only.
+func (w *Web) drawBase(r *rng, i int) {
+	switch v := r.intn(100); {
+	case v < 3 && len(w.sites[i].out) > 0:
+		w.sites[i].base = baseOther
+	case v < 6:
+		w.sites[i].base = baseSame
+	case v < 9:
+		w.sites[i].base = baseTarget
 	}
 }

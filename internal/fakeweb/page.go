@@ -343,13 +343,37 @@ func (p *page) items() []item {
 	return its
 }
 
-// render writes the home page of a generated host.
+// render writes the home page of a generated host: the head, the header,
+// the article with most cross-host links, the blogroll with the rest,
+// and the footer.
 func (p *page) render() {
 	title, desc := p.w.meta(p.i)
 	name := displayName(p.host)
 	target := p.w.cfg.PageBytes * (85 + p.lr.intn(31)) / 100
 	its := p.items()
 
+	p.renderHead(title, desc)
+	p.renderHeader(title, name)
+	inArticle := p.renderArticle(its)
+	if p.write {
+		// Leave room for the blogroll and the footer still to come.
+		p.pad(target - (1200 + 70*(len(its)-inArticle)))
+	}
+	p.raw("</article>\n<aside>\n<h2>Blogroll</h2>\n<ul>\n")
+	for _, it := range its[inArticle:] {
+		p.raw("<li>")
+		p.link(it.href, it.text)
+		p.raw("</li>\n")
+	}
+	p.raw("</ul>\n</aside>\n</main>\n")
+	p.renderFooter(name)
+}
+
+// renderHead writes the page up to <body>: the title (half of it after
+// invalid bytes on a broken page), the description, a <base> of one of
+// three kinds on some pages, and the links, scripts and styles that are
+// not links to hosts.
+func (p *page) renderHead(title, desc string) {
 	titleHTML := escapeText(p.lr, title, false)
 	if p.broken {
 		titleHTML = titleHTML[:len(titleHTML)/2] + "\xff\xfe" + titleHTML[len(titleHTML)/2:]
@@ -371,7 +395,11 @@ func (p *page) render() {
 	p.raw(`<script src="http://cdn.`, p.reg, "/js/app.js\" defer></script>\n")
 	p.raw("<script>window.dataLayer = []; var tpl = '<a href=\"http://script.", p.reg, "/\">not a link</a>';</script>\n")
 	p.raw("<style>a[href^=\"http\"] { color: #06c } .n { margin: 0 }</style>\n</head>\n<body>\n")
+}
 
+// renderHeader writes the site's header and navigation, then opens the
+// article with its heading and byline.
+func (p *page) renderHeader(title, name string) {
 	p.raw("<header class=\"site-header\">\n")
 	p.link("/", name)
 	p.raw("\n<nav>\n<ul>\n")
@@ -382,7 +410,11 @@ func (p *page) render() {
 	}
 	p.raw("</ul>\n</nav>\n</header>\n<main id=\"main\">\n<article>\n<h1>", escapeText(p.lr, title, false), "</h1>\n")
 	p.raw("<p class=\"byline\">By <a name=\"author\">", escapeText(p.lr, name, false), "</a> · <time datetime=\"2024-03-0", strconv.Itoa(1+p.lr.intn(9)), "\">March 2024</time></p>\n")
+}
 
+// renderArticle writes the article's paragraphs with the first three
+// quarters of its (at least one), among noise, and returns how many.
+func (p *page) renderArticle(its []item) int {
 	inArticle := len(its) * 3 / 4
 	if len(its) > 0 && inArticle == 0 {
 		inArticle = 1
@@ -416,27 +448,28 @@ func (p *page) render() {
 			p.raw("<!-- old mirror: <a href=\"http://old.", p.reg, "/\">old site</a> -->\n")
 		}
 	}
-	if p.write {
-		// Leave room for the blogroll and the footer still to come.
-		reserve := 1200 + 70*(len(its)-inArticle)
-		for len(p.buf) < target-reserve {
-			if p.fr.chance(0.2) {
-				p.raw("<h2>")
-				p.buf = p.appendSentence(p.buf)
-				p.raw("</h2>\n")
-			}
-			p.raw("<p>")
-			p.filler(3 + p.fr.intn(5))
-			p.raw("</p>\n")
+	return inArticle
+}
+
+// pad writes filler paragraphs and headings until the page has size
+// bytes.
+func (p *page) pad(size int) {
+	for len(p.buf) < size {
+		if p.fr.chance(0.2) {
+			p.raw("<h2>")
+			p.buf = p.appendSentence(p.buf)
+			p.raw("</h2>\n")
 		}
+		p.raw("<p>")
+		p.filler(3 + p.fr.intn(5))
+		p.raw("</p>\n")
 	}
-	p.raw("</article>\n<aside>\n<h2>Blogroll</h2>\n<ul>\n")
-	for _, it := range its[inArticle:] {
-		p.raw("<li>")
-		p.link(it.href, it.text)
-		p.raw("</li>\n")
-	}
-	p.raw("</ul>\n</aside>\n</main>\n<footer>\n<p>Share: ")
+}
+
+// renderFooter writes the footer: share links, links of other schemes,
+// the copyright line and its admin link.
+func (p *page) renderFooter(name string) {
+	p.raw("<footer>\n<p>Share: ")
 	for k, n := 0, 2+p.lr.intn(3); k < n; k++ {
 		p.link(p.excludedHref(), pick(p.lr, []string{"Facebook", "Twitter", "LinkedIn", "Instagram", "Ads"}))
 		p.raw(" ")

@@ -1,7 +1,6 @@
 package fakeweb
 
 import (
-	"crypto/sha256"
 	"html"
 	"net/http"
 	"strconv"
@@ -114,147 +113,205 @@ func every(v, def int) int {
 // NewSites generates a web of sites from cfg; see SitesConfig. Equal
 // configs give identical webs. Host 0, www.uni-0.ac.uk, is the seed.
 func NewSites(cfg SitesConfig) *Web {
-	hosts := max(every(cfg.Hosts, 24), 2)
-	pages := max(every(cfg.Pages, 6), 1)
-	links := max(every(cfg.Links, 4), 0)
-	typed := every(cfg.TypedEvery, 3)
-	metaNF := every(cfg.MetaNofollowEvery, 4)
-	metaNI := every(cfg.MetaNoindexEvery, 5)
-	header := every(cfg.HeaderEvery, 7)
-	private := every(cfg.PrivateEvery, 3)
-	mirror := every(cfg.MirrorEvery, 6)
-	redirect := every(cfg.RedirectEvery, 8)
-	disallow := every(cfg.DisallowEvery, 10)
-	is := func(i, n, k int) bool { return n > 0 && i%n == k }
-
-	w := newWeb(Config{Seed: cfg.Seed, Latency: cfg.Latency})
-	for i := range hosts {
-		var name string
-		switch i % 3 {
-		case 0:
-			name = "www.uni-" + strconv.Itoa(i) + ".ac.uk"
-		case 1:
-			name = "lab-" + strconv.Itoa(i) + ".ac.uk"
-		default:
-			name = "www.shop-" + strconv.Itoa(i) + ".com"
-		}
-		w.sites = append(w.sites, site{name: name, kind: kindSite, title: "Site " + strconv.Itoa(i),
-			desc: "Host " + strconv.Itoa(i) + " of a web of sites."})
+	g := newSitesGen(cfg)
+	for i := range g.hosts {
+		g.nameHost(i)
 	}
-	r := newRNG(cfg.Seed, streamGraph, 1)
+	for i := range g.hosts {
+		g.w.sites[i].pages = g.site(i)
+	}
+	for i := range g.hosts {
+		if i > 0 && g.is(i, g.mirror, g.mirror-1) {
+			g.addMirror(i)
+		}
+	}
+	g.w.buildIndex()
+	return g.w
+}
+
+// sitesGen is NewSites at work: SitesConfig with its defaults, the web
+// being made and the draws.
+type sitesGen struct {
+	hosts, pages, links int // SitesConfig's, with their defaults
+	// SitesConfig's "Every" fields, with their defaults.
+	typed, metaNF, metaNI, header, private, mirror, redirect, disallow int
+
+	w          *Web
+	r          *rng
+	typedCount int // typed links drawn so far, for the rel they get in turn
+	mirrors    int // mirrors of the hosts made so far
+}
+
+func newSitesGen(cfg SitesConfig) *sitesGen {
+	return &sitesGen{
+		hosts:    max(every(cfg.Hosts, 24), 2),
+		pages:    max(every(cfg.Pages, 6), 1),
+		links:    max(every(cfg.Links, 4), 0),
+		typed:    every(cfg.TypedEvery, 3),
+		metaNF:   every(cfg.MetaNofollowEvery, 4),
+		metaNI:   every(cfg.MetaNoindexEvery, 5),
+		header:   every(cfg.HeaderEvery, 7),
+		private:  every(cfg.PrivateEvery, 3),
+		mirror:   every(cfg.MirrorEvery, 6),
+		redirect: every(cfg.RedirectEvery, 8),
+		disallow: every(cfg.DisallowEvery, 10),
+		w:        newWeb(Config{Seed: cfg.Seed, Latency: cfg.Latency}),
+		r:        newRNG(cfg.Seed, streamGraph, 1),
+	}
+}
+
+// is reports whether host i is one of the "Every" n hosts that i%n == k
+// picks; never for n <= 0.
+func (g *sitesGen) is(i, n, k int) bool { return n > 0 && i%n == k }
+
+// nameHost adds host i, named as SitesConfig.Hosts says.
+func (g *sitesGen) nameHost(i int) {
+	var name string
+	switch i % 3 {
+	case 0:
+		name = "www.uni-" + strconv.Itoa(i) + ".ac.uk"
+	case 1:
+		name = "lab-" + strconv.Itoa(i) + ".ac.uk"
+	default:
+		name = "www.shop-" + strconv.Itoa(i) + ".com"
+	}
+	g.w.sites = append(g.w.sites, site{name: name, kind: kindSite, title: "Site " + strconv.Itoa(i),
+		desc: "Host " + strconv.Itoa(i) + " of a web of sites."})
+}
+
+// site makes the pages of host i.
+func (g *sitesGen) site(i int) *siteInfo {
+	info := &siteInfo{origin: -1, disallow: i > 0 && g.is(i, g.disallow, g.disallow-1)}
+	if i%2 == 0 {
+		info.canonical = "http://" + g.w.sites[i].name + "/"
+	}
+	hasMirror := i > 0 && g.is(i, g.mirror, g.mirror-1)
+	for k := range g.pages {
+		info.pages = append(info.pages, g.page(i, k, hasMirror))
+	}
+	if hasMirror {
+		g.mirrors++
+	}
+	return info
+}
+
+// path is the path of page k of host i.
+func (g *sitesGen) path(i, k int) string {
+	switch {
+	case k == 0:
+		return "/"
+	case k == 2 && g.is(i, g.private, 0):
+		return "/private/p2"
+	}
+	return "/p" + strconv.Itoa(k)
+}
+
+// page makes page k of host i: its links, then its robots directives and
+// redirect.
+func (g *sitesGen) page(i, k int, hasMirror bool) sitePage {
+	p := sitePage{path: g.path(i, k), redirect: -1, title: "Page " + strconv.Itoa(k) + " of site " + strconv.Itoa(i)}
+	if k == 0 {
+		p.title = g.w.sites[i].title
+	}
+	same := func(to int) {
+		if to >= 0 && to < g.pages {
+			p.links = append(p.links, siteLink{path: g.path(i, to), host: siteSame})
+		}
+	}
+	if k == 0 {
+		same(1)
+		same(2)
+		same(3)
+		if hasMirror {
+			// Mirrors are appended after the regular hosts, in order.
+			p.links = append(p.links, siteLink{host: int32(g.hosts + g.mirrors), mirror: true})
+		}
+		p.links = append(p.links, siteLink{host: int32((i + 1) % g.hosts)})
+	} else {
+		same(k - 1)
+		same(k + 2)
+		same(k + 3)
+		p.links = append(p.links, siteLink{path: g.path(i, k), host: siteSelf})
+	}
+	g.drawLinks(&p, i)
+	if k == 0 {
+		p.links = append(p.links, siteLink{host: siteExcluded})
+	}
+	g.robots(&p, i, k)
+	return p
+}
+
+// drawLinks adds to page p of host i its links to other hosts drawn at
+// random, some typed, and one page in four a repeat of one of them with
+// the opposite kind.
+func (g *sitesGen) drawLinks(p *sitePage, i int) {
 	kinds := []string{"nofollow", "ugc", "sponsored", "nofollow noopener"}
-	typedCount, mirrors := 0, 0
-	for i := range hosts {
-		info := &siteInfo{origin: -1, disallow: i > 0 && is(i, disallow, disallow-1)}
-		if i%2 == 0 {
-			info.canonical = "http://" + w.sites[i].name + "/"
+	for range g.links {
+		t := g.r.intn(g.hosts - 1)
+		if t >= i {
+			t++
 		}
-		hasMirror := i > 0 && is(i, mirror, mirror-1)
-		path := func(k int) string {
-			switch {
-			case k == 0:
-				return "/"
-			case k == 2 && is(i, private, 0):
-				return "/private/p2"
-			}
-			return "/p" + strconv.Itoa(k)
+		l := siteLink{host: int32(t)}
+		if g.typed > 0 && g.r.intn(g.typed) == 0 {
+			l.rel = kinds[g.typedCount%len(kinds)]
+			g.typedCount++
 		}
-		for k := range pages {
-			p := sitePage{path: path(k), redirect: -1, title: "Page " + strconv.Itoa(k) + " of site " + strconv.Itoa(i)}
-			if k == 0 {
-				p.title = w.sites[i].title
-			}
-			same := func(to int) {
-				if to >= 0 && to < pages {
-					p.links = append(p.links, siteLink{path: path(to), host: siteSame})
-				}
-			}
-			if k == 0 {
-				same(1)
-				same(2)
-				same(3)
-				if hasMirror {
-					// Mirrors are appended after the regular hosts, in order.
-					p.links = append(p.links, siteLink{host: int32(hosts + mirrors), mirror: true})
-				}
-				p.links = append(p.links, siteLink{host: int32((i + 1) % hosts)})
-			} else {
-				same(k - 1)
-				same(k + 2)
-				same(k + 3)
-				p.links = append(p.links, siteLink{path: path(k), host: siteSelf})
-			}
-			for range links {
-				t := r.intn(hosts - 1)
-				if t >= i {
-					t++
-				}
-				l := siteLink{host: int32(t)}
-				if typed > 0 && r.intn(typed) == 0 {
-					l.rel = kinds[typedCount%len(kinds)]
-					typedCount++
+		p.links = append(p.links, l)
+	}
+	if n := len(p.links); n > 0 && g.r.intn(4) == 0 {
+		// Repeat a link to another host with the opposite kind.
+		for j := n - 1; j >= 0; j-- {
+			if l := p.links[j]; l.host >= 0 && !l.mirror {
+				if l.rel == "" {
+					l.rel = "ugc"
+				} else {
+					l.rel = ""
 				}
 				p.links = append(p.links, l)
+				break
 			}
-			if n := len(p.links); n > 0 && r.intn(4) == 0 {
-				// Repeat a link to another host with the opposite kind.
-				for j := n - 1; j >= 0; j-- {
-					if l := p.links[j]; l.host >= 0 && !l.mirror {
-						if l.rel == "" {
-							l.rel = "ugc"
-						} else {
-							l.rel = ""
-						}
-						p.links = append(p.links, l)
-						break
-					}
-				}
-			}
-			if k == 0 {
-				p.links = append(p.links, siteLink{host: siteExcluded})
-			}
-			switch {
-			case k == 0 && i > 0 && is(i, metaNF*2, metaNF*2-1) && metaNF > 0:
-				p.meta = "nofollow"
-			case k == 0 && is(i, metaNI, 1):
-				p.meta = "noindex"
-			case k == 2 && is(i, metaNF, metaNF-1):
-				p.meta = "nofollow"
-			}
-			switch {
-			case k == 1 && is(i, header, 2):
-				p.header = "weaver: nofollow"
-			case k == 0 && is(i, header, 2):
-				p.header = "googlebot: nofollow"
-			case k == 0 && is(i, header, 3):
-				p.header = "noarchive"
-			}
-			if k == 0 && i > 0 && redirect > 0 && is(i, redirect, redirect/2) {
-				p.redirect = int32((i + 1) % hosts)
-			}
-			info.pages = append(info.pages, p)
 		}
-		if hasMirror {
-			mirrors++
-		}
-		w.sites[i].pages = info
 	}
-	for i := range hosts {
-		if i == 0 || !is(i, mirror, mirror-1) {
-			continue
-		}
-		name := w.sites[i].name
-		if m, ok := strings.CutPrefix(name, "www."); ok {
-			name = m
-		} else {
-			name = "mirror." + name
-		}
-		orig := w.sites[i].pages
-		w.sites = append(w.sites, site{name: name, kind: kindSite, title: w.sites[i].title, desc: w.sites[i].desc,
-			pages: &siteInfo{pages: orig.pages, origin: int32(i), canonical: orig.canonical, disallow: orig.disallow}})
+}
+
+// robots sets the robots meta tag, X-Robots-Tag header and redirect of
+// page k of host i, as SitesConfig's "Every" fields say.
+func (g *sitesGen) robots(p *sitePage, i, k int) {
+	metaNF, header := g.metaNF, g.header
+	switch {
+	case k == 0 && i > 0 && g.is(i, metaNF*2, metaNF*2-1) && metaNF > 0:
+		p.meta = "nofollow"
+	case k == 0 && g.is(i, g.metaNI, 1):
+		p.meta = "noindex"
+	case k == 2 && g.is(i, metaNF, metaNF-1):
+		p.meta = "nofollow"
 	}
-	w.buildIndex()
-	return w
+	switch {
+	case k == 1 && g.is(i, header, 2):
+		p.header = "weaver: nofollow"
+	case k == 0 && g.is(i, header, 2):
+		p.header = "googlebot: nofollow"
+	case k == 0 && g.is(i, header, 3):
+		p.header = "noarchive"
+	}
+	if k == 0 && i > 0 && g.redirect > 0 && g.is(i, g.redirect, g.redirect/2) {
+		p.redirect = int32((i + 1) % g.hosts)
+	}
+}
+
+// addMirror adds the mirror of host i: www.x → x, other names →
+// mirror.<name>, the same pages.
+func (g *sitesGen) addMirror(i int) {
+	w := g.w
+	name := w.sites[i].name
+	if m, ok := strings.CutPrefix(name, "www."); ok {
+		name = m
+	} else {
+		name = "mirror." + name
+	}
+	orig := w.sites[i].pages
+	w.sites = append(w.sites, site{name: name, kind: kindSite, title: w.sites[i].title, desc: w.sites[i].desc,
+		pages: &siteInfo{pages: orig.pages, origin: int32(i), canonical: orig.canonical, disallow: orig.disallow}})
 }
 
 // sitePageAt returns the page of site i at path, or nil.
@@ -334,261 +391,4 @@ func (w *Web) siteReply(i int, path string) reply {
 		body, _ := w.renderSitePage(i, p)
 		writeBody(rw, http.StatusOK, "text/html; charset=utf-8", body)
 	}}
-}
-
-// ExpectedNode is what a correct crawl records of a host of a web of sites.
-type ExpectedNode struct {
-	// Status is "crawled", "robots_disallowed" (robots.txt disallows /)
-	// or "out_of_scope".
-	Status string
-	// PagesFetched is how many of its pages were fetched.
-	PagesFetched int
-	// Title is the home page's title; "" when its robots directives say
-	// noindex or it redirected to another host.
-	Title string
-	// Canonical is the home page's <link rel="canonical">.
-	Canonical string
-	// Robots are the home page's robots directives for weaver: the meta
-	// tag's, then the X-Robots-Tag header's, each once ("noindex",
-	// "noarchive"; never "googlebot: ..." ones).
-	Robots string
-	// MirrorOf is the host of the mirror group's first host when this
-	// host is a copy, else "".
-	MirrorOf string
-}
-
-// ExpectedEdge is what a correct crawl records of an edge.
-type ExpectedEdge struct {
-	Weight   int // fetched pages of the source that link to the target (a redirect counts as one)
-	Nofollow int // of them, pages whose links to the target seen before the selection was complete were all typed
-	Redirect int // of them, redirects of the home page to the target
-}
-
-// Expected is the host graph a correct crawl of a web of sites records.
-type Expected struct {
-	Nodes map[string]ExpectedNode
-	Edges map[[2]string]ExpectedEdge
-}
-
-// Weights returns the edges' weights, in the form ExpectedEdges returns.
-func (e Expected) Weights() map[[2]string]int {
-	out := make(map[[2]string]int, len(e.Edges))
-	for k, v := range e.Edges {
-		out[k] = v.Weight
-	}
-	return out
-}
-
-// ExpectedSites computes, from the web's own model and not by running
-// weaver, the host graph a correct crawl of a NewSites web records when it
-// starts from Seed with --pages-per-host pagesPerHost (at least 1),
-// --max-outbound-links maxOutbound (0 or less: unlimited), --scope
-// inScope (nil: every host) and otherwise default settings that do not
-// bind here (each host crawled once, depth and subdomain limits too high
-// to matter, the default exclusions). The rules it applies (issue 20):
-//
-//  1. Hosts are crawled breadth-first from the seed; every host a kept
-//     link names is a node. A host outside the scope is a node with status
-//     out_of_scope: never fetched, no out-edges, its links never followed.
-//  2. A crawl of a host fetches its home page, then more of its pages
-//     breadth-first in document order of the same-host links of the pages
-//     fetched, until pagesPerHost are fetched or none is left. A page
-//     robots.txt disallows (/private/) is not fetched and does not count.
-//     A home page disallowed for weaver leaves the host robots_disallowed
-//     with no page. A home page that redirects to another host is one
-//     page; it gives the edge to that host (weight 1, redirect 1) and no
-//     more pages, title, canonical or robots, and is no mirror.
-//  3. A page whose robots meta tag (name robots or weaver) or X-Robots-Tag
-//     header for weaver says nofollow gives no edges and its links are not
-//     followed, neither to other hosts nor to pages of its host.
-//  4. Per page, seed 000's selection: links in document order, other hosts
-//     only, excluded hosts dropped (a host is judged at its first link),
-//     each host once, the first maxOutbound hosts; reading stops at the
-//     link that picks the last one. Each selected host gets 1 of weight
-//     from the page, and 1 of nofollow when every link to it that was read
-//     had rel nofollow, ugc or sponsored.
-//  5. Crawled hosts (not redirected) with the same home page bytes are a
-//     mirror group; each copy's MirrorOf is the group's first host by
-//     first-seen time, which here is always the original (its mirror is
-//     linked from its home page only).
-func (w *Web) ExpectedSites(pagesPerHost, maxOutbound int, inScope func(host string) bool) Expected {
-	pagesPerHost = max(pagesPerHost, 1)
-	exp := Expected{Nodes: map[string]ExpectedNode{}, Edges: map[[2]string]ExpectedEdge{}}
-	seed := w.sites[w.seedIndex].name
-	order := []string{seed} // discovery order
-	seen := map[string]bool{seed: true}
-	discover := func(h string) {
-		if !seen[h] {
-			seen[h] = true
-			order = append(order, h)
-		}
-	}
-	homeHash := map[string][32]byte{}
-	for q := 0; q < len(order); q++ {
-		host := order[q]
-		i, ok := w.index[host]
-		if inScope != nil && !inScope(host) {
-			exp.Nodes[host] = ExpectedNode{Status: "out_of_scope"}
-			continue
-		}
-		if !ok || w.sites[i].kind != kindSite {
-			exp.Nodes[host] = ExpectedNode{Status: "discovered"} // not in this web: never the case for NewSites
-			continue
-		}
-		info := w.sites[i].pages
-		if info.disallow {
-			exp.Nodes[host] = ExpectedNode{Status: "robots_disallowed"}
-			continue
-		}
-		node := ExpectedNode{Status: "crawled"}
-		home := &info.pages[0]
-		if home.redirect >= 0 {
-			to := w.sites[home.redirect].name
-			node.PagesFetched = 1
-			exp.Nodes[host] = node
-			e := exp.Edges[[2]string{host, to}]
-			e.Weight++
-			e.Redirect++
-			exp.Edges[[2]string{host, to}] = e
-			discover(to)
-			continue
-		}
-		queue := []string{"/"}
-		queued := map[string]bool{"/": true}
-		for len(queue) > 0 && node.PagesFetched < pagesPerHost {
-			path := queue[0]
-			queue = queue[1:]
-			if strings.HasPrefix(path, "/private/") {
-				continue
-			}
-			p := w.sitePageAt(i, path)
-			node.PagesFetched++
-			robots := directives(p.meta, p.header)
-			if path == "/" {
-				body, _ := w.renderSitePage(i, p)
-				homeHash[host] = sha256.Sum256(body)
-				node.Canonical, node.Robots = info.canonical, robots.list
-				if !robots.noindex {
-					node.Title = p.title
-				}
-			}
-			if robots.nofollow {
-				continue
-			}
-			for _, l := range p.links {
-				if (l.host == siteSame || l.host == siteSelf) && !queued[l.path] {
-					queued[l.path] = true
-					queue = append(queue, l.path)
-				}
-			}
-			for _, t := range w.selectSite(i, p, maxOutbound) {
-				k := [2]string{host, t.host}
-				e := exp.Edges[k]
-				e.Weight++
-				if t.typed {
-					e.Nofollow++
-				}
-				exp.Edges[k] = e
-				discover(t.host)
-			}
-		}
-		exp.Nodes[host] = node
-	}
-	// Mirrors: the first host of each group of equal home pages, in
-	// discovery order.
-	first := map[[32]byte]string{}
-	for _, host := range order {
-		h, ok := homeHash[host]
-		if !ok {
-			continue
-		}
-		if f, ok := first[h]; ok {
-			n := exp.Nodes[host]
-			n.MirrorOf = f
-			exp.Nodes[host] = n
-			continue
-		}
-		first[h] = host
-	}
-	return exp
-}
-
-// siteTarget is a host a page selects, and whether every link to it that
-// was read was typed.
-type siteTarget struct {
-	host  string
-	typed bool
-}
-
-// selectSite applies rule 4 of ExpectedSites to page p of host i.
-func (w *Web) selectSite(i int, p *sitePage, maxOutbound int) []siteTarget {
-	var out []siteTarget
-	seen := map[string]int{} // host → position in out, or -1 when excluded
-	for _, l := range p.links {
-		var h string
-		switch l.host {
-		case siteSame, siteSelf:
-			continue
-		case siteExcluded:
-			h = "www.facebook.com"
-		default:
-			h = w.sites[l.host].name
-		}
-		if h == w.sites[i].name {
-			continue // a mirror's link to itself
-		}
-		typed := l.rel != ""
-		if at, ok := seen[h]; ok {
-			if at >= 0 {
-				out[at].typed = out[at].typed && typed
-			}
-			continue
-		}
-		if DefaultExcluded(h) {
-			seen[h] = -1
-			continue
-		}
-		seen[h] = len(out)
-		out = append(out, siteTarget{host: h, typed: typed})
-		if maxOutbound > 0 && len(out) == maxOutbound {
-			break
-		}
-	}
-	return out
-}
-
-// robotsSeen is what a page's meta tag and X-Robots-Tag header tell weaver.
-type robotsSeen struct {
-	noindex, nofollow bool
-	list              string
-}
-
-// directives reads the simple robots values NewSites writes: a meta
-// content of one directive, and a header of one directive, for everyone or
-// for "name:".
-func directives(meta, header string) robotsSeen {
-	var r robotsSeen
-	add := func(d string) {
-		switch d {
-		case "":
-			return
-		case "nofollow":
-			r.nofollow = true
-		case "noindex":
-			r.noindex = true
-		}
-		if r.list != "" {
-			r.list += ","
-		}
-		r.list += d
-	}
-	add(meta)
-	if agent, d, ok := strings.Cut(header, ":"); ok {
-		if strings.TrimSpace(agent) == "weaver" {
-			add(strings.TrimSpace(d))
-		}
-	} else {
-		add(header)
-	}
-	return r
 }

@@ -22,7 +22,8 @@ type Config struct {
 	// from [0, Jitter): hosts answer in an order no crawler can plan for.
 	Jitter time.Duration
 	// LinksPerPage is the mean number of links from a home page to other
-	// hosts of the web (each page draws from [n/2, 3n/2]); 0 means 25.
+	// hosts of the web (each page draws from [n/2, 3n/2]); 0 means 25, or
+	// 8 with Topics.
 	// Same-host, excluded and malformed links come on top.
 	LinksPerPage int
 	// PageBytes is the mean home page size (each page draws from ±15%); 0
@@ -55,6 +56,12 @@ type Config struct {
 	// ShellEvery makes every Nth host (hosts N/3, N/3+N, ...) a ShellLinks
 	// shell; 0 means none.
 	ShellEvery int
+	// Topics, when positive, makes a topical web (see topics.go) of that
+	// many groups of sites that link mostly among themselves, with hubs
+	// and a few links across, instead of links drawn from one popularity
+	// law over every host; Topic tells a host's group. FromEdges ignores
+	// it.
+	Topics int
 }
 
 // Request is one request the web answered.
@@ -120,6 +127,7 @@ type Web struct {
 	index     map[string]int // host name to position in sites
 	seedIndex int
 	malformed int
+	topic     []int32 // a topical web's hosts' topics (Config.Topics); nil for other webs
 
 	mu        sync.Mutex     // guards the fields below
 	reqs      []Request      // every request, in arrival order
@@ -148,6 +156,9 @@ func New(cfg Config) *Web {
 	if cfg.CrawlDelayEvery == 0 {
 		cfg.CrawlDelayEvery = defaultCrawlDelay
 	}
+	if cfg.Topics > 0 {
+		return newTopical(cfg)
+	}
 	w := newWeb(cfg)
 	names := genNames(cfg.Seed, cfg.Hosts)
 	w.sites = make([]site, len(names))
@@ -155,6 +166,24 @@ func New(cfg Config) *Web {
 		w.sites[i] = site{name: n, robots: w.robotsFor(i)}
 	}
 	w.genGraph()
+	w.finish()
+	return w
+}
+
+// newTopical is New for a topical web.
+func newTopical(cfg Config) *Web {
+	if cfg.LinksPerPage <= 0 {
+		cfg.LinksPerPage = defaultTopicLinks
+	}
+	w := newWeb(cfg)
+	names, tp := genTopicNames(cfg.Seed, cfg.Hosts, cfg.Topics)
+	w.sites = make([]site, len(names))
+	for i, n := range names {
+		w.sites[i] = site{name: n, robots: w.robotsFor(i)}
+	}
+	w.topic = tp.topic
+	w.genTopicGraph(tp)
+	w.topicMeta(tp)
 	w.finish()
 	return w
 }

@@ -2,6 +2,8 @@ package fakeweb_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"html"
 	"maps"
 	"net/http"
@@ -48,6 +50,23 @@ func TestNew_Deterministic(t *testing.T) {
 	}
 	if !maps.Equal(a.ExpectedEdges(10, fakeweb.DefaultExcluded), b.ExpectedEdges(10, fakeweb.DefaultExcluded)) {
 		t.Errorf("same seed: expected edges differ")
+	}
+}
+
+// TestNew_Unchanged: New serves the same web as it always did: tests
+// and benchmarks elsewhere count on its hosts and links, and a new kind
+// of web (Topics) must leave it as it is.
+func TestNew_Unchanged(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 1})
+	h := sha256.New()
+	for _, host := range w.Hosts() {
+		h.Write([]byte(host + "\n"))
+		h.Write(serve(w, "http://"+host+"/").Body.Bytes())
+		h.Write(serve(w, "http://"+host+"/robots.txt").Body.Bytes())
+	}
+	const want = "689af95f0651165d21b1db19f9a2c145cb3144fa324b8daf4fd38c2dd9d24f2f"
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("the hosts, home pages and robots.txt of 300 hosts from seed 1: sha256 %s, want %s", got, want)
 	}
 }
 

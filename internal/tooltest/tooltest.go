@@ -1,8 +1,3 @@
-// Package tooltest finds the programs tests compare weaver with (Python
-// with networkx, Graphviz, sqlite3): a test that needs one that is not
-// installed is skipped on a developer's machine and fails in CI
-// (CI=true), where .ci/run installs them all: a skipped test is a failing
-// test there.
 package tooltest
 
 import (
@@ -106,3 +101,21 @@ for l in lines[1:]:
 qs = [nx.community.modularity(G, nx.community.louvain_communities(G, weight="weight", seed=s), weight="weight") for s in range(seeds)]
 json.dump(qs, sys.stdout)
 `
+
+// Tmpfs mounts a tmpfs of size (mount's syntax: 256k, 64m) at dir for the
+// test's lifetime: a real small file system to fill. Only root may mount
+// (as .ci/run runs); elsewhere it is Missing. The returned function
+// resizes it (remount), to give space back.
+func Tmpfs(tb testing.TB, dir, size string) (resize func(size string)) {
+	tb.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		Missing(tb, "cannot mount a small tmpfs (needs root): %s", strings.TrimSpace(string(out)))
+	}
+	tb.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return func(size string) {
+		tb.Helper()
+		if out, err := exec.Command("mount", "-o", "remount,size="+size, dir).CombinedOutput(); err != nil {
+			tb.Fatalf("remount %s at %s: %v %s", dir, size, err, out)
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // The graph's data: merging what the page is given into the host graph,
 // placing new hosts, and collapsing hosts into registrable domains.
 
+import louvain from 'graphology-communities-louvain';
 import { state, newGraph } from './state.js';
-import { config } from './dom.js';
+import { config, seededRandom } from './dom.js';
 
 export function edgeSize(w) {
   return Math.min(6, 1.2 + Math.log2(w) * 0.7);
@@ -167,11 +168,17 @@ export function ingest(data, full) {
 // place gives new nodes a position near the nodes they link with, so that
 // a growing graph does not jump: breadth first from the placed ones, each
 // node at the mean of its placed neighbours, a little off. A node with no
-// placed neighbour starts a component at a random spot.
+// placed neighbour starts a component at a random spot. When no node is
+// placed yet (a graph without the store's layout, at its first load),
+// every node is placed by community instead (placeByCommunity).
 export function place(G, keys) {
   const todo = new Set();
   for (const k of keys) if (G.hasNode(k) && !G.getNodeAttribute(k, 'placed')) todo.add(k);
   if (todo.size === 0) return;
+  if (todo.size === G.order && G.order > 2) {
+    placeByCommunity(G);
+    return;
+  }
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
   G.forEachNode((k, a) => {
     if (!a.placed) return;
@@ -211,6 +218,62 @@ export function place(G, keys) {
     if (c === 0) continue;
     setPos(k, sx / c + jitter(), sy / c + jitter());
   }
+}
+
+// placeByCommunity places every node of G where weaver layout starts
+// ForceAtlas2: by Louvain community (seeded, as the colours'), the
+// communities' centres on a sunflower spiral, the largest in the middle,
+// each community's nodes at random in a disc whose area grows with its
+// size. So the first frame already shows the groups, and the page's
+// layout then moves hosts within them more than the groups themselves
+// (from one spot, breadth first, ForceAtlas2 pulled a hairball apart for
+// seconds, whole groups crossing the map). The communities are kept for
+// the colours (state.louvain).
+export function placeByCommunity(G) {
+  const of = louvainOf(G);
+  const size = new Map();
+  G.forEachNode((k) => {
+    const c = of[k] ?? -1;
+    size.set(c, (size.get(c) || 0) + 1);
+  });
+  const order = [...size.keys()].sort((a, b) => size.get(b) - size.get(a) || a - b);
+  const golden = Math.PI * (3 - Math.sqrt(5));
+  const centre = new Map();
+  let area = 0;
+  order.forEach((c, i) => {
+    area += size.get(c);
+    const r = i === 0 ? 0 : 10 * Math.sqrt(area);
+    centre.set(c, [r * Math.cos(i * golden), r * Math.sin(i * golden)]);
+  });
+  const rnd = seededRandom(2);
+  G.updateEachNodeAttributes((k, a) => {
+    const c = of[k] ?? -1;
+    const [cx, cy] = centre.get(c);
+    const r = 5 * Math.sqrt(size.get(c)) * Math.sqrt(rnd());
+    const t = rnd() * 2 * Math.PI;
+    a.x = cx + r * Math.cos(t);
+    a.y = cy + r * Math.sin(t);
+    a.placed = true;
+    return a;
+  });
+}
+
+// louvainOf returns G's Louvain communities, node → community, seeded so
+// that a graph gets the same ones on every load; the last ones found are
+// kept (state.louvain) and given again while G has the same nodes and
+// links (the placement's serve the colours).
+export function louvainOf(G) {
+  const l = state.louvain;
+  if (l && l.graph === G && l.order === G.order && l.size === G.size && l.weight === totalWeight(G)) return l.of;
+  const of = G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
+  state.louvain = { graph: G, order: G.order, size: G.size, weight: totalWeight(G), of };
+  return of;
+}
+
+function totalWeight(G) {
+  let w = 0;
+  G.forEachEdge((e, a) => { w += a.weight; });
+  return w;
 }
 
 // buildDomains collapses the host graph into registrable domains, summing

@@ -22,7 +22,7 @@ import { ingest, buildDomains } from './data.js';
 import { restyle, edgeAlpha, markChanged } from './style.js';
 import { MapSigma, LodPointProgram } from './sigma-map.js';
 import { Canvas2DMap } from './canvas-map.js';
-import { layoutBudget, startLayout, stopLayout, killLayout, layoutRunning } from './layout.js';
+import { layoutBudget, startLayout, stopLayout, killLayout, layoutRunning, showLayoutButton } from './layout.js';
 import { showInfo, showNoWebGL, webGLMissing } from './panels.js';
 
 // ---- drawing ---------------------------------------------------------------
@@ -97,7 +97,21 @@ function ensureRenderer() {
     d.moving = String(!!renderer.lodMoving);
     d.labels = String((renderer.labelBoxes || []).length);
     d.rings = String(renderer.ringsDrawn || 0);
+    if (!firstFrame && state.loaded && shown().order > 0) noteFirstFrame();
   });
+}
+
+// firstFrame is the first frame that drew hosts: when (ms since the page
+// started loading, also #stats' data-first-frame) and where it put them
+// ({key: [x, y]}, graph coordinates), so that a test or a user can tell
+// how soon the map showed something, and what.
+let firstFrame = null;
+
+function noteFirstFrame() {
+  const at = {};
+  shown().forEachNode((k, a) => { at[k] = [a.x, a.y]; });
+  firstFrame = { ms: Math.round(performance.now()), hosts: shown().order, at };
+  $('stats').dataset.firstFrame = String(firstFrame.ms);
 }
 
 function refocus() {
@@ -195,7 +209,7 @@ function apply(data, full) {
   } else if (res.fresh > 0) {
     startLayout(state.fullLoads === 1 && full ? layoutBudget(shown()) : 3000);
   }
-  $('layout').textContent = layoutRunning() ? 'stop layout' : 'run layout';
+  showLayoutButton();
   const f = state.hovered ?? state.selected;
   if (f !== null) {
     if (!shown().hasNode(f)) {
@@ -398,6 +412,7 @@ function main() {
   barHeight();
   if (window.ResizeObserver) new ResizeObserver(barHeight).observe(bar);
   setupControls();
+  showLayoutButton();
   updateStats();
   if (config.live && config.data) {
     poll();
@@ -428,6 +443,8 @@ window.weaverMap = {
   },
   // The hosts (domains) ringed as changed recently.
   changed: () => [...state.changed],
+  // The first frame that drew hosts: {ms, hosts, at: {key: [x, y]}}.
+  firstFrame: () => firstFrame,
   focus,
   select,
   setView,

@@ -42,6 +42,7 @@ export const state = {
   selected: null,
   focusNeighbours: null,
   communities: null, // community colouring of the shown graph, when asked
+  louvain: null, // the last Louvain communities found, and of what graph (data.js louvainOf)
   legend: [],
   // changedWithin is how recent a host's last change must be, in ms
   // before the newest crawl the page knows of (newest), for a ring.

@@ -1,8 +1,8 @@
 // Sizes, colours and the legend: what the map's marks mean.
 
-import louvain from 'graphology-communities-louvain';
-import { $, el, fmt, seededRandom } from './dom.js';
+import { $, el, fmt } from './dom.js';
 import { state, shown } from './state.js';
+import { louvainOf } from './data.js';
 import { PALETTE, NO_COMMUNITY, nameColour, mutedColour } from './colours.js';
 
 // edgeAlpha is the links' opacity: more transparent the more links are
@@ -65,7 +65,7 @@ function communityOf(G) {
     G.forEachNode((k, a) => { if (a.community !== undefined) of[k] = a.community; });
     return of;
   }
-  return G.size > 0 ? louvain(G, { getEdgeWeight: 'weight', rng: seededRandom(1) }) : {};
+  return louvainOf(G);
 }
 
 // communities colours the shown graph's communities, the biggest with

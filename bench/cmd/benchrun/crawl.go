@@ -43,6 +43,7 @@ type weaverMetrics struct {
 	TotalEdges        int64     `json:"total_edges"`
 	TerminationReason string    `json:"termination_reason"`
 	FrontierSize      int64     `json:"frontier_size"`
+	Revisits          int64     `json:"revisits"`
 }
 
 // weaverArgs are the flags of every benchmark crawl: the fake internet

@@ -44,26 +44,28 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the issue's order.
-var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc", "links"}
+var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc", "links", "history"}
 
 // options are benchrun's flags.
 type options struct {
-	root        string
-	pairs       int
-	cpuPairs    int
-	hosts       int
-	hostsSmall  int
-	linksHosts  int
-	hosts3      int
-	hosts32     int
-	latency     time.Duration
-	queued      int
-	seedChunk   int
-	commitPages int
-	only, skip  string
-	out         string
-	work        string
-	keep        bool
+	root            string
+	pairs           int
+	cpuPairs        int
+	hosts           int
+	hostsSmall      int
+	linksHosts      int
+	historyHosts    int
+	historyDuration time.Duration
+	hosts3          int
+	hosts32         int
+	latency         time.Duration
+	queued          int
+	seedChunk       int
+	commitPages     int
+	only, skip      string
+	out             string
+	work            string
+	keep            bool
 }
 
 // harness is one benchrun invocation.
@@ -106,6 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.cpuPairs, "cpu-pairs", 3, "weaver/Colly pairs `N` per zero-latency configuration (section 3)")
 	fs.IntVar(&o.hosts, "hosts", 20000, "fakeweb hosts `N` of the large zero-latency crawls (section 3)")
 	fs.IntVar(&o.linksHosts, "links-hosts", 20000, "fakeweb hosts `N` of the 40-links page shape (section 11)")
+	fs.IntVar(&o.historyHosts, "history-hosts", 5000, "fakeweb hosts `N` of the revisit crawl (section 12)")
+	fs.DurationVar(&o.historyDuration, "history-duration", 40*time.Second, "how long `D` the revisit crawl of section 12 runs")
 	fs.IntVar(&o.hostsSmall, "hosts-small", 2000, "fakeweb hosts `N` of the small zero-latency crawls (section 3)")
 	fs.IntVar(&o.hosts3, "hosts-3", 1000, "fakeweb hosts `N` of the 3-worker 20 ms crawls")
 	fs.IntVar(&o.hosts32, "hosts-32", 5000, "fakeweb hosts `N` of the 32-worker 20 ms crawls")
@@ -129,7 +133,8 @@ weaver and Colly alternately), 3 cpu (zero latency, robots off and on),
 4 scale (1M queued hosts), 5 export, 6 micro, 7 rank (PageRank and
 HyperBall on 1M hosts / 10M edges), 8 cluster, 9 render, 10 warc, 11 links
 (40 links a page, every link kept: CPU per page and per link, bytes per
-edge). Progress goes to stderr.
+edge), 12 history (unchanged revisits: the store's growth per revisit, the
+history's page fill). Progress goes to stderr.
 
 Flags:
 `)
@@ -141,6 +146,7 @@ Examples:
   go run ./cmd/benchrun --root .. --only throughput --pairs 5
   go run ./cmd/benchrun --root .. --hosts 5000 --cpu-pairs 1 --queued 200000 --out -   # a quick look
   go run ./cmd/benchrun --root .. --only links --links-hosts 2000 --cpu-pairs 1 --out -
+  go run ./cmd/benchrun --root .. --only history --out RESULTS-history.md
 `)
 	}
 	if err := fs.Parse(args); err != nil {
@@ -156,7 +162,8 @@ Examples:
 	if err != nil {
 		return err
 	}
-	if o.pairs < 1 || o.cpuPairs < 1 || o.hosts < 2 || o.hostsSmall < 2 || o.hosts3 < 2 || o.hosts32 < 2 || o.queued < 1 || o.seedChunk < 1 || o.commitPages < 1 {
+	if o.pairs < 1 || o.cpuPairs < 1 || o.hosts < 2 || o.hostsSmall < 2 || o.hosts3 < 2 || o.hosts32 < 2 || o.queued < 1 || o.seedChunk < 1 || o.commitPages < 1 ||
+		o.historyHosts < 2 || o.historyDuration <= 0 {
 		return fmt.Errorf("%w: counts must be positive", errUsage)
 	}
 
@@ -214,7 +221,7 @@ Examples:
 	steps := map[string]func(context.Context) ([]row, error){
 		"polite": h.polite, "throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
 		"rank": h.ranks, "cluster": h.clusterSection, "render": h.renderSection, "warc": h.warcSection,
-		"links": h.linksSection,
+		"links": h.linksSection, "history": h.historySection,
 	}
 	for _, s := range sections {
 		if !want[s] {

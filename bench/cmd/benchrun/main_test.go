@@ -12,10 +12,11 @@ BenchmarkCommitPages/producers=3-2         	   20000	    195138 ns/op	       952
 BenchmarkFrontierMemory
     bench_test.go:54: a log line
 BenchmarkFrontierMemory-2   	       1	12345 ns/op	 43.7 heap-MiB	 879 file-B/entry
+BenchmarkDOT_Readable/uk1996-top20-2   	       3	  46202683 ns/op	        20.00 edges	        20.00 edges-drawn	        20.00 hosts	        20.00 labelled-hosts	         0 overlapping-label-pairs	         0.02277 s/dot-Tsvg	         0.02398 s/weaver-export
 PASS
 `)
 	lines := parseBench(out)
-	if got, want := len(lines), 3; got != want {
+	if got, want := len(lines), 4; got != want {
 		t.Fatalf("got %d lines, want %d: %+v", got, want, lines)
 	}
 	for _, c := range []struct {
@@ -27,6 +28,10 @@ PASS
 		{"BenchmarkCommitPages/producers=3", "pages/s", 5125},
 		{"BenchmarkCommitPages/producers=3", "pages/group", 952.4},
 		{"BenchmarkFrontierMemory", "heap-MiB", 43.7},
+		// A sub-benchmark whose name ends in a word and digits keeps them.
+		{"BenchmarkDOT_Readable/uk1996-top20", "s/dot-Tsvg", 0.02277},
+		{"BenchmarkDOT_Readable/uk1996-top20", "labelled-hosts", 20},
+		{"BenchmarkDOT_Readable/uk1996-top20", "overlapping-label-pairs", 0},
 	} {
 		l, ok := find(lines, c.name)
 		if !ok {
@@ -72,5 +77,20 @@ func TestChosen(t *testing.T) {
 	}
 	if _, err := chosen("bogus", ""); !errors.Is(err, errUsage) {
 		t.Errorf("unknown section: got %v, want errUsage", err)
+	}
+}
+
+func TestParseStoreStats(t *testing.T) {
+	out := `file 10248192 B (391.0 B/edge); pages to the high-water mark 9146368 B (349.0 B/edge); page 4096 B, 26206 edges; pages in no bucket 211
+bucket           keys    pages       disk B     in use B   B/edge      fill  depth
+nodes            4638      712      2916352      1649919    111.3       57%      3
+history          5949      111       454656       441138     17.3       97%      2
+recent           3068       72       294912       219576     11.3       74%      2
+crawls              0        0            0           16      0.0        0%      1
+buckets                             8105984                 309.3
+`
+	hwm, fill := parseStoreStats(out)
+	if hwm != 9146368 || fill != "history 97 %, recent 74 %, all 88 %" || !fillAtLeast(fill, 80) || fillAtLeast(fill, 89) {
+		t.Errorf("got %d, %q", hwm, fill)
 	}
 }

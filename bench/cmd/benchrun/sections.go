@@ -353,7 +353,46 @@ func (h *harness) export(ctx context.Context) ([]row, error) {
 		}
 		rows = append(rows, out)
 	}
-	return rows, nil
+	return append(rows, h.dotPictures(ctx)...), nil
+}
+
+// dotTargets are the pictures BenchmarkDOT_Readable (./e2e) draws with
+// dot -Tsvg, with issue 40's targets for the time.
+var dotTargets = []struct {
+	sub, what string
+	seconds   float64
+}{
+	{"uk1996", "UK-1996 replay", 5},
+	{"uk1996-top20", "UK-1996 replay, --top 20", 5},
+	{"fakeweb5000", "fakeweb crawl of 5,000 hosts", 12},
+}
+
+// dotPictures are the rows of the DOT pictures: dot -Tsvg's time on the
+// DOT export, the hosts named and the pairs of names that overlap in the
+// SVG (issue 40: none).
+func (h *harness) dotPictures(ctx context.Context) []row {
+	const name = "BenchmarkDOT_Readable"
+	r := h.bench(ctx, "./e2e", "1x", name)
+	var rows []row
+	for _, c := range dotTargets {
+		out := row{Metric: fmt.Sprintf("5. DOT export drawn by dot -Tsvg, %s (%s/%s): s; hosts named; overlapping pairs of names", c.what, name, c.sub),
+			Target: fmt.Sprintf("≤ %g s, 0 overlapping, the top 20 named", c.seconds)}
+		l, ok := find(r.Lines, name+"/"+c.sub)
+		switch {
+		case r.status(name) != "":
+			out.Weaver, out.Met = r.status(name), r.status(name)
+			h.benchNote(name, r)
+		case !ok:
+			out.Weaver, out.Met = "error", "error"
+			h.note("%s/%s: no result line", name, c.sub)
+		default:
+			sec, overlaps := l.Metrics["s/dot-Tsvg"], l.Metrics["overlapping-label-pairs"]
+			out.Weaver = fmt.Sprintf("%.2f s; %.0f of %.0f hosts named; %.0f overlapping", sec, l.Metrics["labelled-hosts"], l.Metrics["hosts"], overlaps)
+			out.Met = verdict(sec <= c.seconds && overlaps == 0 && l.Metrics["labelled-hosts"] >= min(20, l.Metrics["hosts"]))
+		}
+		rows = append(rows, out)
+	}
+	return rows
 }
 
 // micro is section 6: link extraction MB/s on the 30 KB page and page

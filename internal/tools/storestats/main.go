@@ -64,13 +64,19 @@ func run(path string) error {
 			return err
 		}
 		sort.Slice(rows, func(i, j int) bool { return rows[i].pages > rows[j].pages })
-		st := db.Stats()
-		// bbolt grows the file ahead of its pages (to the doubled map size,
-		// then 16 MiB at a time): the high-water mark is what a store of
-		// this content needs; the file's size rounds it up.
+		// weaver grows the file a MiB ahead of its pages (bbolt's own
+		// steps: to the doubled map size, then 16 MiB at a time): the
+		// high-water mark is what a store of this content needs. A
+		// read-only open does not load bbolt's list of free pages: the
+		// pages below the mark that no bucket holds are counted instead
+		// (free pages, the list itself, the two meta pages and the root).
 		hw := int(tx.Size())
-		fmt.Printf("file %d B (%.1f B/edge); pages to the high-water mark %d B (%.1f B/edge); page %d B, %d edges; free pages %d (pending %d)\n",
-			fi.Size(), per(int(fi.Size()), edges), hw, per(hw, edges), ps, edges, st.FreePageN, st.PendingPageN)
+		held := 0
+		for _, r := range rows {
+			held += r.pages
+		}
+		fmt.Printf("file %d B (%.1f B/edge); pages to the high-water mark %d B (%.1f B/edge); page %d B, %d edges; pages in no bucket %d\n",
+			fi.Size(), per(int(fi.Size()), edges), hw, per(hw, edges), ps, edges, hw/ps-held)
 		fmt.Printf("%-10s %10s %8s %12s %12s %8s %9s %6s\n", "bucket", "keys", "pages", "disk B", "in use B", "B/edge", "fill", "depth")
 		totalDisk := 0
 		for _, r := range rows {

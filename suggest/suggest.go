@@ -1,14 +1,16 @@
-package main
+// Package suggest finds the word a user meant: the flag, command, config
+// key or job key nearest to a typo, for "did you mean …?".
+package suggest
 
-// closest returns the candidate nearest to typo by edit distance, when it
+// Closest returns the candidate nearest to typo by edit distance, when it
 // is near enough to be what was meant: at most one edit for a word of up
 // to four letters, two up to eight, three beyond. A typo that is a prefix
 // of exactly one candidate (--max-dep) also names it. ok is false when
 // nothing is close, or two candidates are equally close.
-func closest(typo string, candidates []string) (best string, ok bool) {
+func Closest(typo string, candidates []string) (best string, ok bool) {
 	bestD, ties := -1, 0
 	for _, c := range candidates {
-		d := editDistance(typo, c)
+		d := Distance(typo, c)
 		switch {
 		case bestD < 0 || d < bestD:
 			best, bestD, ties = c, d, 0
@@ -39,11 +41,11 @@ func closest(typo string, candidates []string) (best string, ok bool) {
 	return prefixOf, prefixOf != ""
 }
 
-// editDistance is the optimal-string-alignment Damerau–Levenshtein
+// Distance is the optimal-string-alignment Damerau–Levenshtein
 // distance between a and b: insertions, deletions, substitutions and
 // transpositions of two neighbours (crwal → crawl is one edit) each
 // count one.
-func editDistance(a, b string) int {
+func Distance(a, b string) int {
 	s, t := []rune(a), []rune(b)
 	// Three rows: the one before last (for transpositions), last, this.
 	prev2 := make([]int, len(t)+1)

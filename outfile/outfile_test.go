@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/weaver-crawler/weaver/internal/outfile"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 func write(s string) func(io.Writer) error {

@@ -1,0 +1,188 @@
+// Merge's nodes: joined by host, renumbered in order of first appearance,
+// their counts summed and times widened, their fetch fields from the
+// freshest record, a cluster shard's stubs giving way to the owner's.
+
+package archive
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/shard"
+)
+
+// nodes merges input i's nodes into dst by host and records their new ids.
+func (m *merger) nodes(i int, src *kv.Store) error {
+	ids := &m.ids[i]
+	err := src.View(func(tx *kv.Tx) error {
+		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", src.Path(), err)
+	}
+	spec, sharded, err := shardOf(src)
+	if err != nil {
+		return err
+	}
+	var batch []graph.Node
+	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
+		var n graph.Node
+		if err := kv.Decode(v, &n); err != nil {
+			return fmt.Errorf("%s: node %x: %w", src.Path(), k, err)
+		}
+		batch = append(batch, n)
+		return nil
+	}, func() error {
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for j := range batch {
+				stub := sharded && !spec.Owns(batch[j].Host)
+				id, err := m.putNode(tx, &batch[j], stub)
+				if err != nil {
+					return fmt.Errorf("%s: %w", src.Path(), err)
+				}
+				ids.set(batch[j].ID, id)
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	})
+}
+
+// shardOf returns the shard spec a cluster shard's store records, if any.
+func shardOf(src *kv.Store) (shard.Spec, bool, error) {
+	var v string
+	if err := src.View(func(tx *kv.Tx) error { v = tx.MetaString(shard.MetaSpec); return nil }); err != nil {
+		return shard.Spec{}, false, fmt.Errorf("%s: %w", src.Path(), err)
+	}
+	if v == "" {
+		return shard.Spec{}, false, nil
+	}
+	spec, err := shard.Parse(v)
+	return spec, err == nil, nil
+}
+
+// putNode merges n into the node of its host in tx, creating it with the
+// next id when new, and returns the node's id. stub says n comes from a
+// cluster shard that does not own its host: such a record (a link's
+// target, never fetched there) gives way to the owner's, whatever their
+// times say; it only widens the times and depth.
+func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
+	cur, ok, err := graph.GetByHost(tx, n.Host)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !ok:
+		created, _, err := graph.Ensure(tx, n.Host, n.Scheme, n.FirstSeen)
+		if err != nil {
+			return 0, fmt.Errorf("node %d: %w", n.ID, err)
+		}
+		cur = *n
+		cur.ID = created.ID
+		if stub {
+			m.stubs[cur.ID] = true
+		}
+	case stub == m.stubs[cur.ID]:
+		mergeNode(&cur, n)
+	case stub:
+		// The owner's record is in: the stub only widens it.
+		cur.Depth = min(cur.Depth, n.Depth)
+		cur.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
+		cur.LastSeen = latest(cur.LastSeen, n.LastSeen)
+	default:
+		// The owner's record replaces the stubs'.
+		acc := *n
+		acc.ID = cur.ID
+		acc.Depth = min(cur.Depth, n.Depth)
+		acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
+		acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
+		acc.CrawlCount += cur.CrawlCount
+		acc.FailCount += cur.FailCount
+		cur = acc
+		delete(m.stubs, cur.ID)
+	}
+	// MirrorOf from an input names that input's ids: file the node again.
+	if _, err := graph.NoteContentHash(tx, &cur); err != nil {
+		return 0, err
+	}
+	return cur.ID, graph.Put(tx, &cur)
+}
+
+// fetchRank orders what records know of a host: an HTTP answer (3), a
+// failed fetch attempt (2), a queued discovery (1), a discovery the
+// limits kept out of the queue (0).
+func fetchRank(n *graph.Node) int {
+	switch {
+	case n.CrawlCount > 0 || !n.LastCrawl.IsZero():
+		return 3
+	case n.Status == graph.StatusDiscovered:
+		return 1
+	case n.Status == graph.StatusExcludedByLimit || n.Status == graph.StatusOutOfScope || n.Status == "":
+		return 0
+	}
+	return 2
+}
+
+// fresher reports whether n's fetch fields should replace acc's: it is of
+// a higher rank, or of the same rank and more recent. Ties keep acc, the
+// earlier input's.
+func fresher(n, acc *graph.Node) bool {
+	rn, ra := fetchRank(n), fetchRank(acc)
+	switch {
+	case rn != ra:
+		return rn > ra
+	case rn == 3:
+		return n.LastCrawl.After(acc.LastCrawl)
+	case rn == 2:
+		return n.LastSeen.After(acc.LastSeen)
+	}
+	return false
+}
+
+// mergeNode merges n, a later input's record of acc's host, into acc.
+func mergeNode(acc, n *graph.Node) {
+	if fresher(n, acc) {
+		if n.Scheme != "" {
+			acc.Scheme = n.Scheme
+		}
+		acc.Status, acc.Title, acc.Description = n.Status, n.Title, n.Description
+		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
+		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
+		acc.Canonical, acc.RobotsDirectives, acc.PagesFetched = n.Canonical, n.RobotsDirectives, n.PagesFetched
+		acc.ETag, acc.LastModified = n.ETag, n.LastModified
+		if !n.NextDue.IsZero() {
+			acc.NextDue, acc.IntervalMS = n.NextDue, n.IntervalMS
+		}
+	}
+	acc.Changes += n.Changes
+	acc.NotModified += n.NotModified
+	acc.LastChange = latest(acc.LastChange, n.LastChange)
+	if acc.Domain == "" {
+		acc.Domain = n.Domain
+	}
+	acc.CrawlCount += n.CrawlCount
+	acc.FailCount += n.FailCount
+	acc.Depth = min(acc.Depth, n.Depth)
+	acc.FirstSeen = earliest(acc.FirstSeen, n.FirstSeen)
+	acc.LastSeen = latest(acc.LastSeen, n.LastSeen)
+	acc.LastCrawl = latest(acc.LastCrawl, n.LastCrawl)
+}
+
+// earliest returns the earlier of two times, ignoring zero ones.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
