@@ -605,6 +605,122 @@ func (im *importer) spill() error {
 	return nil
 }
 
+// spillJob is a run sorted and written on a goroutine of its own, off the
+// writer's: the next node commit after it is done records it.
+type spillJob struct {
+	pends []pend
+	edges map[string]int64 // each file read: the offset its links in pends reach
+	rf    runFile
+	err   error
+	done  chan struct{} // closed when rf or err is set
+}
+
+// offset is where the links of job reach in the file key (false: none,
+// or no job).
+func (job *spillJob) offset(key string) (int64, bool) {
+	if job == nil {
+		return 0, false
+	}
+	off, ok := job.edges[key]
+	return off, ok
+}
+
+// startSpill hands the links in memory to a spillJob; the writer goes on
+// with the buffer of the last one.
+func (im *importer) startSpill() {
+	job := &spillJob{pends: im.pends, edges: make(map[string]int64, len(im.pending)), done: make(chan struct{})}
+	for key, st := range im.pending {
+		job.edges[key] = st.Offset
+	}
+	dir, name := im.merger.dir, im.merger.next()
+	go func() {
+		defer close(job.done)
+		job.pends = sortPends(job.pends)
+		job.rf, job.err = writeRun(dir, name, job.pends)
+	}()
+	im.job = job
+	im.pends, im.spare, im.seq = im.spare[:0], nil, 0
+}
+
+// doneSpill returns the spill job when it is done (nil while it runs, or
+// when there is none), to be recorded.
+func (im *importer) doneSpill(wait bool) (*spillJob, error) {
+	job := im.job
+	if job == nil {
+		return nil, nil
+	}
+	if wait {
+		<-job.done
+	}
+	select {
+	case <-job.done:
+	default:
+		return nil, nil
+	}
+	im.job = nil
+	if job.err != nil {
+		return nil, fmt.Errorf("ingest: run: %w", job.err)
+	}
+	return job, nil
+}
+
+// recordSpill records job's run in tx and, for every file read but
+// except (whose state the caller writes), that its links are durable up
+// to job's offset.
+func (im *importer) recordSpill(tx *kv.Tx, job *spillJob, except string) error {
+	if err := im.merger.add(tx, job.rf); err != nil {
+		return err
+	}
+	for key, off := range job.edges {
+		if key == except {
+			continue
+		}
+		s := *im.pending[key]
+		s.Edges = &off
+		if err := putState(tx, key, &s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spilled notes, once the transaction recording job is committed, where
+// the files' durable links reach, and wakes the merger.
+func (im *importer) spilled(job *spillJob) {
+	for key, off := range job.edges {
+		im.pending[key].Edges = &off
+	}
+	im.spare = job.pends[:0]
+	im.merger.wakeUp()
+}
+
+// flushSpill waits for the spill job and records it in a transaction of
+// its own.
+func (im *importer) flushSpill() error {
+	job, err := im.doneSpill(true)
+	if err != nil || job == nil {
+		return err
+	}
+	if err := update(im.store, func(tx *kv.Tx) error { return im.recordSpill(tx, job, "") }); err != nil {
+		os.Remove(filepath.Join(im.merger.dir, job.rf.Name))
+		return fmt.Errorf("ingest: run: %w", err)
+	}
+	im.spilled(job)
+	return nil
+}
+
+// dropSpill waits for a spill job an import stops without, and removes
+// its run: nothing records it.
+func (im *importer) dropSpill() {
+	if job := im.job; job != nil {
+		<-job.done
+		if job.err == nil {
+			os.Remove(filepath.Join(im.merger.dir, job.rf.Name))
+		}
+		im.job = nil
+	}
+}
+
 func putState(tx *kv.Tx, key string, st *fileState) error {
 	data, err := json.Marshal(st)
 	if err != nil {
@@ -617,6 +733,9 @@ func putState(tx *kv.Tx, key string, st *fileState) error {
 // (in one transaction when no run waits and they are few, else as one more
 // run), waits for the merger, and records that the files are done.
 func (im *importer) finishEdges() error {
+	if err := im.flushSpill(); err != nil {
+		return err
+	}
 	if !im.merger.pending() && len(im.pends) <= mergeChunk {
 		// Every run is merged: the merger is idle.
 		edges := pendsAsMerges(sortPends(im.pends), nil)

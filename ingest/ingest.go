@@ -73,10 +73,10 @@ type Options struct {
 	MaxBodyBytes int64 // bytes of a page read, as the crawl's cap (0: 1 MiB)
 	BatchRecords int   // records per transaction (0: 1,000)
 	BatchBytes   int64 // file bytes per transaction (0: 64 MiB)
-	// SortBytes is the memory that links wait in before they are sorted
-	// and written to a run file beside the store (0: 64 MiB, 40 bytes a
-	// link); the runs are merged into the store in key order at the end
-	// of the import (edges.go).
+	// SortBytes is the memory that links wait in (0: 64 MiB, 40 bytes a
+	// link): half of it fills while the other half is sorted and written
+	// to a run file beside the store; the runs are merged into the store
+	// in key order as the import goes on (edges.go).
 	SortBytes int64
 	// Workers is how many goroutines parse records (0: GOMAXPROCS); one
 	// reads the file and the caller's applies and commits, in the file's
@@ -303,6 +303,7 @@ func (im *importer) current() Stats {
 // stopped stops the merger (at the end of its transaction) and returns the
 // stats and err.
 func (im *importer) stopped(err error) (Stats, error) {
+	im.dropSpill()
 	im.merger.stop()
 	return im.current(), err
 }
@@ -321,6 +322,8 @@ type importer struct {
 	pends        []pend                // the links of the records committed since the last run was written
 	seq          uint32                // of the next pend
 	merger       *merger               // merges the runs of edges written
+	job          *spillJob             // the run being sorted and written, if any
+	spare        []pend                // the last run's buffer, for the next links
 	pending      map[string]*fileState // the files read whose edges are not all in the store
 	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
 	lastProgress time.Time
@@ -534,6 +537,13 @@ func (im *importer) file(ctx context.Context, path string) error {
 // transaction, its links to memory, and the links in memory to a run
 // when they fill Options.SortBytes.
 func (im *importer) commit(key string, st *fileState) error {
+	job, err := im.doneSpill(false) // recorded by this transaction
+	if err != nil {
+		return err
+	}
+	if off, ok := job.offset(key); ok {
+		st.Edges = &off
+	}
 	state, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -555,6 +565,11 @@ func (im *importer) commit(key string, st *fileState) error {
 		}
 		after := graph.GetCounts(tx)
 		nodes, edges = int64(after.Nodes-before.Nodes), after.Edges
+		if job != nil {
+			if err := im.recordSpill(tx, job, key); err != nil {
+				return err
+			}
+		}
 		return tx.SetMetaString(key, string(state))
 	})
 	if err != nil {
@@ -564,17 +579,22 @@ func (im *importer) commit(key string, st *fileState) error {
 	}
 	im.stats.NodesCreated += nodes
 	im.batch, im.relinks = im.batch[:0], im.relinks[:0]
+	if job != nil {
+		im.spilled(job)
+	}
 	if err := im.merger.failed(); err != nil {
 		return err
 	}
-	if int64(len(im.pends))*pendSize >= im.opts.SortBytes || len(im.pends) >= max(minRun, int(edges)) {
+	if len(im.pends) >= im.pendLimit() || len(im.pends) >= max(minRun, int(edges)) {
 		// Full, or as many links as the store has edges: a store that
 		// is small yet takes them from the merger while the import
 		// goes on, not all at its end, at a cost that stays a small
-		// multiple of the links merged.
-		if err := im.spill(); err != nil {
+		// multiple of the links merged. One run is sorted and written
+		// at a time, beside the writer.
+		if err := im.flushSpill(); err != nil {
 			return err
 		}
+		im.startSpill()
 	}
 	if time.Since(im.lastRelease) >= 2*time.Second {
 		// Keeps RSS flat as the store grows: see kv.Tx.ReleasePages.
@@ -649,6 +669,10 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 	return dst.ID, nil
 }
 
+// pendLimit is how many links fill memory: half of Options.SortBytes, the
+// other half being sorted and written to a run meanwhile.
+func (im *importer) pendLimit() int { return max(int(im.opts.SortBytes/pendSize/2), 1) }
+
 // minRun is the fewest links written to a run before memory is full.
 const minRun = 1 << 16
 
@@ -679,7 +703,7 @@ func (im *importer) link(from, to uint64, at int64) {
 		// Grown by doubling up to what Options.SortBytes holds, not
 		// past it as append would, then (until the batch's commit
 		// writes them to a run) an eighth of it at a time.
-		limit := max(int(im.opts.SortBytes/pendSize), 1)
+		limit := im.pendLimit()
 		n := min(max(2*c, 1024), limit)
 		if c >= limit {
 			n = c + max(limit/8, 1024)
