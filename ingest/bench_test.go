@@ -21,11 +21,30 @@ import (
 
 // benchPages is how many pages the import benchmark's WARC holds:
 // WEAVER_BENCH_PAGES, default 100,000.
-func benchPages() int {
-	if n, err := strconv.Atoi(os.Getenv("WEAVER_BENCH_PAGES")); err == nil && n > 0 {
+func benchPages() int { return envInt("WEAVER_BENCH_PAGES", 100_000) }
+
+// benchLinks is how many links a page of the WAT benchmark lists:
+// WEAVER_BENCH_LINKS, default 60 (one in six to its own host).
+func benchLinks() int { return envInt("WEAVER_BENCH_LINKS", 60) }
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 100_000
+	return def
+}
+
+// benchFilesDir is where the benchmarks write their generated files:
+// WEAVER_BENCH_DIR, kept (and reused when its file is there) so that a
+// whole-process run of weaver import can read the same files, else a
+// temporary directory removed at the end.
+func benchFilesDir(kind string) (dir string, keep bool, err error) {
+	if d := os.Getenv("WEAVER_BENCH_DIR"); d != "" {
+		dir = filepath.Join(d, kind)
+		return dir, true, os.MkdirAll(dir, 0o755)
+	}
+	dir, err = os.MkdirTemp("", "weaver-import-bench-"+kind+"-")
+	return dir, false, err
 }
 
 // pageExchange is page i of a generated web of hosts hosts: about 8 KB of
@@ -59,6 +78,7 @@ func pageExchange(rng *rand.Rand, i, hosts int) warc.Exchange {
 var (
 	benchOnce sync.Once
 	benchDir  string
+	benchKeep bool
 	benchErr  error
 )
 
@@ -66,8 +86,11 @@ var (
 // writer, four goroutines at a time.
 func benchWARC(b *testing.B) string {
 	benchOnce.Do(func() {
-		benchDir, benchErr = os.MkdirTemp("", "weaver-import-bench-")
+		benchDir, benchKeep, benchErr = benchFilesDir(fmt.Sprintf("warc-%d", benchPages()))
 		if benchErr != nil {
+			return
+		}
+		if files, _ := ingest.Files([]string{benchDir}); len(files) > 0 {
 			return
 		}
 		w, _, err := warc.Open(warc.Options{Dir: benchDir, Prefix: "bench", NoSync: true})
@@ -112,20 +135,31 @@ func benchWARC(b *testing.B) string {
 //
 //	go test ./ingest -run '^$' -bench Import -benchtime 1x
 func BenchmarkImport(b *testing.B) {
-	benchImport(b, benchWARC(b))
+	benchImport(b, benchWARC(b), ingest.Defaults().MaxOutboundLinks)
+}
+
+// BenchmarkImportEvery is BenchmarkImport keeping every link
+// (--max-outbound-links 0): each page is tokenized to its end, as the
+// floor (internal/tools/importfloor) tokenizes it.
+func BenchmarkImportEvery(b *testing.B) {
+	benchImport(b, benchWARC(b), 0)
 }
 
 // BenchmarkImportWAT is BenchmarkImport on the same pages as a Common
 // Crawl WAT file: per page a request and a response metadata record, the
 // response's JSON envelope holding the page's title, description and
-// links, as Common Crawl writes them.
+// links (WEAVER_BENCH_LINKS, 60 by default), as Common Crawl writes them;
+// every link is kept (--max-outbound-links 0), as a host graph of Common
+// Crawl keeps them. WEAVER_BENCH_DIR keeps the generated file for whole-
+// process runs of weaver import:
 //
 //	go test ./ingest -run '^$' -bench ImportWAT -benchtime 1x
+//	WEAVER_BENCH_DIR=/tmp/wb WEAVER_BENCH_PAGES=10000 go test ./ingest -run '^$' -bench 'ImportWAT$/none' -benchtime 1x
 func BenchmarkImportWAT(b *testing.B) {
-	benchImport(b, benchWAT(b))
+	benchImport(b, benchWAT(b), 0)
 }
 
-func benchImport(b *testing.B, dir string) {
+func benchImport(b *testing.B, dir string, maxLinks int) {
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
 		b.Fatal(err)
@@ -152,6 +186,7 @@ func benchImport(b *testing.B, dir string) {
 				}
 				opts := ingest.Defaults()
 				opts.Workers = workers
+				opts.MaxOutboundLinks = maxLinks
 				c0 := cpuTime()
 				b.StartTimer()
 				st, err := ingest.Run(context.Background(), store, files, opts)
@@ -173,6 +208,8 @@ func benchImport(b *testing.B, dir string) {
 			b.ReportMetric(float64(size)*float64(b.N)/1e6/secs, "MB/s")
 			b.ReportMetric(float64(size)/1e6, "file-MB")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(pages), "CPU-µs/page")
+			b.ReportMetric(float64(records)/cpu.Seconds(), "records/CPU-s")
+			b.ReportMetric(cpu.Seconds()/secs, "CPU/wall")
 		})
 	}
 }
@@ -180,23 +217,24 @@ func benchImport(b *testing.B, dir string) {
 var (
 	watOnce sync.Once
 	watDir  string
+	watKeep bool
 	watErr  error
 )
 
 // watDoc is page i of pageExchange's web as the JSON of a WAT response
-// record.
-func watDoc(rng *rand.Rand, i, hosts int) string {
+// record listing links links.
+func watDoc(rng *rand.Rand, i, hosts, links int) string {
 	host := fmt.Sprintf("www.host-%d.example", i%hosts)
-	var links strings.Builder
-	for j := range 30 {
+	var list strings.Builder
+	for j := range links {
 		if j > 0 {
-			links.WriteString(",")
+			list.WriteString(",")
 		}
 		if j%6 == 5 {
-			fmt.Fprintf(&links, `{"path":"A@/href","url":"/p/%d","text":"same host %d"}`, j, j)
+			fmt.Fprintf(&list, `{"path":"A@/href","url":"/p/%d","text":"same host %d"}`, j, j)
 			continue
 		}
-		fmt.Fprintf(&links, `{"path":"A@/href","url":"https://www.host-%d.example/","text":"host %d"}`, rng.Intn(hosts), j)
+		fmt.Fprintf(&list, `{"path":"A@/href","url":"https://www.host-%d.example/","text":"host %d"}`, rng.Intn(hosts), j)
 	}
 	date := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 	return `{"Container":{"Filename":"CC-MAIN-bench.warc.gz","Compressed":true,"Offset":"` + strconv.Itoa(i*9000) + `",` +
@@ -207,26 +245,30 @@ func watDoc(rng *rand.Rand, i, hosts int) string {
 		`"HTTP-Response-Metadata":{"Response-Message":{"Version":"HTTP/1.1","Status":"200","Reason":"OK"},` +
 		`"Headers":{"Content-Type":"text/html; charset=utf-8","Server":"bench","Content-Length":"8200"},"Headers-Length":"120","Entity-Length":"8200",` +
 		`"HTML-Metadata":{"Head":{"Title":"Page ` + strconv.Itoa(i) + ` of ` + host + `","Metas":[{"name":"description","content":"A page about ` + strconv.Itoa(i) + ` things"}]},` +
-		`"Links":[` + links.String() + `]}}}}}`
+		`"Links":[` + list.String() + `]}}}}}`
 }
 
 // benchWAT writes benchPages() pages as a WAT file once per test binary
-// run: a request and a response metadata record a page.
+// run: a request and a response metadata record a page, benchLinks()
+// links a response.
 func benchWAT(b *testing.B) string {
 	watOnce.Do(func() {
-		watDir, watErr = os.MkdirTemp("", "weaver-import-bench-wat-")
+		watDir, watKeep, watErr = benchFilesDir(fmt.Sprintf("wat-%d-%d", 2*benchPages(), benchLinks()))
 		if watErr != nil {
 			return
 		}
 		path := filepath.Join(watDir, "CC-MAIN-bench.warc.wat.gz")
-		n, hosts := benchPages(), benchPages()/10
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		n, hosts, links := benchPages(), benchPages()/10, benchLinks()
 		rng := rand.New(rand.NewSource(1))
 		var docs []string
 		for i := range n {
 			host := fmt.Sprintf("www.host-%d.example", i%hosts)
 			docs = append(docs,
 				`{"Envelope":{"Format":"WARC","WARC-Header-Metadata":{"WARC-Type":"request","WARC-Target-URI":"http://`+host+`/"}}}`,
-				watDoc(rng, i, hosts))
+				watDoc(rng, i, hosts, links))
 		}
 		watErr = writeWATFile(path, docs...)
 	})
@@ -297,9 +339,12 @@ func BenchmarkWriter(b *testing.B) {
 // TestMain removes the benchmark's generated WARC.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{benchDir, watDir} {
-		if dir != "" {
-			os.RemoveAll(dir)
+	for _, d := range []struct {
+		dir  string
+		keep bool
+	}{{benchDir, benchKeep}, {watDir, watKeep}} {
+		if d.dir != "" && !d.keep {
+			os.RemoveAll(d.dir)
 		}
 	}
 	os.Exit(code)

@@ -21,13 +21,16 @@
 //   - requests, robots.txt, non-HTML answers, revisits, warcinfo and the
 //     rest are counted, not linked.
 //
-// Import streams: one record at a time, committed in batches of many
-// records per transaction, so memory does not grow with the input. Each
-// batch also stores, in the store's meta bucket, the offset just past its
-// last record in the file it came from, so a killed import continues where
-// its last commit stopped and counts nothing twice; a file read to its end
-// is marked done and skipped by later imports. A file is known by its name
-// and a digest of its first 4 KiB, not by its path.
+// Import streams: one record at a time, its node committed in batches of
+// many records per transaction, its links sorted in memory and in run
+// files and merged into the edges bucket in key order (edges.go), so
+// memory does not grow with the input. Each batch also stores, in the
+// store's meta bucket, the offset just past its last record in the file it
+// came from and the offset up to which its records' links are durable, so
+// a killed import continues where its last commit stopped and counts
+// nothing twice; a file read to its end is marked done and skipped by
+// later imports. A file is known by its name and a digest of its first 4
+// KiB, not by its path.
 package ingest
 
 import (
@@ -45,6 +48,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +73,11 @@ type Options struct {
 	MaxBodyBytes int64 // bytes of a page read, as the crawl's cap (0: 1 MiB)
 	BatchRecords int   // records per transaction (0: 1,000)
 	BatchBytes   int64 // file bytes per transaction (0: 64 MiB)
+	// SortBytes is the memory that links wait in (0: 64 MiB, 40 bytes a
+	// link): half of it fills while the other half is sorted and written
+	// to a run file beside the store; the runs are merged into the store
+	// in key order as the import goes on (edges.go).
+	SortBytes int64
 	// Workers is how many goroutines parse records (0: GOMAXPROCS); one
 	// reads the file and the caller's applies and commits, in the file's
 	// order: the store is the same for any number.
@@ -127,6 +136,9 @@ const (
 	MetaSettings = "import.settings"
 	// metaFilePrefix + file key holds a fileState, as JSON.
 	metaFilePrefix = "import.file/"
+	// metaRuns holds the runs of sorted edges waiting to be merged, as
+	// JSON (runState).
+	metaRuns = "import.runs"
 	// metaStandInPrefix + a node's decimal id holds the path of the page
 	// whose facts the node carries while no capture of its home page has
 	// been imported (see importer.apply); the key goes when one is.
@@ -136,9 +148,22 @@ const (
 // fileState is how far an import got in one file.
 type fileState struct {
 	Path    string `json:"path"`
-	Offset  int64  `json:"offset"` // just past the last record committed
+	Offset  int64  `json:"offset"` // just past the last record whose node is committed
 	Records int64  `json:"records"`
-	Done    bool   `json:"done"`
+	// Edges is just past the last record whose edges are durable, in a
+	// run file or in the store; nil when they all are (and an import
+	// before issue 43 wrote none): Offset.
+	Edges *int64 `json:"edges,omitempty"`
+	Read  bool   `json:"read,omitempty"` // every record's node is committed
+	Done  bool   `json:"done"`           // and every edge is in the store
+}
+
+// edgesAt is where the records whose edges are not durable start.
+func (st *fileState) edgesAt() int64 {
+	if st.Edges != nil {
+		return *st.Edges
+	}
+	return st.Offset
 }
 
 // Files expands paths: a directory gives its .warc, .warc.gz, .wat and
@@ -198,6 +223,9 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = 64 << 20
 	}
+	if opts.SortBytes <= 0 {
+		opts.SortBytes = 64 << 20
+	}
 	if opts.ProgressEvery <= 0 {
 		opts.ProgressEvery = 5 * time.Second
 	}
@@ -208,7 +236,8 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	if err != nil {
 		return Stats{}, fmt.Errorf("ingest: exclude_hosts: %w", err)
 	}
-	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now()}
+	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now(),
+		pending: map[string]*fileState{}, ids: map[string]uint64{}}
 	if len(opts.Scope) > 0 {
 		parts := make([]string, len(opts.Scope))
 		for i, p := range opts.Scope {
@@ -221,13 +250,30 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	if err := im.saveSettings(files); err != nil {
 		return Stats{}, err
 	}
-	if err := store.Update(func(tx *kv.Tx) error { _, err := graph.EnsureMirrorIndex(tx); return err }); err != nil {
+	var runs runState
+	if err := store.Update(func(tx *kv.Tx) error {
+		if _, err := graph.EnsureMirrorIndex(tx); err != nil {
+			return err
+		}
+		runs, err = loadRuns(tx)
+		return err
+	}); err != nil {
 		return Stats{}, fmt.Errorf("ingest: %w", err)
 	}
+	if len(runs.Runs) > 0 {
+		im.logf("%d runs of edges a stopped import left are merged first", len(runs.Runs))
+	}
+	im.merger = newMerger(store, runs)
+	im.merger.start(ctx)
+	defer im.merger.stop()
 	var damaged []error
+	// The stages are labelled in CPU profiles (go tool pprof -tags): read,
+	// parse, apply (this goroutine: nodes and commits) and merge.
+	defer pprof.SetGoroutineLabels(ctx)
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "apply")))
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return im.stats, err
+			return im.stopped(err)
 		}
 		err := im.file(ctx, f)
 		var de *warc.DamageError
@@ -237,10 +283,29 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 			continue
 		}
 		if err != nil {
-			return im.stats, err
+			return im.stopped(err)
 		}
 	}
-	return im.stats, errors.Join(damaged...)
+	if err := im.finishEdges(); err != nil {
+		return im.current(), err
+	}
+	return im.current(), errors.Join(damaged...)
+}
+
+// current is the stats so far, the merger's counts included.
+func (im *importer) current() Stats {
+	st := im.stats
+	st.EdgesCreated += im.merger.edges.Load()
+	st.Links += im.merger.links.Load()
+	return st
+}
+
+// stopped stops the merger (at the end of its transaction) and returns the
+// stats and err.
+func (im *importer) stopped(err error) (Stats, error) {
+	im.dropSpill()
+	im.merger.stop()
+	return im.current(), err
 }
 
 // importer is one Run's state.
@@ -253,7 +318,14 @@ type importer struct {
 	start   time.Time
 
 	batch        []page
-	adds         []graph.EdgeAdd // apply's, reused
+	relinks      []page                // pages whose nodes are committed: their links only
+	pends        []pend                // the links of the records committed since the last run was written
+	seq          uint32                // of the next pend
+	merger       *merger               // merges the runs of edges written
+	job          *spillJob             // the run being sorted and written, if any
+	spare        []pend                // the last run's buffer, for the next links
+	pending      map[string]*fileState // the files read whose edges are not all in the store
+	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
 	lastProgress time.Time
 	lastRelease  time.Time // when the store's pages were last given back
 }
@@ -336,39 +408,49 @@ func (im *importer) logf(format string, a ...any) {
 	}
 }
 
-// file imports one file from where an earlier import stopped.
+// file imports one file from where an earlier import stopped: from the
+// first record whose edges are not durable, adding only the edges of the
+// records whose nodes are already committed.
 func (im *importer) file(ctx context.Context, path string) error {
 	key, err := fileKey(path)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	var st fileState
-	if err := im.store.View(func(tx *kv.Tx) error {
-		if v := tx.MetaString(key); v != "" {
-			return json.Unmarshal([]byte(v), &st)
+	st := im.pending[key]
+	if st == nil {
+		st = new(fileState)
+		if err := im.store.View(func(tx *kv.Tx) error {
+			if v := tx.MetaString(key); v != "" {
+				return json.Unmarshal([]byte(v), st)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("ingest: %s: state: %w", path, err)
 		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("ingest: %s: state: %w", path, err)
 	}
-	if st.Done {
+	if st.Done || (st.Read && st.edgesAt() == st.Offset) {
 		im.stats.FilesSkipped++
 		im.logf("%s: already imported (%d records), skipped", path, st.Records)
 		return nil
 	}
-	if st.Offset > 0 {
-		im.logf("%s: resuming at offset %d after %d records", path, st.Offset, st.Records)
+	from, nodesTo := st.edgesAt(), st.Offset
+	switch {
+	case from < nodesTo:
+		im.logf("%s: resuming at offset %d after %d records (the links of those after offset %d are read again)", path, nodesTo, st.Records, from)
+	case nodesTo > 0:
+		im.logf("%s: resuming at offset %d after %d records", path, nodesTo, st.Records)
 	}
 	st.Path = path
-	r, err := warc.NewReader(path, st.Offset)
+	st.Edges = &from // the links read from here on wait in memory
+	r, err := warc.NewReader(path, from)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	defer r.Close()
 	im.stats.Files++
+	im.pending[key] = st
 	var batchBytes, batchRecords int64 // read since the last commit
-	commit := func(done bool) error {
-		st.Done = done
+	commit := func() error {
 		err := im.commit(key, st)
 		batchBytes, batchRecords = 0, 0
 		return err
@@ -378,14 +460,26 @@ func (im *importer) file(ctx context.Context, path string) error {
 	for c := range chunks {
 		for i, rec := range c.recs {
 			if err := ctx.Err(); err != nil {
-				if cerr := commit(false); cerr != nil {
+				if cerr := commit(); cerr != nil {
 					return cerr
 				}
 				return err
 			}
 			out := &c.out[i]
+			if de := (*warc.DamageError)(nil); errors.As(out.err, &de) {
+				// The reader met it: what came before is imported.
+				if cerr := commit(); cerr != nil {
+					return cerr
+				}
+				return de
+			}
 			if out.err != nil {
 				return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, out.err)
+			}
+			if rec.End <= nodesTo {
+				// Its node is committed: its links only.
+				im.relinks = append(im.relinks, out.pages...)
+				continue
 			}
 			for _, l := range out.logs {
 				im.opts.Log(l)
@@ -399,13 +493,13 @@ func (im *importer) file(ctx context.Context, path string) error {
 			st.Offset = rec.End
 			st.Records++
 			if batchRecords >= int64(im.opts.BatchRecords) || batchBytes >= im.opts.BatchBytes {
-				if err := commit(false); err != nil {
+				if err := commit(); err != nil {
 					return err
 				}
 			}
 			if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
 				im.lastProgress = time.Now()
-				im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start)})
+				im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.current(), Elapsed: time.Since(im.start)})
 			}
 		}
 		if c.err == nil {
@@ -414,58 +508,94 @@ func (im *importer) file(ctx context.Context, path string) error {
 		if errors.Is(c.err, io.EOF) {
 			break
 		}
-		if err := ctx.Err(); err != nil {
-			if cerr := commit(false); cerr != nil {
-				return cerr
-			}
-			return err
-		}
-		if cerr := commit(false); cerr != nil {
+		if cerr := commit(); cerr != nil {
 			return cerr
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		return c.err
 	}
 	if err := ctx.Err(); err != nil {
 		// The pipeline stopped early: what was applied is committed.
-		if cerr := commit(false); cerr != nil {
+		if cerr := commit(); cerr != nil {
 			return cerr
 		}
 		return err
 	}
-	if err := commit(true); err != nil {
+	st.Read = true
+	if err := commit(); err != nil {
 		return err
 	}
 	if im.opts.Progress != nil {
-		im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.stats, Elapsed: time.Since(im.start), Done: true})
+		im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.current(), Elapsed: time.Since(im.start), Done: true})
 	}
 	return nil
 }
 
-// commit writes the batch and the file's state in one transaction.
-func (im *importer) commit(key string, st fileState) error {
+// commit writes the batch's nodes and the file's state in one
+// transaction, its links to memory, and the links in memory to a run
+// when they fill Options.SortBytes.
+func (im *importer) commit(key string, st *fileState) error {
+	job, err := im.doneSpill(false) // recorded by this transaction
+	if err != nil {
+		return err
+	}
+	if off, ok := job.offset(key); ok {
+		st.Edges = &off
+	}
 	state, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	var nodes, edges, links int64
-	err = im.store.Update(func(tx *kv.Tx) error {
+	var nodes int64
+	var edges uint64 // in the store
+	n0 := len(im.pends)
+	err = update(im.store, func(tx *kv.Tx) error {
 		before := graph.GetCounts(tx)
+		for i := range im.relinks {
+			if err := im.relink(tx, &im.relinks[i]); err != nil {
+				return err
+			}
+		}
 		for i := range im.batch {
 			if err := im.apply(tx, &im.batch[i]); err != nil {
 				return err
 			}
 		}
 		after := graph.GetCounts(tx)
-		nodes, edges, links = int64(after.Nodes-before.Nodes), int64(after.Edges-before.Edges), int64(after.Weight-before.Weight)
+		nodes, edges = int64(after.Nodes-before.Nodes), after.Edges
+		if job != nil {
+			if err := im.recordSpill(tx, job, key); err != nil {
+				return err
+			}
+		}
 		return tx.SetMetaString(key, string(state))
 	})
 	if err != nil {
+		im.pends = im.pends[:n0]
+		clear(im.ids)
 		return fmt.Errorf("ingest: commit: %w", err)
 	}
 	im.stats.NodesCreated += nodes
-	im.stats.EdgesCreated += edges
-	im.stats.Links += links
-	im.batch = im.batch[:0]
+	im.batch, im.relinks = im.batch[:0], im.relinks[:0]
+	if job != nil {
+		im.spilled(job)
+	}
+	if err := im.merger.failed(); err != nil {
+		return err
+	}
+	if len(im.pends) >= im.pendLimit() || len(im.pends) >= max(minRun, int(edges)) {
+		// Full, or as many links as the store has edges: a store that
+		// is small yet takes them from the merger while the import
+		// goes on, not all at its end, at a cost that stays a small
+		// multiple of the links merged. One run is sorted and written
+		// at a time, beside the writer.
+		if err := im.flushSpill(); err != nil {
+			return err
+		}
+		im.startSpill()
+	}
 	if time.Since(im.lastRelease) >= 2*time.Second {
 		// Keeps RSS flat as the store grows: see kv.Tx.ReleasePages.
 		im.lastRelease = time.Now()
@@ -474,7 +604,8 @@ func (im *importer) commit(key string, st fileState) error {
 	return nil
 }
 
-// apply records one page in tx, as a crawl's commit does.
+// apply records one page in tx, as a crawl's commit does, its links in
+// memory.
 func (im *importer) apply(tx *kv.Tx, p *page) error {
 	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
 	if err != nil {
@@ -491,26 +622,98 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 	if err := graph.Put(tx, &n); err != nil {
 		return err
 	}
-	adds := im.adds[:0]
+	at := toNano(p.date)
 	for _, t := range p.targets {
-		dst, _, err := graph.EnsureHeadAt(tx, t.Host, t.Scheme, 1, p.date)
+		to, err := im.target(tx, t.Host, t.Scheme, p.date)
 		if err != nil {
 			return err
 		}
-		if im.scope != nil && dst.Status == graph.StatusDiscovered && !im.scope.MatchString(t.Host) {
-			if d, ok, err := graph.Get(tx, dst.ID); err == nil && ok {
-				d.Status = graph.StatusOutOfScope
-				if err := graph.Put(tx, &d); err != nil {
-					return err
-				}
+		im.link(n.ID, to, at)
+	}
+	return nil
+}
+
+// target returns the id of a page's link's host, creating its node as a
+// crawl does.
+func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint64, error) {
+	if im.scope == nil {
+		if id, ok := im.ids[host]; ok {
+			return id, nil
+		}
+		id, ok := graph.Lookup(tx, host)
+		if !ok {
+			n, _, err := graph.EnsureAt(tx, host, scheme, 1, date)
+			if err != nil {
+				return 0, err
+			}
+			id = n.ID
+		}
+		if len(im.ids) >= maxIDs {
+			clear(im.ids)
+		}
+		im.ids[host] = id
+		return id, nil
+	}
+	dst, _, err := graph.EnsureHeadAt(tx, host, scheme, 1, date)
+	if err != nil {
+		return 0, err
+	}
+	if dst.Status == graph.StatusDiscovered && !im.scope.MatchString(host) {
+		if d, ok, err := graph.Get(tx, dst.ID); err == nil && ok {
+			d.Status = graph.StatusOutOfScope
+			if err := graph.Put(tx, &d); err != nil {
+				return 0, err
 			}
 		}
-		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: 1})
 	}
-	im.adds = adds
-	// The page's edges in key order, one walk of its key range (see
-	// graph.AddEdges).
-	return graph.AddEdges(tx, n.ID, adds, p.date)
+	return dst.ID, nil
+}
+
+// pendLimit is how many links fill memory: half of Options.SortBytes, the
+// other half being sorted and written to a run meanwhile.
+func (im *importer) pendLimit() int { return max(int(im.opts.SortBytes/pendSize/2), 1) }
+
+// minRun is the fewest links written to a run before memory is full.
+const minRun = 1 << 16
+
+// maxIDs bounds importer.ids: about 20 MB.
+const maxIDs = 1 << 18
+
+// relink adds the links of a page whose node an earlier import committed
+// (see file): its host and its links' hosts have their nodes.
+func (im *importer) relink(tx *kv.Tx, p *page) error {
+	from, ok := graph.Lookup(tx, p.host)
+	if !ok {
+		return fmt.Errorf("ingest: %s: %w: its node is missing where the store says it was committed", p.host, graph.ErrInconsistent)
+	}
+	at := toNano(p.date)
+	for _, t := range p.targets {
+		to, ok := graph.Lookup(tx, t.Host)
+		if !ok {
+			return fmt.Errorf("ingest: %s: %w: its node is missing where the store says it was committed", t.Host, graph.ErrInconsistent)
+		}
+		im.link(from, to, at)
+	}
+	return nil
+}
+
+// link puts a link in memory.
+func (im *importer) link(from, to uint64, at int64) {
+	if c := cap(im.pends); len(im.pends) == c {
+		// Grown by doubling up to what Options.SortBytes holds, not
+		// past it as append would, then (until the batch's commit
+		// writes them to a run) an eighth of it at a time.
+		limit := im.pendLimit()
+		n := min(max(2*c, 1024), limit)
+		if c >= limit {
+			n = c + max(limit/8, 1024)
+		}
+		grown := make([]pend, len(im.pends), n)
+		copy(grown, im.pends)
+		im.pends = grown
+	}
+	im.pends = append(im.pends, pend{from: from, to: to, first: at, last: at, w: 1, seq: im.seq})
+	im.seq++
 }
 
 // facts records an HTML capture's facts in n. A host's facts (title,

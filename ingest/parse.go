@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -16,11 +17,12 @@ import (
 )
 
 // Import runs in three stages (issue 28): one goroutine reads the file's
-// records in order (reading and gunzipping them: that cannot be split);
-// Options.Workers goroutines parse them (HTTP decoding, HTML tokenising,
-// link selection, WAT JSON); and the caller's goroutine applies the pages
-// in the records' order and commits, exactly as a serial import would:
-// the same node ids, the same store, the same offsets saved for a resume.
+// records in order (gunzipping each record's member: that cannot be
+// split); Options.Workers goroutines parse them (the WARC record itself
+// and its digests since issue 43, HTTP decoding, HTML tokenising, link
+// selection, WAT JSON); and the caller's goroutine applies the pages in
+// the records' order and commits, exactly as a serial import would: the
+// same node ids, the same store, the same offsets saved for a resume.
 // Records travel in chunks, so that handing them over costs little.
 
 // raw is a record detached from its reader, with what parsing needs of
@@ -118,6 +120,7 @@ type parsed struct {
 
 // chunk is records read in a row, then their parses.
 type chunk struct {
+	raws   []*warc.Raw // the records as read; recs[i] is nil until raws[i] is parsed
 	recs   []*raw
 	out    []parsed
 	err    error         // the reader's, after recs: io.EOF at the end of the file
@@ -147,20 +150,26 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	wg.Add(2 + workers)
 	go func() { // the reader
 		defer wg.Done()
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "read")))
 		defer close(work)
 		defer close(order)
 		for {
 			c := &chunk{parsed: make(chan struct{})}
 			var size int64
 			for len(c.recs) < chunkRecords && size < chunkBytes {
-				rec, err := r.Next()
+				x, err := r.NextRaw()
 				if err != nil {
 					c.err = err
 					break
 				}
-				x := detach(rec, im.opts.MaxBodyBytes)
-				size += int64(len(x.payload))
-				c.recs = append(c.recs, x)
+				var d *raw
+				if rec := x.Parsed(); rec != nil { // valid until the next NextRaw
+					d = detach(rec, im.opts.MaxBodyBytes)
+					size += int64(len(d.payload))
+				}
+				size += int64(x.Size())
+				c.raws = append(c.raws, x)
+				c.recs = append(c.recs, d)
 			}
 			select {
 			case order <- c:
@@ -180,10 +189,19 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	for range workers { // the parsers
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "parse")))
 			ps := im.newParser()
 			for c := range work {
 				c.out = make([]parsed, len(c.recs))
 				for i, rec := range c.recs {
+					if rec == nil {
+						var err error
+						if rec, err = parseRaw(c.raws[i], im.opts.MaxBodyBytes); err != nil {
+							c.out[i].err = err
+							break // the file is damaged here: nothing after counts
+						}
+						c.recs[i] = rec
+					}
 					err := ps.record(rec)
 					c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
 					ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
@@ -216,6 +234,16 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 		}
 		wg.Wait()
 	}
+}
+
+// parseRaw parses a record NextRaw read and detaches it.
+func parseRaw(x *warc.Raw, maxBody int64) (*raw, error) {
+	rec, err := x.Parse()
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	return detach(rec, maxBody), nil
 }
 
 func (im *importer) newParser() *parser {

@@ -12,7 +12,8 @@ import (
 )
 
 // watRecord is the part of a Common Crawl WAT record's JSON that import
-// reads (https://commoncrawl.org/the-data/get-started/#WAT-Format).
+// reads (https://commoncrawl.org/the-data/get-started/#WAT-Format), as
+// decodeWAT fills it.
 type watRecord struct {
 	Envelope struct {
 		Header struct {
@@ -21,29 +22,35 @@ type watRecord struct {
 			Date      string `json:"WARC-Date"`
 		} `json:"WARC-Header-Metadata"`
 		Payload struct {
-			Response *struct {
-				Message struct {
-					Status json.RawMessage `json:"Status"` // "200", or 200
-				} `json:"Response-Message"`
-				Headers map[string]json.RawMessage `json:"Headers"` // a string, or a list of them
-				HTML    *struct {
-					Head struct {
-						Title string `json:"Title"`
-						Base  string `json:"Base"`
-						Metas []struct {
-							Name     string `json:"name"`
-							Property string `json:"property"`
-							Content  string `json:"content"`
-						} `json:"Metas"`
-					} `json:"Head"`
-					Links []struct {
-						Path string `json:"path"`
-						URL  string `json:"url"`
-					} `json:"Links"`
-				} `json:"HTML-Metadata"`
-			} `json:"HTTP-Response-Metadata"`
+			Response *watResponse `json:"HTTP-Response-Metadata"`
 		} `json:"Payload-Metadata"`
 	} `json:"Envelope"`
+}
+
+// watResponse is a WAT record's HTTP-Response-Metadata.
+type watResponse struct {
+	Message struct {
+		Status json.RawMessage `json:"Status"` // "200", or 200
+	} `json:"Response-Message"`
+	Headers map[string]json.RawMessage `json:"Headers"` // a string, or a list of them
+	HTML    *watHTML                   `json:"HTML-Metadata"`
+}
+
+// watHTML is a WAT record's HTML-Metadata.
+type watHTML struct {
+	Head struct {
+		Title string `json:"Title"`
+		Base  string `json:"Base"`
+		Metas []struct {
+			Name     string `json:"name"`
+			Property string `json:"property"`
+			Content  string `json:"content"`
+		} `json:"Metas"`
+	} `json:"Head"`
+	Links []struct {
+		Path string `json:"path"`
+		URL  string `json:"url"`
+	} `json:"Links"`
 }
 
 // header returns a WAT header's value, case-insensitively; of a list, the
@@ -69,13 +76,15 @@ func header(h map[string]json.RawMessage, name string) string {
 // whose links are those of its <a href> and <area href>, in the order the
 // WAT lists them, selected as a crawl selects; a redirect as an edge.
 func (im *parser) wat(rec *raw) error {
-	body, err := rec.Payload()
-	if err != nil {
-		return err
+	if rec.payload == nil && rec.readErr != nil {
+		return rec.readErr
 	}
 	var w watRecord
-	if err := json.NewDecoder(body).Decode(&w); err != nil {
-		im.stats.Other++ // not a WAT record after all
+	if err := decodeWAT(rec.payload, &w); err != nil {
+		// Not a WAT record after all, or a damaged one: the other
+		// records go on.
+		im.stats.Other++
+		im.logf("%s: offset %d: not a WAT record's JSON, counted as other", rec.TargetURI, rec.Offset)
 		return nil
 	}
 	env := &w.Envelope

@@ -2,6 +2,7 @@ package warc
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	gowarc "github.com/nlnwa/gowarc/v3"
@@ -29,7 +31,10 @@ type Record struct {
 	Truncated   string    // WARC-Truncated ("" when whole)
 	Length      int64     // Content-Length of the block
 
-	rec gowarc.WarcRecord
+	rec   gowarc.WarcRecord
+	un    gowarc.Unmarshaler // Raw.Parse's, given back to pool by Close
+	pool  *sync.Pool
+	block []byte // Raw.Parse's block without an HTTP message, or nil: rec's
 }
 
 // Header returns a WARC header field of the record ("" when absent).
@@ -63,6 +68,9 @@ func (r *Record) HTTPHeader() http.Header {
 // Payload returns the body of an HTTP message (the entity after the
 // headers), or the whole block of any other record.
 func (r *Record) Payload() (io.Reader, error) {
+	if r.block != nil {
+		return bytes.NewReader(r.block), nil
+	}
 	if b, ok := r.rec.Block().(gowarc.PayloadBlock); ok {
 		return b.PayloadBytes()
 	}
@@ -78,6 +86,9 @@ type Reader struct {
 	next int64   // where the next record should start
 	cur  *Record // the record last returned, closed by the next Next
 	done bool
+
+	members *members // NextRaw's inflater, while the file is gzip members
+	parsing bool     // NextRaw reads with Next
 }
 
 // readOptions tolerate other tools' quirks (they become findings, not
@@ -149,6 +160,20 @@ func (r *Reader) Next() (*Record, error) {
 	case got.Offset != r.next:
 		return damage(fmt.Errorf("%d bytes before the next record are no record", got.Offset-r.next))
 	}
+	out, derr := r.record(got, func(name string) string { return r.rawField(got.Offset, name) })
+	if derr != nil {
+		got.Close()
+		r.done = true
+		return nil, derr
+	}
+	r.next = out.End
+	r.cur = out
+	return out, nil
+}
+
+// record makes a Record of what gowarc read at r.next, or the damage its
+// findings show. field reads a header field raw.
+func (r *Reader) record(got gowarc.Record, field func(name string) string) (*Record, *DamageError) {
 	// A record cut short (in a .warc; gzip reports it itself) parses with
 	// findings: its block is shorter than its Content-Length, or the file
 	// ends where its end-of-record marker should be. Other findings are
@@ -158,7 +183,7 @@ func (r *Reader) Next() (*Record, error) {
 		var cl *gowarc.ContentLengthError
 		msg := v.Error()
 		if errors.As(v, &cl) || (atEnd && (strings.HasPrefix(msg, "too few bytes in end of record") || strings.HasPrefix(msg, "unexpected end of record"))) {
-			return damage(v)
+			return nil, &DamageError{File: r.path, Offset: got.Offset, Err: v}
 		}
 	}
 	rec := got.WarcRecord
@@ -173,15 +198,13 @@ func (r *Reader) Next() (*Record, error) {
 	if out.TargetURI == "" && h.Has(gowarc.WarcTargetURI) {
 		// gowarc empties a field it finds invalid (wget writes the URI in
 		// angle brackets, as WARC/1.0's grammar had it): read it raw.
-		out.TargetURI = strings.TrimSuffix(strings.TrimPrefix(r.rawField(got.Offset, gowarc.WarcTargetURI), "<"), ">")
+		out.TargetURI = strings.TrimSuffix(strings.TrimPrefix(field(gowarc.WarcTargetURI), "<"), ">")
 	}
 	if out.Type == "" || strings.HasPrefix(out.Type, "unknown") {
 		out.Type = h.Get(gowarc.WarcType)
 	}
 	out.Date, _ = h.GetTime(gowarc.WarcDate)
 	out.Length, _ = h.GetInt64(gowarc.ContentLength)
-	r.next = out.End
-	r.cur = out
 	return out, nil
 }
 
@@ -198,6 +221,12 @@ func (r *Reader) rawField(offset int64, name string) string {
 		zr.Multistream(false)
 		br = bufio.NewReader(zr)
 	}
+	return headerField(br, name)
+}
+
+// headerField reads a record's header from br and returns the value of
+// the field name ("" if none).
+func headerField(br *bufio.Reader, name string) string {
 	for range 200 { // a header has a few dozen lines
 		line, err := br.ReadString('\n')
 		line = strings.TrimRight(line, "\r\n")

@@ -37,6 +37,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return nil
 	})
 	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
+	sortMiB := fs.Int("sort-memory", 64, "`MiB` of links held in memory (40 bytes a link): half fills while the other half is sorted and written to a run file beside the store")
 	fs.IntVar(&opts.Workers, "workers", 0, "goroutines `N` parsing records (0: one per CPU); one reads, one writes, the store is the same for any N")
 	progress := durationFlag(fs, "progress", 5*time.Second, "print a progress line every `DURATION`")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -50,9 +51,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("give the WARC or WAT files (or directories) to import")
 	}
-	if opts.MaxOutboundLinks < 0 || opts.MaxBodyBytes <= 0 || opts.BatchRecords <= 0 || opts.Workers < 0 {
-		return usagef("--max-outbound-links and --workers must not be negative, --max-body-bytes and --batch must be positive")
+	if opts.MaxOutboundLinks < 0 || opts.MaxBodyBytes <= 0 || opts.BatchRecords <= 0 || opts.Workers < 0 || *sortMiB <= 0 {
+		return usagef("--max-outbound-links and --workers must not be negative, --max-body-bytes, --batch and --sort-memory must be positive")
 	}
+	opts.SortBytes = int64(*sortMiB) << 20
 	files, err := ingest.Files(paths)
 	if err != nil {
 		return usageError{err: err}
