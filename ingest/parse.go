@@ -245,21 +245,3 @@ func parseRaw(x *warc.Raw, maxBody int64) (*raw, error) {
 	defer rec.Close()
 	return detach(rec, maxBody), nil
 }
-
-func (im *importer) newParser() *parser {
-	return &parser{opts: im.opts, exclude: im.exclude, scope: im.scope}
-}
-
-// add adds a record's counts to s.
-func (s *Stats) add(d *Stats) {
-	s.Pages += d.Pages
-	s.Redirects += d.Redirects
-	s.NonHTML += d.NonHTML
-	s.HTTPErrors += d.HTTPErrors
-	s.Robots += d.Robots
-	s.Requests += d.Requests
-	s.Revisits += d.Revisits
-	s.Metadata += d.Metadata
-	s.Other += d.Other
-	s.OutOfScope += d.OutOfScope
-}

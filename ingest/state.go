@@ -1,0 +1,83 @@
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// Meta keys of the store.
+const (
+	// MetaSettings holds the last import's settings, as JSON.
+	MetaSettings = "import.settings"
+	// metaFilePrefix + file key holds a fileState, as JSON.
+	metaFilePrefix = "import.file/"
+	// metaRuns holds the runs of sorted edges waiting to be merged, as
+	// JSON (runState).
+	metaRuns = "import.runs"
+	// metaStandInPrefix + a node's decimal id holds the path of the page
+	// whose facts the node carries while no capture of its home page has
+	// been imported (see importer.apply); the key goes when one is.
+	metaStandInPrefix = "import.standin/"
+)
+
+// fileState is how far an import got in one file.
+type fileState struct {
+	Path    string `json:"path"`
+	Offset  int64  `json:"offset"` // just past the last record whose node is committed
+	Records int64  `json:"records"`
+	// Edges is just past the last record whose edges are durable, in a
+	// run file or in the store; nil when they all are (and an import
+	// before issue 43 wrote none): Offset.
+	Edges *int64 `json:"edges,omitempty"`
+	Read  bool   `json:"read,omitempty"` // every record's node is committed
+	Done  bool   `json:"done"`           // and every edge is in the store
+}
+
+// edgesAt is where the records whose edges are not durable start.
+func (st *fileState) edgesAt() int64 {
+	if st.Edges != nil {
+		return *st.Edges
+	}
+	return st.Offset
+}
+
+func (im *importer) saveSettings(files []string) error {
+	settings := map[string]any{
+		"max_outbound_links": im.opts.MaxOutboundLinks,
+		"exclude_hosts":      im.opts.ExcludeHosts,
+		"scope":              im.opts.Scope,
+		"max_body_bytes":     im.opts.MaxBodyBytes,
+		"files":              files,
+		"started_at":         im.opts.Now().UTC().Format(time.RFC3339),
+	}
+	data, err := json.Marshal(settings)
+	if err != nil {
+		return err
+	}
+	return im.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(MetaSettings, string(data)) })
+}
+
+// fileKey names a file by its base name and a digest of its first 4 KiB
+// (its warcinfo record, usually, which names it uniquely).
+func fileKey(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	sum := sha256.Sum256(head[:n])
+	return metaFilePrefix + filepath.Base(path) + "@" + hex.EncodeToString(sum[:8]), nil
+}
