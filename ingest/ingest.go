@@ -225,3 +225,16 @@ func (im *importer) logf(format string, a ...any) {
 		im.opts.Log(fmt.Sprintf(format, a...))
 	}
 }
+
+// update is store.Update for the import's writes after its start. A test
+// sets beforeUpdate to stop an import at any of them, as a kill would.
+func update(store *kv.Store, fn func(*kv.Tx) error) error {
+	if beforeUpdate != nil {
+		if err := beforeUpdate(); err != nil {
+			return err
+		}
+	}
+	return store.Update(fn)
+}
+
+var beforeUpdate func() error

@@ -1,10 +1,12 @@
 package ingest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,4 +82,44 @@ func fileKey(path string) (string, error) {
 	}
 	sum := sha256.Sum256(head[:n])
 	return metaFilePrefix + filepath.Base(path) + "@" + hex.EncodeToString(sum[:8]), nil
+}
+
+func putState(tx *kv.Tx, key string, st *fileState) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return tx.SetMetaString(key, string(data))
+}
+
+// finish records, once every edge is in the store, that every file read
+// to its end is done and that the edges of the others are in the store.
+func (im *importer) finish(tx *kv.Tx) error {
+	type kept struct {
+		key string
+		st  fileState
+	}
+	var changed []kept
+	c := tx.Cursor(kv.BucketMeta)
+	prefix := []byte(metaFilePrefix)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var st fileState
+		if err := json.Unmarshal(v, &st); err != nil {
+			return fmt.Errorf("ingest: %s: %w", k, err)
+		}
+		if st.Done || (st.Edges == nil && !st.Read) {
+			continue
+		}
+		st.Edges, st.Done = nil, st.Read
+		changed = append(changed, kept{string(k), st})
+	}
+	for _, c := range changed {
+		if err := putState(tx, c.key, &c.st); err != nil {
+			return err
+		}
+	}
+	for _, st := range im.pending {
+		st.Edges, st.Done = nil, st.Read
+	}
+	return nil
 }
