@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -66,17 +64,9 @@ func (im *importer) file(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	st := im.pending[key]
-	if st == nil {
-		st = new(fileState)
-		if err := im.store.View(func(tx *kv.Tx) error {
-			if v := tx.MetaString(key); v != "" {
-				return json.Unmarshal([]byte(v), st)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("ingest: %s: state: %w", path, err)
-		}
+	st, err := im.loadState(key, path)
+	if err != nil {
+		return err
 	}
 	if st.Done || (st.Read && st.edgesAt() == st.Offset) {
 		im.stats.FilesSkipped++
@@ -99,57 +89,32 @@ func (im *importer) file(ctx context.Context, path string) error {
 	defer r.Close()
 	im.stats.Files++
 	im.pending[key] = st
-	var batchBytes, batchRecords int64 // read since the last commit
-	commit := func() error {
-		err := im.commit(key, st)
-		batchBytes, batchRecords = 0, 0
-		return err
-	}
-	chunks, stop := im.pipeline(ctx, r)
+	f := &fileRead{im: im, key: key, path: path, st: st, nodesTo: nodesTo, r: r}
+	return f.read(ctx)
+}
+
+// fileRead is one file being read from r: its records applied in their
+// order and committed in batches.
+type fileRead struct {
+	im      *importer
+	key     string     // the file's meta key
+	path    string     // as the import was given it
+	st      *fileState // committed with each batch
+	nodesTo int64      // the records before it have their nodes committed
+	r       *warc.Reader
+
+	bytes, records int64 // read since the last commit
+}
+
+// read applies the records as the pipeline parses them and commits them:
+// a batch at a time, where the import stops and at the file's end.
+func (f *fileRead) read(ctx context.Context) error {
+	chunks, stop := f.im.pipeline(ctx, f.r)
 	defer stop()
 	for c := range chunks {
 		for i, rec := range c.recs {
-			if err := ctx.Err(); err != nil {
-				if cerr := commit(); cerr != nil {
-					return cerr
-				}
+			if err := f.record(ctx, rec, &c.out[i]); err != nil {
 				return err
-			}
-			out := &c.out[i]
-			if de := (*warc.DamageError)(nil); errors.As(out.err, &de) {
-				// The reader met it: what came before is imported.
-				if cerr := commit(); cerr != nil {
-					return cerr
-				}
-				return de
-			}
-			if out.err != nil {
-				return fmt.Errorf("ingest: %s at offset %d: %w", path, rec.Offset, out.err)
-			}
-			if rec.End <= nodesTo {
-				// Its node is committed: its links only.
-				im.relinks = append(im.relinks, out.pages...)
-				continue
-			}
-			for _, l := range out.logs {
-				im.opts.Log(l)
-			}
-			im.stats.add(&out.stats)
-			im.batch = append(im.batch, out.pages...)
-			im.stats.Records++
-			im.stats.Bytes += rec.End - rec.Offset
-			batchBytes += rec.End - rec.Offset
-			batchRecords++
-			st.Offset = rec.End
-			st.Records++
-			if batchRecords >= int64(im.opts.BatchRecords) || batchBytes >= im.opts.BatchBytes {
-				if err := commit(); err != nil {
-					return err
-				}
-			}
-			if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
-				im.lastProgress = time.Now()
-				im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.current(), Elapsed: time.Since(im.start)})
 			}
 		}
 		if c.err == nil {
@@ -158,7 +123,7 @@ func (im *importer) file(ctx context.Context, path string) error {
 		if errors.Is(c.err, io.EOF) {
 			break
 		}
-		if cerr := commit(); cerr != nil {
+		if cerr := f.commit(); cerr != nil {
 			return cerr
 		}
 		if err := ctx.Err(); err != nil {
@@ -168,17 +133,78 @@ func (im *importer) file(ctx context.Context, path string) error {
 	}
 	if err := ctx.Err(); err != nil {
 		// The pipeline stopped early: what was applied is committed.
-		if cerr := commit(); cerr != nil {
-			return cerr
-		}
+		return f.stopAt(err)
+	}
+	f.st.Read = true
+	if err := f.commit(); err != nil {
 		return err
 	}
-	st.Read = true
-	if err := commit(); err != nil {
-		return err
-	}
-	if im.opts.Progress != nil {
-		im.opts.Progress(Progress{File: path, Offset: st.Offset, Size: r.Size(), Stats: im.current(), Elapsed: time.Since(im.start), Done: true})
+	if f.im.opts.Progress != nil {
+		f.progress(true)
 	}
 	return nil
+}
+
+// record applies one record's parse out (its links only when its node is
+// committed), and commits the batch when it is full.
+func (f *fileRead) record(ctx context.Context, rec *raw, out *parsed) error {
+	im := f.im
+	if err := ctx.Err(); err != nil {
+		return f.stopAt(err)
+	}
+	if de := (*warc.DamageError)(nil); errors.As(out.err, &de) {
+		// The reader met it: what came before is imported.
+		return f.stopAt(de)
+	}
+	if out.err != nil {
+		return fmt.Errorf("ingest: %s at offset %d: %w", f.path, rec.Offset, out.err)
+	}
+	if rec.End <= f.nodesTo {
+		// Its node is committed: its links only.
+		im.relinks = append(im.relinks, out.pages...)
+		return nil
+	}
+	for _, l := range out.logs {
+		im.opts.Log(l)
+	}
+	im.stats.add(&out.stats)
+	im.batch = append(im.batch, out.pages...)
+	im.stats.Records++
+	im.stats.Bytes += rec.End - rec.Offset
+	f.bytes += rec.End - rec.Offset
+	f.records++
+	f.st.Offset = rec.End
+	f.st.Records++
+	if f.records >= int64(im.opts.BatchRecords) || f.bytes >= im.opts.BatchBytes {
+		if err := f.commit(); err != nil {
+			return err
+		}
+	}
+	if im.opts.Progress != nil && time.Since(im.lastProgress) >= im.opts.ProgressEvery {
+		im.lastProgress = time.Now()
+		f.progress(false)
+	}
+	return nil
+}
+
+// commit commits the records applied since the last commit.
+func (f *fileRead) commit() error {
+	err := f.im.commit(f.key, f.st)
+	f.bytes, f.records = 0, 0
+	return err
+}
+
+// stopAt commits the records applied and returns err, the reason the file
+// stops there.
+func (f *fileRead) stopAt(err error) error {
+	if cerr := f.commit(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// progress reports the import's state in the file (done: at its end).
+func (f *fileRead) progress(done bool) {
+	im := f.im
+	im.opts.Progress(Progress{File: f.path, Offset: f.st.Offset, Size: f.r.Size(), Stats: im.current(), Elapsed: time.Since(im.start), Done: done})
 }

@@ -67,6 +67,24 @@ func (im *importer) saveSettings(files []string) error {
 	return im.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(MetaSettings, string(data)) })
 }
 
+// loadState returns the state of the file key (at path): the one in
+// memory while its edges are not all in the store, else the store's.
+func (im *importer) loadState(key, path string) (*fileState, error) {
+	if st := im.pending[key]; st != nil {
+		return st, nil
+	}
+	st := new(fileState)
+	if err := im.store.View(func(tx *kv.Tx) error {
+		if v := tx.MetaString(key); v != "" {
+			return json.Unmarshal([]byte(v), st)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("ingest: %s: state: %w", path, err)
+	}
+	return st, nil
+}
+
 // fileKey names a file by its base name and a digest of its first 4 KiB
 // (its warcinfo record, usually, which names it uniquely).
 func fileKey(path string) (string, error) {
