@@ -142,48 +142,17 @@ func (m *merger) wakeUp() {
 // rewritten about log(E) times in all, not once per run (a store larger
 // than memory would spend its time rewriting itself).
 func (m *merger) pass(ctx context.Context, last bool) error {
-	m.mu.Lock()
-	var runs []runFile
-	for _, rf := range m.runs.Runs {
-		if rf.Merging {
-			runs = append(runs, rf)
-		}
-	}
-	resumed := len(runs) > 0
-	if !resumed {
-		runs = slices.Clone(m.runs.Runs)
-	}
-	after := m.runs.Merged
-	if !resumed {
-		after = ""
-	}
-	m.mu.Unlock()
+	runs, after, resumed := m.take()
 	if len(runs) == 0 {
 		return nil
 	}
 	if !resumed && !last {
-		var waiting int64
-		for _, rf := range runs {
-			waiting += rf.Edges
-		}
-		var stored uint64
-		if err := m.store.View(func(tx *kv.Tx) error { stored = graph.GetCounts(tx).Edges; return nil }); err != nil {
-			return fmt.Errorf("ingest: merge: %w", err)
-		}
-		if waiting < int64(stored/2) {
-			return nil // until more runs come
+		if due, err := m.due(runs); err != nil || !due {
+			return err // or nil, until more runs come
 		}
 	}
 	if !resumed {
-		if err := update(m.store, func(tx *kv.Tx) error {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			for i := range runs {
-				m.runs.Runs[i].Merging = true
-			}
-			m.runs.Merged = ""
-			return saveRuns(tx, &m.runs)
-		}); err != nil {
+		if err := m.mark(runs); err != nil {
 			return fmt.Errorf("ingest: merge: %w", err)
 		}
 	}
@@ -196,48 +165,10 @@ func (m *merger) pass(ctx context.Context, last bool) error {
 		}
 	}
 	err := mergeRuns(m.dir, runs, mergeChunk, func(chunk []graph.EdgeMerge) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if skip != nil {
-			from, to := binary.BigEndian.Uint64(skip), binary.BigEndian.Uint64(skip[8:])
-			i, _ := slices.BinarySearchFunc(chunk, 0, func(e graph.EdgeMerge, _ int) int {
-				if e.From != from {
-					return cmp.Compare(e.From, from)
-				}
-				return cmp.Compare(e.To, to+1) // to+1: the first key after
-			})
-			if chunk = chunk[i:]; len(chunk) == 0 {
-				return nil
-			}
-		}
-		l := &chunk[len(chunk)-1]
-		merged := hex.EncodeToString(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, l.From), l.To))
-		err := update(m.store, func(tx *kv.Tx) error {
-			if err := m.merge(tx, chunk); err != nil {
-				return err
-			}
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			m.runs.Merged = merged
-			return saveRuns(tx, &m.runs)
-		})
-		if err == nil && time.Since(m.released) >= time.Second {
-			// A pass reads the whole edges bucket through the map: give
-			// its pages back (see kv.Tx.ReleasePages).
-			m.released = time.Now()
-			err = m.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
-		}
-		return err
+		return m.put(ctx, chunk, skip)
 	})
 	if err == nil {
-		err = update(m.store, func(tx *kv.Tx) error {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			m.runs.Runs = slices.DeleteFunc(m.runs.Runs, func(rf runFile) bool { return rf.Merging })
-			m.runs.Merged = ""
-			return saveRuns(tx, &m.runs)
-		})
+		err = m.dropMerged()
 	}
 	if err != nil {
 		if errors.Is(err, ctx.Err()) {
@@ -249,6 +180,99 @@ func (m *merger) pass(ctx context.Context, last bool) error {
 		os.Remove(filepath.Join(m.dir, rf.Name))
 	}
 	return nil
+}
+
+// take returns the runs a pass merges: those marked Merging (resumed)
+// and the last key merged of them, else every run written.
+func (m *merger) take() (runs []runFile, after string, resumed bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, rf := range m.runs.Runs {
+		if rf.Merging {
+			runs = append(runs, rf)
+		}
+	}
+	if len(runs) > 0 {
+		return runs, m.runs.Merged, true
+	}
+	return slices.Clone(m.runs.Runs), "", false
+}
+
+// due reports whether runs hold at least half as many edges as the store.
+func (m *merger) due(runs []runFile) (bool, error) {
+	var waiting int64
+	for _, rf := range runs {
+		waiting += rf.Edges
+	}
+	var stored uint64
+	if err := m.store.View(func(tx *kv.Tx) error { stored = graph.GetCounts(tx).Edges; return nil }); err != nil {
+		return false, fmt.Errorf("ingest: merge: %w", err)
+	}
+	return waiting >= int64(stored/2), nil
+}
+
+// mark records in the store that a pass merges runs, the first of those
+// written.
+func (m *merger) mark(runs []runFile) error {
+	return update(m.store, func(tx *kv.Tx) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i := range runs {
+			m.runs.Runs[i].Merging = true
+		}
+		m.runs.Merged = ""
+		return saveRuns(tx, &m.runs)
+	})
+}
+
+// put merges a chunk of the pass's edges into the store, those up to skip
+// (the last key a stopped pass merged, nil: none) left out, and records
+// its last key as merged, in one transaction.
+func (m *merger) put(ctx context.Context, chunk []graph.EdgeMerge, skip []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if skip != nil {
+		from, to := binary.BigEndian.Uint64(skip), binary.BigEndian.Uint64(skip[8:])
+		i, _ := slices.BinarySearchFunc(chunk, 0, func(e graph.EdgeMerge, _ int) int {
+			if e.From != from {
+				return cmp.Compare(e.From, from)
+			}
+			return cmp.Compare(e.To, to+1) // to+1: the first key after
+		})
+		if chunk = chunk[i:]; len(chunk) == 0 {
+			return nil
+		}
+	}
+	l := &chunk[len(chunk)-1]
+	merged := hex.EncodeToString(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, l.From), l.To))
+	err := update(m.store, func(tx *kv.Tx) error {
+		if err := m.merge(tx, chunk); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.runs.Merged = merged
+		return saveRuns(tx, &m.runs)
+	})
+	if err == nil && time.Since(m.released) >= time.Second {
+		// A pass reads the whole edges bucket through the map: give
+		// its pages back (see kv.Tx.ReleasePages).
+		m.released = time.Now()
+		err = m.store.View(func(tx *kv.Tx) error { tx.ReleasePages(); return nil })
+	}
+	return err
+}
+
+// dropMerged records in the store that the runs of the pass are merged.
+func (m *merger) dropMerged() error {
+	return update(m.store, func(tx *kv.Tx) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.runs.Runs = slices.DeleteFunc(m.runs.Runs, func(rf runFile) bool { return rf.Merging })
+		m.runs.Merged = ""
+		return saveRuns(tx, &m.runs)
+	})
 }
 
 // merge is graph.MergeEdges counting what it adds.
