@@ -104,38 +104,9 @@ type Progress struct {
 // before the damage were imported; a store or file system error, or ctx's
 // error, stops it at once, after committing the records already read.
 func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (Stats, error) {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 1 << 20
-	}
-	if opts.BatchRecords <= 0 {
-		opts.BatchRecords = 1000
-	}
-	if opts.BatchBytes <= 0 {
-		opts.BatchBytes = 64 << 20
-	}
-	if opts.SortBytes <= 0 {
-		opts.SortBytes = 64 << 20
-	}
-	if opts.ProgressEvery <= 0 {
-		opts.ProgressEvery = 5 * time.Second
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	x, err := pick.NewExcluder(opts.ExcludeHosts)
+	im, err := newImporter(store, opts)
 	if err != nil {
-		return Stats{}, fmt.Errorf("ingest: exclude_hosts: %w", err)
-	}
-	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now(),
-		pending: map[string]*fileState{}, ids: map[string]uint64{}}
-	if len(opts.Scope) > 0 {
-		parts := make([]string, len(opts.Scope))
-		for i, p := range opts.Scope {
-			parts[i] = "(?:" + p + ")"
-		}
-		if im.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
-			return Stats{}, fmt.Errorf("ingest: scope: %w", err)
-		}
+		return Stats{}, err
 	}
 	if err := im.saveSettings(files); err != nil {
 		return Stats{}, err
@@ -180,6 +151,46 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 		return im.current(), err
 	}
 	return im.current(), errors.Join(damaged...)
+}
+
+// newImporter returns the importer of a Run into store, opts' zero values
+// set to their defaults. It returns an error when Options.ExcludeHosts or
+// Options.Scope holds an expression that does not compile.
+func newImporter(store *kv.Store, opts Options) (*importer, error) {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.BatchRecords <= 0 {
+		opts.BatchRecords = 1000
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = 64 << 20
+	}
+	if opts.SortBytes <= 0 {
+		opts.SortBytes = 64 << 20
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	x, err := pick.NewExcluder(opts.ExcludeHosts)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: exclude_hosts: %w", err)
+	}
+	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now(),
+		pending: map[string]*fileState{}, ids: map[string]uint64{}}
+	if len(opts.Scope) > 0 {
+		parts := make([]string, len(opts.Scope))
+		for i, p := range opts.Scope {
+			parts[i] = "(?:" + p + ")"
+		}
+		if im.scope, err = regexp.Compile(strings.Join(parts, "|")); err != nil {
+			return nil, fmt.Errorf("ingest: scope: %w", err)
+		}
+	}
+	return im, nil
 }
 
 // current is the stats so far, the merger's counts included.
