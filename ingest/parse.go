@@ -150,81 +150,17 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	wg.Add(2 + workers)
 	go func() { // the reader
 		defer wg.Done()
-		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "read")))
-		defer close(work)
-		defer close(order)
-		for {
-			c := &chunk{parsed: make(chan struct{})}
-			var size int64
-			for len(c.recs) < chunkRecords && size < chunkBytes {
-				x, err := r.NextRaw()
-				if err != nil {
-					c.err = err
-					break
-				}
-				var d *raw
-				if rec := x.Parsed(); rec != nil { // valid until the next NextRaw
-					d = detach(rec, im.opts.MaxBodyBytes)
-					size += int64(len(d.payload))
-				}
-				size += int64(x.Size())
-				c.raws = append(c.raws, x)
-				c.recs = append(c.recs, d)
-			}
-			select {
-			case order <- c:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case work <- c:
-			case <-ctx.Done():
-				return
-			}
-			if c.err != nil {
-				return
-			}
-		}
+		im.readChunks(ctx, r, order, work)
 	}()
 	for range workers { // the parsers
 		go func() {
 			defer wg.Done()
-			pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "parse")))
-			ps := im.newParser()
-			for c := range work {
-				c.out = make([]parsed, len(c.recs))
-				for i, rec := range c.recs {
-					if rec == nil {
-						var err error
-						if rec, err = parseRaw(c.raws[i], im.opts.MaxBodyBytes); err != nil {
-							c.out[i].err = err
-							break // the file is damaged here: nothing after counts
-						}
-						c.recs[i] = rec
-					}
-					err := ps.record(rec)
-					c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
-					ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
-				}
-				close(c.parsed)
-			}
+			im.parseChunks(ctx, work)
 		}()
 	}
 	go func() { // the chunks in order, each once parsed
 		defer wg.Done()
-		defer close(done)
-		for c := range order {
-			select {
-			case <-c.parsed:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case done <- c:
-			case <-ctx.Done():
-				return
-			}
-		}
+		inOrder(ctx, order, done)
 	}()
 	return done, func() {
 		cancel()
@@ -236,6 +172,95 @@ func (im *importer) pipeline(ctx context.Context, r *warc.Reader) (out <-chan *c
 	}
 }
 
+// readChunks reads r a chunk at a time, handing each to order and to work,
+// until the reader's error (io.EOF at the end) or ctx's end; it closes both.
+func (im *importer) readChunks(ctx context.Context, r *warc.Reader, order, work chan<- *chunk) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "read")))
+	defer close(work)
+	defer close(order)
+	for {
+		c := im.readChunk(r)
+		if !send(ctx, order, c) || !send(ctx, work, c) {
+			return
+		}
+		if c.err != nil {
+			return
+		}
+	}
+}
+
+// readChunk reads records up to chunkRecords or chunkBytes, or up to the
+// reader's error, which it keeps in the chunk.
+func (im *importer) readChunk(r *warc.Reader) *chunk {
+	c := &chunk{parsed: make(chan struct{})}
+	var size int64
+	for len(c.recs) < chunkRecords && size < chunkBytes {
+		x, err := r.NextRaw()
+		if err != nil {
+			c.err = err
+			break
+		}
+		var d *raw
+		if rec := x.Parsed(); rec != nil { // valid until the next NextRaw
+			d = detach(rec, im.opts.MaxBodyBytes)
+			size += int64(len(d.payload))
+		}
+		size += int64(x.Size())
+		c.raws = append(c.raws, x)
+		c.recs = append(c.recs, d)
+	}
+	return c
+}
+
+// parseChunks parses each chunk of work whole, until work is closed.
+func (im *importer) parseChunks(ctx context.Context, work <-chan *chunk) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "parse")))
+	ps := im.newParser()
+	for c := range work {
+		c.out = make([]parsed, len(c.recs))
+		for i, rec := range c.recs {
+			if rec == nil {
+				var err error
+				if rec, err = parseRaw(c.raws[i], im.opts.MaxBodyBytes); err != nil {
+					c.out[i].err = err
+					break // the file is damaged here: nothing after counts
+				}
+				c.recs[i] = rec
+			}
+			err := ps.record(rec)
+			c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
+			ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
+		}
+		close(c.parsed)
+	}
+}
+
+// inOrder hands the chunks of order to done, each once parsed, until order
+// is closed or ctx ends; it closes done.
+func inOrder(ctx context.Context, order <-chan *chunk, done chan<- *chunk) {
+	defer close(done)
+	for c := range order {
+		select {
+		case <-c.parsed:
+		case <-ctx.Done():
+			return
+		}
+		if !send(ctx, done, c) {
+			return
+		}
+	}
+}
+
+// send hands c to ch, or reports false when ctx ends first.
+func send(ctx context.Context, ch chan<- *chunk, c *chunk) bool {
+	select {
+	case ch <- c:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // parseRaw parses a record NextRaw read and detaches it.
 func parseRaw(x *warc.Raw, maxBody int64) (*raw, error) {
 	rec, err := x.Parse()
@@ -244,22 +269,4 @@ func parseRaw(x *warc.Raw, maxBody int64) (*raw, error) {
 	}
 	defer rec.Close()
 	return detach(rec, maxBody), nil
-}
-
-func (im *importer) newParser() *parser {
-	return &parser{opts: im.opts, exclude: im.exclude, scope: im.scope}
-}
-
-// add adds a record's counts to s.
-func (s *Stats) add(d *Stats) {
-	s.Pages += d.Pages
-	s.Redirects += d.Redirects
-	s.NonHTML += d.NonHTML
-	s.HTTPErrors += d.HTTPErrors
-	s.Robots += d.Robots
-	s.Requests += d.Requests
-	s.Revisits += d.Revisits
-	s.Metadata += d.Metadata
-	s.Other += d.Other
-	s.OutOfScope += d.OutOfScope
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"html"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,22 @@ func (im *parser) wat(rec *raw) error {
 		im.stats.NonHTML++
 		return nil
 	}
-	meta := resp.HTML
+	p.targets = im.watLinks(u, host, resp.HTML)
+	p.title, p.desc = im.watTitle(u, resp.HTML)
+	if p.desc == "" {
+		p.desc = p.title
+	}
+	p.crawled, p.path = true, pagePath(u)
+	p.ctype, p.server = ct, header(resp.Headers, "Server")
+	im.stats.Pages++
+	im.batch = append(im.batch, p)
+	return nil
+}
+
+// watLinks selects, as a crawl selects, the hosts of the <a href> and
+// <area href> links of the WAT page at u (of host), in the order the WAT
+// lists them.
+func (im *parser) watLinks(u *url.URL, host string, meta *watHTML) []pick.Target {
 	base := u
 	if meta.Head.Base != "" {
 		if b, err := u.Parse(strings.TrimSpace(meta.Head.Base)); err == nil {
@@ -144,9 +160,13 @@ func (im *parser) wat(rec *raw) error {
 			break
 		}
 	}
-	p.targets = append([]pick.Target(nil), im.sel.Picked()...)
-	// The title and description go through the extractor, so that they
-	// are cleaned and capped as a crawled page's are.
+	return append([]pick.Target(nil), im.sel.Picked()...)
+}
+
+// watTitle returns the title and description of the WAT page at u. They
+// go through the extractor, so that they are cleaned and capped as a
+// crawled page's are.
+func (im *parser) watTitle(u *url.URL, meta *watHTML) (title, description string) {
 	var desc, og string
 	for _, m := range meta.Head.Metas {
 		switch {
@@ -161,13 +181,5 @@ func (im *parser) wat(rec *raw) error {
 	}
 	doc := "<title>" + html.EscapeString(meta.Head.Title) + "</title><meta name=description content=\"" + html.EscapeString(desc) + "\">"
 	info, _ := im.ex.Page(strings.NewReader(doc), u, nil)
-	p.title, p.desc = info.Title, info.Description
-	if p.desc == "" {
-		p.desc = p.title
-	}
-	p.crawled, p.path = true, pagePath(u)
-	p.ctype, p.server = ct, header(resp.Headers, "Server")
-	im.stats.Pages++
-	im.batch = append(im.batch, p)
-	return nil
+	return info.Title, info.Description
 }
