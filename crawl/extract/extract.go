@@ -164,16 +164,17 @@ loop:
 				if !e.flushAnchor(&pend, lfn) {
 					break loop
 				}
-				u, rel, relAttr, ok := e.link(z, p.base)
+				la := readLinkAttrs(z)
+				u, rel, ok := e.link(la, p.base)
 				if !ok {
 					continue
 				}
 				info.Links++
-				l := Link{URL: u, Rel: rel, RelAttr: relText(relAttr)}
+				l := Link{URL: u, Rel: rel, RelAttr: relText(la.rel)}
 				if equalLower(name, "area") || tt == html.SelfClosingTagToken {
-					if alt, ok := attr(z, "alt"); ok && equalLower(name, "area") {
+					if la.hasAlt && equalLower(name, "area") {
 						e.anchor.reset(MaxAnchorRunes)
-						e.anchor.write(alt)
+						e.anchor.write(la.alt)
 						l.Text = e.anchor.String()
 					}
 					if !lfn(l) {
@@ -184,7 +185,7 @@ loop:
 				pend = l
 				e.anchor.reset(MaxAnchorRunes)
 			case equalLower(name, "a"), equalLower(name, "area"):
-				u, rel, _, ok := e.link(z, p.base)
+				u, rel, ok := e.link(readLinkAttrs(z), p.base)
 				if !ok {
 					continue
 				}
@@ -311,23 +312,21 @@ func relText(v []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// link returns the link of the current <a> or <area> tag, if it has one
-// worth reporting, with the rel keywords weaver records and the rel
-// attribute's value (valid until the tokenizer moves on).
-func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, []byte, bool) {
-	href, rel, hasHref, hasRel := hrefRel(z)
-	if !hasHref {
-		return nil, 0, nil, false
+// link returns the link of an <a> or <area> tag with attributes la, if
+// it has one worth reporting, with the rel keywords weaver records.
+func (e *Extractor) link(la linkAttrs, base *url.URL) (*url.URL, Rel, bool) {
+	if !la.hasHref {
+		return nil, 0, false
 	}
-	u, ok := e.resolveHref(href, base)
+	u, ok := e.resolveHref(la.href, base)
 	if !ok {
-		return nil, 0, nil, false
+		return nil, 0, false
 	}
 	var r Rel
-	if hasRel {
-		r = parseRel(rel)
+	if la.hasRel {
+		r = parseRel(la.rel)
 	}
-	return u, r, rel, true
+	return u, r, true
 }
 
 // canonical returns the current <link> tag's href when its rel holds
@@ -344,20 +343,38 @@ func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
 	return strings.ToValidUTF8(u.String(), "\uFFFD")
 }
 
-// hrefRel reads the current tag's href and rel attributes: only the
-// first of repeated attributes counts, as in a browser.
+// hrefRel reads the current tag's href and rel attributes.
 func hrefRel(z *html.Tokenizer) (href, rel []byte, hasHref, hasRel bool) {
+	la := readLinkAttrs(z)
+	return la.href, la.rel, la.hasHref, la.hasRel
+}
+
+// linkAttrs are the attributes weaver reads of a link tag, valid until the
+// tokenizer moves on: only the first of repeated attributes counts, as in
+// a browser.
+type linkAttrs struct {
+	href, rel, alt          []byte
+	hasHref, hasRel, hasAlt bool
+}
+
+// readLinkAttrs reads them in one pass: a tag whose attributes go through
+// the tokenizer's TagAttr (one with an entity, a NUL or a CR) gives them
+// once, and an <area>'s alt read after its href was lost.
+func readLinkAttrs(z *html.Tokenizer) linkAttrs {
+	var la linkAttrs
 	a := newAttrs(z)
 	for {
 		k, v, ok := a.next()
 		if !ok {
-			return href, rel, hasHref, hasRel
+			return la
 		}
 		switch {
-		case !hasHref && equalFold(k, "href"):
-			href, hasHref = v, true
-		case !hasRel && equalFold(k, "rel"):
-			rel, hasRel = v, true
+		case !la.hasHref && equalFold(k, "href"):
+			la.href, la.hasHref = v, true
+		case !la.hasRel && equalFold(k, "rel"):
+			la.rel, la.hasRel = v, true
+		case !la.hasAlt && equalFold(k, "alt"):
+			la.alt, la.hasAlt = v, true
 		}
 	}
 }
