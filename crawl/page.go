@@ -256,7 +256,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 		if nAnchors > 0 {
 			pageURL = p.final.String()
 		}
-		info, _ := w.ex.Links(bytes.NewReader(doc), p.final, func(l extract.Link) bool {
+		info, _ := w.ex.LinksBytes(doc, p.final, func(l extract.Link) bool {
 			if nAnchors > 0 {
 				w.noteAnchor(l, p.lease.Host, pageURL, nAnchors)
 			}
