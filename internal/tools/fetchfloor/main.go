@@ -5,7 +5,9 @@
 // resolves every <a href> to its host, and stores nothing. Its CPU per
 // page is what weaver's would be with the store, link selection, the
 // frontier and the rest at no cost: a floor under `make profile-links`'s
-// figures.
+// figures. --no-parse is the fetch alone; --scan reads the links with
+// weaver's own byte scanner (extract.PageBytes) instead of the tokenizer,
+// the floor of a weaver that scans.
 //
 //	scripts/profile-links.sh          # leaves /tmp/weaver-prof/crawl-all.bolt and fakeweb's address
 //	bin/weaver export --db /tmp/weaver-prof/crawl-all.bolt --csv /tmp/floor
@@ -31,12 +33,15 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/weaver-crawler/weaver/crawl/extract"
 )
 
 func main() {
 	addr := flag.String("connect-to", "", "fakeweb's `ADDRESS` (host:port): every host is reached there")
 	workers := flag.Int("workers", 3, "concurrent fetches")
 	noParse := flag.Bool("no-parse", false, "read the bodies without tokenizing them: the fetch alone")
+	scan := flag.Bool("scan", false, "read the links with weaver's byte scanner (extract.PageBytes), not the tokenizer")
 	flag.Parse()
 	if *addr == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: fetchfloor --connect-to HOST:PORT HOSTS_FILE")
@@ -74,8 +79,9 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var ex extract.Extractor
 			for host := range work {
-				found := fetch(client, host, !*noParse)
+				found := fetch(client, host, !*noParse, *scan, &ex)
 				pages.Add(1)
 				links.Add(int64(len(found)))
 			}
@@ -94,8 +100,8 @@ func main() {
 }
 
 // fetch returns the hosts host's home page links to, other than itself
-// (none when not parse).
-func fetch(client *http.Client, host string, parse bool) []string {
+// (none when not parse), read by the tokenizer or, with scan, by ex.
+func fetch(client *http.Client, host string, parse, scan bool, ex *extract.Extractor) []string {
 	base := &url.URL{Scheme: "http", Host: host, Path: "/"}
 	resp, err := client.Get(base.String())
 	if err != nil {
@@ -107,6 +113,15 @@ func fetch(client *http.Client, host string, parse bool) []string {
 		return nil
 	}
 	var out []string
+	if scan {
+		ex.PageBytes(body, base, func(u *url.URL) bool {
+			if u.Host != "" && u.Host != host {
+				out = append(out, strings.ToLower(u.Hostname()))
+			}
+			return true
+		})
+		return out
+	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		switch z.Next() {
