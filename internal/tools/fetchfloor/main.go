@@ -10,9 +10,13 @@
 // the floor of a weaver that scans.
 //
 //	scripts/profile-links.sh          # leaves /tmp/weaver-prof/crawl-all.bolt and fakeweb's address
-//	bin/weaver export --db /tmp/weaver-prof/crawl-all.bolt --csv /tmp/floor
-//	cut -d, -f2 /tmp/floor-nodes.csv | tail -n +2 >/tmp/floor.hosts
-//	go run ./internal/tools/fetchfloor --connect-to 127.0.0.1:PORT /tmp/floor.hosts
+//	go run ./internal/tools/fetchfloor --list-crawled /tmp/weaver-prof/crawl-all.bolt >/tmp/floor.hosts
+//	go build -o /tmp/fetchfloor ./internal/tools/fetchfloor
+//	/usr/bin/time /tmp/fetchfloor --connect-to 127.0.0.1:PORT /tmp/floor.hosts
+//
+// --list-crawled prints the hosts a store's crawl fetched (of a crawl cut
+// short by --max-pages, not the hosts it only found), one a line, so that
+// reading the store is no part of the floor's own run.
 package main
 
 import (
@@ -35,6 +39,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func main() {
@@ -42,9 +48,17 @@ func main() {
 	workers := flag.Int("workers", 3, "concurrent fetches")
 	noParse := flag.Bool("no-parse", false, "read the bodies without tokenizing them: the fetch alone")
 	scan := flag.Bool("scan", false, "read the links with weaver's byte scanner (extract.PageBytes), not the tokenizer")
+	list := flag.String("list-crawled", "", "print the hosts the crawl of the store at `FILE` fetched, and exit")
 	flag.Parse()
+	if *list != "" {
+		if err := listCrawled(*list); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *addr == "" || flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: fetchfloor --connect-to HOST:PORT HOSTS_FILE")
+		fmt.Fprintln(os.Stderr, "usage: fetchfloor [--scan | --no-parse] --connect-to HOST:PORT HOSTS_FILE; fetchfloor --list-crawled STORE")
 		os.Exit(2)
 	}
 	f, err := os.Open(flag.Arg(0))
@@ -147,4 +161,23 @@ func fetch(client *http.Client, host string, parse, scan bool, ex *extract.Extra
 			}
 		}
 	}
+}
+
+// listCrawled prints the hosts of the store at path that a crawl fetched.
+func listCrawled(path string) error {
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	return s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.CrawlCount > 0 {
+				fmt.Fprintln(w, n.Host)
+			}
+			return nil
+		})
+	})
 }
