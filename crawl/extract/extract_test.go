@@ -470,6 +470,17 @@ func BenchmarkPage(b *testing.B) {
 			}
 		}
 	})
+	// PageBytes: the same extraction through the byte scanner.
+	b.Run("scan", func(b *testing.B) {
+		var e extract.Extractor
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.PageBytes(doc, u, func(*url.URL) bool { return true }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The floor: the tokenizer alone, reading every tag's name.
 	b.Run("tokenizer-only", func(b *testing.B) {
 		var r bytes.Reader

@@ -212,19 +212,3 @@ func FuzzScanner(f *testing.F) {
 		sameExtraction(t, doc, int(stop))
 	})
 }
-
-func BenchmarkPageBytes(b *testing.B) {
-	doc, err := os.ReadFile(filepath.Join("testdata", "page.html"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	u, _ := url.Parse("https://www.northern-courier.example/")
-	var e extract.Extractor
-	b.SetBytes(int64(len(doc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.PageBytes(doc, u, func(*url.URL) bool { return true }); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
