@@ -83,6 +83,8 @@ type Crawler struct {
 	parseQ chan<- *task    // Run's parse stage, for pages held by net and let go
 	sends  sync.WaitGroup  // goroutines sending let-go pages to parseQ
 	tried  map[uint64]bool // nodes whose host failed or was disallowed in this run (guarded by failedMu)
+
+	hostIDs hostIDs // node ids of hosts linked to, from durable commits
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,

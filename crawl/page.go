@@ -75,6 +75,7 @@ type page struct {
 
 	// filled by the commit, read once it is durable
 	nodesCreated, edgesCreated, linksAdded int64
+	hostIDs                                []hostID // the targets' node ids
 }
 
 // robotsRecord is a cached robots.txt outcome in the robots bucket.
