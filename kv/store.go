@@ -357,8 +357,20 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(onFault())
-	return bbolt.Open(path, 0o600, boltOptions(opts))
+	db, err = bbolt.Open(path, 0o600, boltOptions(opts))
+	if err == nil {
+		db.AllocSize = allocSize
+	}
+	return db, err
 }
+
+// allocSize is how far ahead of its pages bbolt grows the file once it is
+// past that size (bbolt's default: 16 MiB). The tail is a hole on most
+// file systems, but ls, quotas and copies count it: a 10,000-page crawl's
+// 70 MB store was 85 MB long. A grow is a truncate and an fsync of the
+// file's metadata, in a commit that fsyncs anyway: four times as many
+// cost nothing a crawl can measure.
+const allocSize = 4 << 20
 
 // boltOptions: the hashmap freelist allocates in constant time. The
 // freelist is written on every commit: without it bbolt rebuilds the
