@@ -1,7 +1,7 @@
 package crawl
 
 import (
-	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -13,15 +13,21 @@ import (
 // commits that looked them up or created them are durable: a host's id
 // never changes, and most links of a crawl are to hosts it knows already,
 // whose lookup in the hosts bucket was a sixth of a page's commit. Ids
-// learned in a group that then fails are never added (see account). It
-// keeps at most maxHostIDs hosts (about 15 MiB), the first it met.
+// learned in a group that then fails are never added (see account). Hosts
+// are kept by a 64-bit hash of their name, 16 bytes each, at most
+// maxHostIDs of them (the first met): the node read by a remembered id is
+// checked to be the host's (graph.GetHeadOf), and a host whose hash met
+// another's is looked up as before.
 type hostIDs struct {
-	mu sync.RWMutex      // guards m
-	m  map[string]uint64 // host → node id
+	mu sync.RWMutex       // guards m
+	m  map[uint64]uint64 // hash of the host → node id
 }
 
-// maxHostIDs bounds hostIDs.
+// maxHostIDs bounds hostIDs: 262,144 hosts, about 5 MiB.
 const maxHostIDs = 1 << 18
+
+// hostSeed seeds the hash of hostIDs.
+var hostSeed = maphash.MakeSeed()
 
 // hostID is a host and its node's id, learned by a page's commit.
 type hostID struct {
@@ -30,8 +36,9 @@ type hostID struct {
 }
 
 func (h *hostIDs) get(host string) (uint64, bool) {
+	k := maphash.String(hostSeed, host)
 	h.mu.RLock()
-	id, ok := h.m[host]
+	id, ok := h.m[k]
 	h.mu.RUnlock()
 	return id, ok
 }
@@ -44,26 +51,24 @@ func (h *hostIDs) add(ids []hostID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
-		h.m = make(map[string]uint64, len(ids))
+		h.m = make(map[uint64]uint64, len(ids))
 	}
 	for _, l := range ids {
 		if len(h.m) >= maxHostIDs {
 			return
 		}
-		h.m[l.host] = l.id
+		h.m[maphash.String(hostSeed, l.host)] = l.id
 	}
 }
 
 // ensureHead is graph.EnsureHeadAt for a page's link to host, without
 // the hosts bucket when the host's id is known.
 func (c *Crawler) ensureHead(tx *kv.Tx, host, scheme string, depth int, now time.Time) (graph.Head, bool, error) {
-	id, ok := c.hostIDs.get(host)
-	if !ok {
-		return graph.EnsureHeadAt(tx, host, scheme, depth, now)
+	if id, ok := c.hostIDs.get(host); ok {
+		h, ok, err := graph.GetHeadOf(tx, id, host)
+		if err != nil || ok {
+			return h, false, err
+		}
 	}
-	h, ok, err := graph.GetHead(tx, id)
-	if err == nil && !ok {
-		err = fmt.Errorf("crawl: host %q's node %d is missing: %w", host, id, graph.ErrInconsistent)
-	}
-	return h, false, err
+	return graph.EnsureHeadAt(tx, host, scheme, depth, now)
 }

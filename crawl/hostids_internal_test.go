@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -13,8 +12,9 @@ import (
 
 // TestCrawler_EnsureHead_KnownIDs: a host whose id a durable commit
 // learned is read by id, as the hosts bucket would give it; one not known
-// goes through the hosts bucket (and is created); a known id whose node
-// is gone is an inconsistency, not a new node; the memory is bounded.
+// goes through the hosts bucket (and is created); an id remembered wrong
+// (its node gone, or another host's) is not trusted; the memory is
+// bounded.
 func TestCrawler_EnsureHead_KnownIDs(t *testing.T) {
 	s := storetest.MustOpen(t)
 	now := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
@@ -27,7 +27,7 @@ func TestCrawler_EnsureHead_KnownIDs(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	c.hostIDs.add([]hostID{{"a.example", a.ID}, {"gone.example", 999}})
+	c.hostIDs.add([]hostID{{"a.example", a.ID}, {"gone.example", 999}, {"wrong.example", a.ID}})
 	err := s.Update(func(tx *kv.Tx) error {
 		h, created, err := c.ensureHead(tx, "a.example", "https", 1, now)
 		if err != nil || created || h != a {
@@ -37,8 +37,11 @@ func TestCrawler_EnsureHead_KnownIDs(t *testing.T) {
 		if err != nil || !created || b.Depth != 3 {
 			return fmt.Errorf("new host: got %+v, created %v, %v", b, created, err)
 		}
-		if _, _, err := c.ensureHead(tx, "gone.example", "http", 1, now); !errors.Is(err, graph.ErrInconsistent) {
-			return fmt.Errorf("known id without its node: got %v, want ErrInconsistent", err)
+		for _, h := range []string{"gone.example", "wrong.example"} {
+			n, created, err := c.ensureHead(tx, h, "http", 1, now)
+			if err != nil || !created || n.ID == a.ID || n.ID == 999 {
+				return fmt.Errorf("%s, remembered wrong: got %+v, created %v, %v; want a new node", h, n, created, err)
+			}
 		}
 		return nil
 	})
