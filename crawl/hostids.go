@@ -19,7 +19,7 @@ import (
 // checked to be the host's (graph.GetHeadOf), and a host whose hash met
 // another's is looked up as before.
 type hostIDs struct {
-	mu sync.RWMutex       // guards m
+	mu sync.RWMutex      // guards m
 	m  map[uint64]uint64 // hash of the host → node id
 }
 

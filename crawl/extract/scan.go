@@ -692,7 +692,7 @@ func (s *scanner) readTag(save bool) {
 // attributes is checked through a map, as the tokenizer does.
 func (s *scanner) saveKey(key span) bool {
 	k := s.b[key.start:key.end]
-	if s.seen != nil && len(s.seen) > 0 || len(s.keys) >= 16 {
+	if len(s.seen) > 0 || len(s.keys) >= 16 {
 		if s.seen == nil {
 			s.seen = map[string]bool{}
 		}
