@@ -18,6 +18,7 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		return err
 	}
 	p.nodesCreated, p.edgesCreated, p.linksAdded = 0, 0, 0
+	p.hostIDs = p.hostIDs[:0]
 	now := c.now()
 	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
 		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
@@ -159,10 +160,11 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 	// a lookup per link.
 	adds := make([]graph.EdgeAdd, 0, len(p.targets))
 	for _, t := range p.targets {
-		dst, created, err := graph.EnsureHeadAt(tx, t.host, t.scheme, depth, now)
+		dst, created, err := c.ensureHead(tx, t.host, t.scheme, depth, now)
 		if err != nil {
 			return nil, err
 		}
+		p.hostIDs = append(p.hostIDs, hostID{t.host, dst.ID})
 		if dst.ID == id {
 			continue // never a self-loop
 		}
@@ -216,6 +218,7 @@ func (c *Crawler) account(p *page) {
 	if p.returned {
 		return
 	}
+	c.hostIDs.add(p.hostIDs)
 	c.stats.nodesCreated.Add(p.nodesCreated)
 	c.stats.edgesCreated.Add(p.edgesCreated)
 	c.stats.linksRecorded.Add(p.linksAdded)

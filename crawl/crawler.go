@@ -88,6 +88,8 @@ type Crawler struct {
 	// givenUp counts the writes that waited for room when the crawl
 	// stopped (storeFailed).
 	givenUp atomic.Int64
+
+	hostIDs hostIDs // node ids of hosts linked to, from durable commits
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,

@@ -76,6 +76,7 @@ type page struct {
 
 	// filled by the commit, read once it is durable
 	nodesCreated, edgesCreated, linksAdded int64
+	hostIDs                                []hostID // the targets' node ids
 }
 
 // robotsRecord is a cached robots.txt outcome in the robots bucket.
@@ -257,7 +258,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 		if nAnchors > 0 {
 			pageURL = p.final.String()
 		}
-		info, _ := w.ex.Links(bytes.NewReader(doc), p.final, func(l extract.Link) bool {
+		info, _ := w.ex.LinksBytes(doc, p.final, func(l extract.Link) bool {
 			if nAnchors > 0 {
 				w.noteAnchor(l, p.lease.Host, pageURL, nAnchors)
 			}

@@ -148,9 +148,10 @@ func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, d
 		if status == graph.StatusDiscovered || status == graph.StatusExcludedByLimit {
 			status, changed = graph.StatusOutOfScope, true
 		}
-	} else if !asked(dst.CrawlCount, dst.Status) && !c.capped(dst.CrawlCount) && tx.GetRaw(kv.BucketLeases, kv.U64(dst.ID)) == nil {
+	} else if !asked(dst.CrawlCount, dst.Status) && !c.capped(dst.CrawlCount) && (created || tx.GetRaw(kv.BucketLeases, kv.U64(dst.ID)) == nil) {
 		// A host asked for before, or being fetched now, is not fetched
 		// again for this link (issue 27: one fetch of a host per crawl).
+		// A node created for this link has no lease, mark or entry yet.
 		admitted := false
 		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
 			if admitted, err = c.admitSubdomain(tx, host, depth); err != nil {
@@ -158,7 +159,11 @@ func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, d
 			}
 		}
 		if admitted {
-			ok, err := frontier.Push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: homeURL(dst.Scheme, host), Depth: depth})
+			push := frontier.Push
+			if created {
+				push = frontier.PushNew
+			}
+			ok, err := push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: homeURL(dst.Scheme, host), Depth: depth})
 			if err != nil {
 				return false, false, err
 			}

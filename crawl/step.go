@@ -158,6 +158,13 @@ func (c *Crawler) start(t *task) {
 	conditional := c.cfg.PagesPerHost == 1 && c.cfg.Render != RenderAlways
 	if c.archive != nil || conditional {
 		err := c.store.View(func(tx *kv.Tx) error {
+			if c.archive == nil {
+				// Most hosts were never crawled: their head says so
+				// without decoding the whole node.
+				if h, ok, err := graph.GetHead(tx, p.lease.NodeID); err != nil || !ok || h.CrawlCount == 0 {
+					return err
+				}
+			}
 			n, ok, err := graph.Get(tx, p.lease.NodeID)
 			if err != nil || !ok {
 				return err

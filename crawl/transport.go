@@ -98,8 +98,23 @@ func forbidden(ip netip.Addr) bool {
 // forbiddenHost reports whether host (as in a URL, maybe bracketed, no
 // port) is an IP literal that must not be fetched.
 func forbiddenHost(host string) bool {
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	h := strings.Trim(host, "[]")
+	if !mayBeIP(h) {
+		return false // a name: checked once resolved, at dial time
+	}
+	ip, err := netip.ParseAddr(h)
 	return err == nil && forbidden(ip)
+}
+
+// mayBeIP reports whether netip.ParseAddr could accept h (an IPv4 address
+// ends in a digit, an IPv6 one holds a colon), sparing a host name the
+// error it allocates.
+func mayBeIP(h string) bool {
+	if h == "" {
+		return false
+	}
+	c := h[len(h)-1]
+	return '0' <= c && c <= '9' || strings.IndexByte(h, ':') >= 0
 }
 
 // dialer connects requests: --connect-to rules first (the user asked for

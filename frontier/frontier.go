@@ -224,6 +224,21 @@ func Push(tx *kv.Tx, e Entry) (bool, error) {
 	return true, tx.PutRaw(kv.BucketVisited, vk, []byte{})
 }
 
+// PushNew is Push for the entry of a node created in this same
+// transaction: node ids are never handed out twice, so the node has no
+// visited mark and no queued entry to look up, and e is queued. A page
+// finds a few dozen new hosts at a time on a web it is discovering; these
+// two lookups were a tenth of its commit.
+func PushNew(tx *kv.Tx, e Entry) (bool, error) {
+	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+		return false, ErrBadEntry
+	}
+	if err := queue(tx, e, nil); err != nil {
+		return false, err
+	}
+	return true, tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
+}
+
 // Requeue queues e like Push but disregards the visited marks: resuming a
 // finished crawl re-queues hosts at depth 0 (seed 000 §7).
 func Requeue(tx *kv.Tx, e Entry) (bool, error) {
@@ -252,21 +267,27 @@ func place(tx *kv.Tx, e Entry, k []byte) (bool, error) {
 			return false, err
 		}
 	}
+	return true, queue(tx, e, k)
+}
+
+// queue writes e's entry at k (a new arrival key when k is nil) and its
+// index by node, for a node that has none.
+func queue(tx *kv.Tx, e Entry, k []byte) error {
 	if k == nil {
 		seq, err := tx.AddCounter(counterSeq, 1)
 		if err != nil {
-			return false, err
+			return err
 		}
 		k = key(e.Depth, seq)
 	}
 	if err := tx.Put(kv.BucketFrontier, k, &e); err != nil {
-		return false, err
+		return err
 	}
-	if err := tx.PutRaw(kv.BucketQueued, node, k); err != nil {
-		return false, err
+	if err := tx.PutRaw(kv.BucketQueued, kv.U64(e.NodeID), k); err != nil {
+		return err
 	}
 	_, err := tx.AddCounter(counterSize, 1)
-	return true, err
+	return err
 }
 
 // QueuedAt reports the depth at which node is queued, if it is (a leased

@@ -252,3 +252,35 @@ func TestLease_RoundTrip(t *testing.T) {
 		t.Errorf("entry-only lease: got %+v, %v", fromOld, err)
 	}
 }
+
+// TestFrontier_PushNew_AsPush: PushNew, for nodes created in the same
+// transaction, leaves the frontier, its index and the visited marks as
+// Push does, entry for entry.
+func TestFrontier_PushNew_AsPush(t *testing.T) {
+	dump := func(pushFn func(*kv.Tx, frontier.Entry) (bool, error)) string {
+		s := storetest.MustOpen(t)
+		var out string
+		if err := s.Update(func(tx *kv.Tx) error {
+			for i, h := range []string{"a.example", "b.example", "c.example", "d.example"} {
+				ok, err := pushFn(tx, frontier.Entry{NodeID: node(t, tx, h), Host: h, URL: "http://" + h + "/", Depth: i % 2})
+				if err != nil || !ok {
+					return fmt.Errorf("push %s: %v, %v", h, ok, err)
+				}
+			}
+			for _, b := range [][]byte{kv.BucketFrontier, kv.BucketQueued, kv.BucketVisited} {
+				c := tx.Cursor(b)
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					out += fmt.Sprintf("%s %x %x\n", b, k, v)
+				}
+			}
+			out += fmt.Sprintf("len %d\n", frontier.Len(tx))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := dump(frontier.PushNew), dump(frontier.Push); got != want {
+		t.Errorf("PushNew:\n%s\nPush:\n%s", got, want)
+	}
+}

@@ -41,6 +41,28 @@ func GetHead(tx *kv.Tx, id uint64) (Head, bool, error) {
 	return n.Head(), ok, err
 }
 
+// GetHeadOf is GetHead for the node of host: ok is false when no node has
+// id or when it is another host's. A caller that remembers hosts' ids by
+// a hash of their names learns so that it remembered wrong.
+func GetHeadOf(tx *kv.Tx, id uint64, host string) (Head, bool, error) {
+	data := tx.GetRaw(kv.BucketNodes, kv.U64(id))
+	if data == nil {
+		return Head{}, false, nil
+	}
+	if h, name, ok := decodeHeadHost(data); ok {
+		if string(name) != host {
+			return Head{}, false, nil
+		}
+		h.ID = id
+		return h, true, nil
+	}
+	n, ok, err := Get(tx, id)
+	if err != nil || !ok || n.Host != host {
+		return Head{}, false, err
+	}
+	return n.Head(), true, nil
+}
+
 // EnsureHeadAt is EnsureAt for a caller that needs only the node's head.
 func EnsureHeadAt(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Head, bool, error) {
 	if id, ok := Lookup(tx, host); ok {
@@ -235,6 +257,13 @@ func (r *headReader) skip() {
 // decodeHead reads a node's head from its stored bytes, or reports false
 // when they are not in the form it knows (the caller then decodes fully).
 func decodeHead(b []byte) (Head, bool) {
+	h, _, ok := decodeHeadHost(b)
+	return h, ok
+}
+
+// decodeHeadHost is decodeHead that also returns the node's host (valid
+// while b is).
+func decodeHeadHost(b []byte) (Head, []byte, bool) {
 	r := headReader{b: b, ok: true}
 	var n int
 	switch c := r.byte(); {
@@ -245,15 +274,18 @@ func decodeHead(b []byte) (Head, bool) {
 			n = int(binary.BigEndian.Uint16(h))
 		}
 	default:
-		return Head{}, false
+		return Head{}, nil, false
 	}
 	var h Head
+	var host []byte
 	for range n {
 		if !r.ok {
-			return Head{}, false
+			return Head{}, nil, false
 		}
 		k := r.str()
 		switch string(k) { // no allocation: a switch on string(bytes)
+		case "h":
+			host = r.str()
 		case "sc":
 			h.Scheme = intern(r.str())
 		case "cc":
@@ -269,9 +301,9 @@ func decodeHead(b []byte) (Head, bool) {
 		}
 	}
 	if !r.ok || r.i != len(b) {
-		return Head{}, false
+		return Head{}, nil, false
 	}
-	return h, true
+	return h, host, true
 }
 
 // intern returns the constant for the schemes and statuses weaver writes,

@@ -49,7 +49,10 @@ func TestDecodeHead_AgreesWithDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := full.Head()
-		got, ok := decodeHead(data)
+		got, host, ok := decodeHeadHost(data)
+		if string(host) != full.Host {
+			t.Fatalf("node %d: host %q, full decode %q", i, host, full.Host)
+		}
 		got.ID = full.ID
 		if !ok || got.ID != want.ID || got.Scheme != want.Scheme || got.CrawlCount != want.CrawlCount ||
 			got.Status != want.Status || got.Depth != want.Depth || !got.LastSeen.Equal(want.LastSeen) {

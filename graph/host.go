@@ -132,14 +132,27 @@ func RegistrableDomain(host string) string {
 	if strings.IndexByte(h, '.') < 0 {
 		return h
 	}
-	if _, err := netip.ParseAddr(h); err == nil {
-		return h
+	if mayBeIP(h) {
+		if _, err := netip.ParseAddr(h); err == nil {
+			return h
+		}
 	}
 	d, err := publicsuffix.EffectiveTLDPlusOne(h)
 	if err != nil {
 		return h
 	}
 	return d
+}
+
+// mayBeIP reports whether netip.ParseAddr could accept h: an IPv4
+// address ends in a digit, an IPv6 one holds a colon. It spares a host
+// name ParseAddr's error, which allocates, a few times per link.
+func mayBeIP(h string) bool {
+	if h == "" {
+		return false
+	}
+	c := h[len(h)-1]
+	return '0' <= c && c <= '9' || strings.IndexByte(h, ':') >= 0
 }
 
 // stripPort drops a trailing ":port" from a host. Unbracketed IPv6 (several

@@ -217,3 +217,31 @@ func TestCheck_FindsDamage(t *testing.T) {
 		t.Fatalf("got %v, want ErrInconsistent", err)
 	}
 }
+
+// GetHeadOf gives the head of host's node by id, and nothing for an id
+// that is no node's or another host's.
+func TestGetHeadOf(t *testing.T) {
+	s := storetest.MustOpen(t)
+	now := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	err := s.Update(func(tx *kv.Tx) error {
+		a, _, err := graph.EnsureHeadAt(tx, "a.example", "https", 3, now)
+		if err != nil {
+			return err
+		}
+		if h, ok, err := graph.GetHeadOf(tx, a.ID, "a.example"); err != nil || !ok || h != a {
+			t.Errorf("a.example: got %+v, %v, %v; want %+v", h, ok, err, a)
+		}
+		for _, c := range []struct {
+			id   uint64
+			host string
+		}{{a.ID, "b.example"}, {a.ID + 100, "a.example"}} {
+			if h, ok, err := graph.GetHeadOf(tx, c.id, c.host); err != nil || ok {
+				t.Errorf("id %d as %s: got %+v, %v, %v; want nothing", c.id, c.host, h, ok, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -238,7 +238,7 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 	}()
 	defer debug.SetPanicOnFault(onFault())
 	db, err = bbolt.Open(path, 0o600, boltOptions(opts))
-	if db != nil {
+	if err == nil {
 		db.AllocSize = allocSize
 	}
 	return db, err
@@ -248,8 +248,11 @@ func openBolt(path string, opts Options) (db *bbolt.DB, err error) {
 // default is 16 MiB). Below 1 GiB bbolt otherwise sizes the file as its
 // memory map, which doubles: a store of 8.5 MiB of pages was a 16 MiB file,
 // and a crawl's growth read off the file's size was bbolt's steps, not
-// what the crawl wrote (issue 43). Each step costs a truncate and an fsync
-// of the file, a few more in a long crawl than before.
+// what the crawl wrote (issue 43); past it, the 16 MiB tail is a hole on
+// most file systems, but ls, quotas and copies count it. Each step costs a
+// truncate and an fsync of the file's metadata, in a commit that fsyncs
+// anyway: a few more in a long crawl than before, nothing a crawl can
+// measure.
 const allocSize = 1 << 20
 
 // boltOptions: the hashmap freelist allocates in constant time. The

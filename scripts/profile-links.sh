@@ -12,6 +12,7 @@
 #   scripts/profile-links.sh                     # 10,000 hosts into /tmp/weaver-prof
 #   HOSTS=20000 PAGES_PER_HOST=10 scripts/profile-links.sh
 #   WARC=1 scripts/profile-links.sh              # the same with --warc, and an import of it
+#   HOSTS=200000 MAX_PAGES=10000 scripts/profile-links.sh  # 10,000 pages of a web still being discovered
 set -euo pipefail
 WEAVER=${WEAVER:-bin/weaver}
 FAKEWEB=${FAKEWEB:-bin/fakeweb}
@@ -19,6 +20,7 @@ STATS=${STATS:-}
 HOSTS=${HOSTS:-10000}
 LINKS=${LINKS:-40}
 PPH=${PAGES_PER_HOST:-1}
+MAX_PAGES=${MAX_PAGES:-0}
 OUT=${OUT:-/tmp/weaver-prof}
 KEEP=${KEEP:-all 10}
 mkdir -p "$OUT"
@@ -39,7 +41,7 @@ crawl() { # name, extra flags...
   WEAVER_CPUPROFILE="$OUT/$name.cpu" WEAVER_MEMPROFILE="$OUT/$name.mem" /usr/bin/time -f '%U %S %e %M' -o "$OUT/$name.time" \
     "$WEAVER" crawl --db "$OUT/$name.bolt" --metrics "$OUT/$name.json" --connect-to "::$ADDR" \
     --delay 0 --max-depth 0 --max-crawls-per-node 1 --workers 3 --quiet --ignore-robots \
-    --pages-per-host "$PPH" "$@" "$SEED"
+    --pages-per-host "$PPH" --max-pages "$MAX_PAGES" "$@" "$SEED"
   read -r u s wall rss <"$OUT/$name.time"
   pages=$(grep -o '"pages_fetched": *[0-9]*' "$OUT/$name.json" | tr -dc 0-9)
   edges=$(grep -o '"total_edges": *[0-9]*' "$OUT/$name.json" | tr -dc 0-9)

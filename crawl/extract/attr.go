@@ -20,6 +20,11 @@ type attrs struct {
 	raw []byte // the tag's raw bytes when read in place, nil when using TagAttr
 	i   int    // position in raw
 	end bool   // no attribute left
+	// fix, when reading in place for the scanner, is where keys and
+	// values that TagAttr would change (a NUL, a CR, an entity that
+	// simpleEntities accepted) are rewritten; nil for the tokenizer's
+	// tags, which then have none.
+	fix *[]byte
 }
 
 // newAttrs starts iterating over the attributes of z's current start tag.
@@ -29,6 +34,21 @@ func newAttrs(z *html.Tokenizer) attrs {
 		return attrs{z: z}
 	}
 	return attrs{z: z, raw: raw, i: afterName(raw)}
+}
+
+// rawAttrs starts iterating over the attributes of the start tag raw (from
+// its '<' to its '>'), read in place as TagAttr would return them, fixing
+// NULs, CRs and the entities unescapeAttr knows into *fix, which only
+// grows (values returned stay valid while *fix is not cut). A tag with an
+// entity it does not know is read by a tokenizer of its own: a start tag
+// is tokenized the same wherever it stands.
+func rawAttrs(raw []byte, fix *[]byte) attrs {
+	if bytes.IndexByte(raw, '&') >= 0 && !simpleEntities(raw) {
+		z := html.NewTokenizer(bytes.NewReader(raw))
+		z.Next()
+		return attrs{z: z}
+	}
+	return attrs{raw: raw, i: afterName(raw), fix: fix}
 }
 
 // next returns the next attribute, its key in the tag's case (compare it
@@ -47,9 +67,32 @@ func (a *attrs) next() (key, val []byte, ok bool) {
 	for {
 		key, val, ok = a.rawNext()
 		if !ok || len(key) > 0 {
+			if ok && a.fix != nil {
+				key, val = a.fixUp(key, val)
+			}
 			return key, val, ok
 		}
 	}
+}
+
+// fixUp rewrites key and value as TagAttr does: NUL to U+FFFD, then, in
+// the value, CR and CR LF to LF and entities unescaped. It copies only
+// what changes, into a.fix, which grows by appending so that the values
+// returned before stay valid until the next tag.
+func (a *attrs) fixUp(key, val []byte) ([]byte, []byte) {
+	if bytes.IndexByte(key, 0) >= 0 {
+		start := len(*a.fix)
+		*a.fix = appendNULFixed(*a.fix, key)
+		key = (*a.fix)[start:len(*a.fix):len(*a.fix)]
+	}
+	if bytes.IndexByte(val, 0) < 0 && bytes.IndexByte(val, '\r') < 0 && bytes.IndexByte(val, '&') < 0 {
+		return key, val
+	}
+	start := len(*a.fix)
+	*a.fix = appendNULFixed(*a.fix, val)
+	v := convertNewlines((*a.fix)[start:])
+	*a.fix = unescapeAttr((*a.fix)[:start+len(v)], start)
+	return key, (*a.fix)[start:len(*a.fix):len(*a.fix)]
 }
 
 // afterName returns the index in raw just past a start tag's name and the

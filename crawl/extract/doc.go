@@ -9,6 +9,19 @@
 // Extractor.MaxBuf, so one giant token cannot take memory without limit;
 // the caller bounds the body itself.
 //
+// A page already in memory (PageBytes, LinksBytes) is read by a byte
+// scanner that gives the tokenizer's tokens, boundaries, text and
+// attributes, several times faster: the tokenizer reads every byte
+// through a bounded buffer and copies, lowers and deduplicates every
+// attribute of every tag, where the scanner jumps from '<' to '<' and
+// reads the attributes of the few tags extract wants. The tokenizer stays
+// the reference: FuzzScanner compares the two on any input, token by token
+// and page by page, and what the scanner does not do itself is done by
+// x/net/html (a page of MaxBuf bytes or more, whose tokens could exceed
+// the bound; a tag holding a character reference other than the numeric
+// ones and the few named ones attributes commonly hold; text references).
+// Neither decodes charsets: both read bytes as UTF-8.
+//
 // Links are reported in document order, resolved as a browser resolves
 // them: against the first <base href> that comes before them (itself
 // resolved against the page URL), else the page URL; with leading and

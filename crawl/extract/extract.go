@@ -72,6 +72,7 @@ type Extractor struct {
 	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
 	anchor          textBuf // the text of the <a> being read, with AnchorText
 	href            []byte  // the href being cleaned
+	scan            scanner // PageBytes's and LinksBytes's
 }
 
 // pool holds the Extractors of the package-level Page.
@@ -95,16 +96,57 @@ func Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, err
 // HTML, or not valid UTF-8, is not an error: it is read as the tokenizer
 // reads it.
 func (e *Extractor) Page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool) (Info, error) {
-	return e.page(r, pageURL, fn, nil)
+	return e.page(e.tokenizer(r), pageURL, fn, nil)
 }
 
 // Links is Page reporting each link with its rel keywords (see Link).
 func (e *Extractor) Links(r io.Reader, pageURL *url.URL, fn func(link Link) bool) (Info, error) {
-	return e.page(r, pageURL, nil, fn)
+	return e.page(e.tokenizer(r), pageURL, nil, fn)
 }
 
-// page is Page with either fn (links only) or lfn (links and rel).
-func (e *Extractor) page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) bool, lfn func(link Link) bool) (Info, error) {
+// PageBytes is Page for a page already in memory. It gives what Page
+// gives, link for link, but reads the page with a byte scanner (see
+// scanner) several times faster than the tokenizer, when the page is
+// shorter than MaxBuf; a longer page, whose tokens could exceed it, is
+// read by the tokenizer. It never returns a read error.
+func (e *Extractor) PageBytes(doc []byte, pageURL *url.URL, fn func(link *url.URL) bool) (Info, error) {
+	return e.page(e.bytesSource(doc), pageURL, fn, nil)
+}
+
+// LinksBytes is Links for a page already in memory, as PageBytes is Page.
+func (e *Extractor) LinksBytes(doc []byte, pageURL *url.URL, fn func(link Link) bool) (Info, error) {
+	return e.page(e.bytesSource(doc), pageURL, nil, fn)
+}
+
+// maxBuf is MaxBuf with its default.
+func (e *Extractor) maxBuf() int {
+	if e.MaxBuf <= 0 {
+		return DefaultMaxBuf
+	}
+	return e.MaxBuf
+}
+
+// tokenizer returns x/net/html's tokenizer over r, bounded by MaxBuf.
+func (e *Extractor) tokenizer(r io.Reader) source {
+	z := html.NewTokenizer(r)
+	z.SetMaxBuf(e.maxBuf())
+	return tokenizer{z}
+}
+
+// bytesSource returns e's scanner over doc, or the tokenizer when a token
+// of doc could reach MaxBuf: the tokenizer then stops with
+// ErrBufferExceeded (Info.Truncated), which the scanner does not mimic.
+func (e *Extractor) bytesSource(doc []byte) source {
+	if len(doc) >= e.maxBuf() {
+		return e.tokenizer(bytes.NewReader(doc))
+	}
+	e.scan.reset(doc)
+	return &e.scan
+}
+
+// page is Page with either fn (links only) or lfn (links and rel), reading
+// the page's tokens from z.
+func (e *Extractor) page(z source, pageURL *url.URL, fn func(link *url.URL) bool, lfn func(link Link) bool) (Info, error) {
 	var info Info
 	if pageURL == nil {
 		return info, ErrNoPageURL
@@ -115,13 +157,6 @@ func (e *Extractor) page(r io.Reader, pageURL *url.URL, fn func(link *url.URL) b
 	p := pageState{base: pageURL}
 	anchors := e.AnchorText && lfn != nil
 	var pend Link // with anchors: the <a> whose text is being read, when pend.URL != nil
-
-	z := html.NewTokenizer(r)
-	maxBuf := e.MaxBuf
-	if maxBuf <= 0 {
-		maxBuf = DefaultMaxBuf
-	}
-	z.SetMaxBuf(maxBuf)
 
 	var err error
 loop:
@@ -164,16 +199,17 @@ loop:
 				if !e.flushAnchor(&pend, lfn) {
 					break loop
 				}
-				u, rel, relAttr, ok := e.link(z, p.base)
+				la := readLinkAttrs(z)
+				u, rel, ok := e.link(la, p.base)
 				if !ok {
 					continue
 				}
 				info.Links++
-				l := Link{URL: u, Rel: rel, RelAttr: relText(relAttr)}
+				l := Link{URL: u, Rel: rel, RelAttr: relText(la.rel)}
 				if equalLower(name, "area") || tt == html.SelfClosingTagToken {
-					if alt, ok := attr(z, "alt"); ok && equalLower(name, "area") {
+					if la.hasAlt && equalLower(name, "area") {
 						e.anchor.reset(MaxAnchorRunes)
-						e.anchor.write(alt)
+						e.anchor.write(la.alt)
 						l.Text = e.anchor.String()
 					}
 					if !lfn(l) {
@@ -184,7 +220,7 @@ loop:
 				pend = l
 				e.anchor.reset(MaxAnchorRunes)
 			case equalLower(name, "a"), equalLower(name, "area"):
-				u, rel, _, ok := e.link(z, p.base)
+				u, rel, ok := e.link(readLinkAttrs(z), p.base)
 				if !ok {
 					continue
 				}
@@ -311,28 +347,26 @@ func relText(v []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// link returns the link of the current <a> or <area> tag, if it has one
-// worth reporting, with the rel keywords weaver records and the rel
-// attribute's value (valid until the tokenizer moves on).
-func (e *Extractor) link(z *html.Tokenizer, base *url.URL) (*url.URL, Rel, []byte, bool) {
-	href, rel, hasHref, hasRel := hrefRel(z)
-	if !hasHref {
-		return nil, 0, nil, false
+// link returns the link of an <a> or <area> tag with attributes la, if
+// it has one worth reporting, with the rel keywords weaver records.
+func (e *Extractor) link(la linkAttrs, base *url.URL) (*url.URL, Rel, bool) {
+	if !la.hasHref {
+		return nil, 0, false
 	}
-	u, ok := e.resolveHref(href, base)
+	u, ok := e.resolveHref(la.href, base)
 	if !ok {
-		return nil, 0, nil, false
+		return nil, 0, false
 	}
 	var r Rel
-	if hasRel {
-		r = parseRel(rel)
+	if la.hasRel {
+		r = parseRel(la.rel)
 	}
-	return u, r, rel, true
+	return u, r, true
 }
 
 // canonical returns the current <link> tag's href when its rel holds
 // "canonical" and the href is worth reporting, else "".
-func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
+func (e *Extractor) canonical(z source, base *url.URL) string {
 	href, rel, hasHref, hasRel := hrefRel(z)
 	if !hasHref || !hasRel || !hasToken(rel, "canonical") {
 		return ""
@@ -344,20 +378,38 @@ func (e *Extractor) canonical(z *html.Tokenizer, base *url.URL) string {
 	return strings.ToValidUTF8(u.String(), "\uFFFD")
 }
 
-// hrefRel reads the current tag's href and rel attributes: only the
-// first of repeated attributes counts, as in a browser.
-func hrefRel(z *html.Tokenizer) (href, rel []byte, hasHref, hasRel bool) {
-	a := newAttrs(z)
+// hrefRel reads the current tag's href and rel attributes.
+func hrefRel(z source) (href, rel []byte, hasHref, hasRel bool) {
+	la := readLinkAttrs(z)
+	return la.href, la.rel, la.hasHref, la.hasRel
+}
+
+// linkAttrs are the attributes weaver reads of a link tag, valid until the
+// tokenizer moves on: only the first of repeated attributes counts, as in
+// a browser.
+type linkAttrs struct {
+	href, rel, alt          []byte
+	hasHref, hasRel, hasAlt bool
+}
+
+// readLinkAttrs reads them in one pass: a tag whose attributes go through
+// the tokenizer's TagAttr (one with an entity, a NUL or a CR) gives them
+// once, and an <area>'s alt read after its href was lost.
+func readLinkAttrs(z source) linkAttrs {
+	var la linkAttrs
+	a := z.attrs()
 	for {
 		k, v, ok := a.next()
 		if !ok {
-			return href, rel, hasHref, hasRel
+			return la
 		}
 		switch {
-		case !hasHref && equalFold(k, "href"):
-			href, hasHref = v, true
-		case !hasRel && equalFold(k, "rel"):
-			rel, hasRel = v, true
+		case !la.hasHref && equalFold(k, "href"):
+			la.href, la.hasHref = v, true
+		case !la.hasRel && equalFold(k, "rel"):
+			la.rel, la.hasRel = v, true
+		case !la.hasAlt && equalFold(k, "alt"):
+			la.alt, la.hasAlt = v, true
 		}
 	}
 }
@@ -416,7 +468,7 @@ func resolve(base, ref *url.URL) *url.URL {
 // baseTag records the current <base> tag's href, if it has one, as the URL
 // later links resolve against. Only the first <base href> counts, even if
 // its value does not parse (then links resolve against the page URL).
-func (e *Extractor) baseTag(z *html.Tokenizer, p *pageState, pageURL *url.URL) {
+func (e *Extractor) baseTag(z source, p *pageState, pageURL *url.URL) {
 	href, ok := attr(z, "href")
 	if !ok {
 		return
@@ -437,10 +489,10 @@ func (e *Extractor) baseTag(z *html.Tokenizer, p *pageState, pageURL *url.URL) {
 
 // meta reads the current <meta> tag into info (robots) and e's buffers
 // (descriptions).
-func (e *Extractor) meta(z *html.Tokenizer, info *Info) {
+func (e *Extractor) meta(z source, info *Info) {
 	var name, property, content []byte
 	var hasName, hasProperty, hasContent bool // only the first of repeated attributes counts
-	a := newAttrs(z)
+	a := z.attrs()
 	for {
 		key, val, ok := a.next()
 		if !ok {
@@ -475,8 +527,8 @@ func (e *Extractor) meta(z *html.Tokenizer, info *Info) {
 
 // attr returns the value of the current tag's attribute key, which must be
 // lower case. Only the first of repeated attributes counts, as in browsers.
-func attr(z *html.Tokenizer, key string) ([]byte, bool) {
-	a := newAttrs(z)
+func attr(z source, key string) ([]byte, bool) {
+	a := z.attrs()
 	for {
 		k, v, ok := a.next()
 		if !ok {
@@ -620,3 +672,18 @@ func IsHTML(ct string) bool {
 	}
 	return mt == "text/html" || mt == "application/xhtml+xml"
 }
+
+// source is what page reads a document's tokens from: x/net/html's
+// Tokenizer (tokenizer, the reference) or the scanner (PageBytes).
+type source interface {
+	Next() html.TokenType
+	Raw() []byte
+	Text() []byte
+	Err() error
+	attrs() attrs // of the current start tag
+}
+
+// tokenizer is the Tokenizer as a source.
+type tokenizer struct{ *html.Tokenizer }
+
+func (t tokenizer) attrs() attrs { return newAttrs(t.Tokenizer) }

@@ -470,6 +470,17 @@ func BenchmarkPage(b *testing.B) {
 			}
 		}
 	})
+	// PageBytes: the same extraction through the byte scanner.
+	b.Run("scan", func(b *testing.B) {
+		var e extract.Extractor
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.PageBytes(doc, u, func(*url.URL) bool { return true }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The floor: the tokenizer alone, reading every tag's name.
 	b.Run("tokenizer-only", func(b *testing.B) {
 		var r bytes.Reader
@@ -577,6 +588,7 @@ func TestLinks_AnchorText(t *testing.T) {
    text </a>
 <a rel="NoFollow  noopener" href="http://b.example/"><img src=x alt="Logo of B"> and <b>bold</b></a>
 <area alt=" map area " href="http://c.example/">
+<area alt="A &amp; B" href="http://c2.example/">
 <a href="http://d.example/">before<script>var x = "<a>";</script> after</a>
 <a href="http://e.example/">left open
 <a href="http://f.example/">` + long + `</a>
@@ -587,13 +599,14 @@ func TestLinks_AnchorText(t *testing.T) {
 		{Text: "Plain text"},
 		{Text: "Logo of B and bold", RelAttr: "nofollow noopener", Rel: extract.RelNofollow},
 		{Text: "map area"},
+		{Text: "A & B"}, // read through TagAttr, as its href is
 		{Text: "before after"},
 		{Text: "left open"},
 		{Text: strings.TrimSpace(long[:extract.MaxAnchorRunes])},
 		{},
 		{Text: "at the end"},
 	}
-	urls := []string{"http://a.example/", "http://b.example/", "http://c.example/", "http://d.example/", "http://e.example/", "http://f.example/", "http://g.example/", "http://h.example/"}
+	urls := []string{"http://a.example/", "http://b.example/", "http://c.example/", "http://c2.example/", "http://d.example/", "http://e.example/", "http://f.example/", "http://g.example/", "http://h.example/"}
 	u, _ := url.Parse(pageURL)
 	e := extract.Extractor{AnchorText: true}
 	var got []extract.Link

@@ -400,14 +400,18 @@ func (h *harness) dotPictures(ctx context.Context) []row {
 func (h *harness) micro(ctx context.Context) ([]row, error) {
 	var rows []row
 	r := h.bench(ctx, "./crawl/extract", "1s", "BenchmarkPage")
-	ex := row{Metric: "6. Link extraction, 30 KB page (x/net/html tokenizer): MB/s"}
+	ex := row{Metric: "6. Link extraction, 30 KB page (byte scanner; x/net/html tokenizer): MB/s"}
 	if s := r.status("BenchmarkPage"); s != "" {
 		ex.Weaver = s
 		h.benchNote("BenchmarkPage", r)
 	} else {
 		e, ok1 := find(r.Lines, "BenchmarkPage/extract")
 		t, ok2 := find(r.Lines, "BenchmarkPage/tokenizer-only")
+		sc, ok3 := find(r.Lines, "BenchmarkPage/scan")
 		switch {
+		case ok1 && ok2 && ok3:
+			ex.Weaver = fmt.Sprintf("%.0f MB/s (%.0f allocs/page); tokenizer %.0f MB/s (tokenizer alone %.0f MB/s)",
+				sc.Metrics["MB/s"], sc.Metrics["allocs/op"], e.Metrics["MB/s"], t.Metrics["MB/s"])
 		case ok1 && ok2:
 			ex.Weaver = fmt.Sprintf("%.0f MB/s (tokenizer alone %.0f MB/s); %.0f allocs/page", e.Metrics["MB/s"], t.Metrics["MB/s"], e.Metrics["allocs/op"])
 		case ok1:

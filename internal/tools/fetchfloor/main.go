@@ -5,12 +5,18 @@
 // resolves every <a href> to its host, and stores nothing. Its CPU per
 // page is what weaver's would be with the store, link selection, the
 // frontier and the rest at no cost: a floor under `make profile-links`'s
-// figures.
+// figures. --no-parse is the fetch alone; --scan reads the links with
+// weaver's own byte scanner (extract.PageBytes) instead of the tokenizer,
+// the floor of a weaver that scans.
 //
 //	scripts/profile-links.sh          # leaves /tmp/weaver-prof/crawl-all.bolt and fakeweb's address
-//	bin/weaver export --db /tmp/weaver-prof/crawl-all.bolt --csv /tmp/floor
-//	cut -d, -f2 /tmp/floor-nodes.csv | tail -n +2 >/tmp/floor.hosts
-//	go run ./internal/tools/fetchfloor --connect-to 127.0.0.1:PORT /tmp/floor.hosts
+//	go run ./internal/tools/fetchfloor --list-crawled /tmp/weaver-prof/crawl-all.bolt >/tmp/floor.hosts
+//	go build -o /tmp/fetchfloor ./internal/tools/fetchfloor
+//	/usr/bin/time /tmp/fetchfloor --connect-to 127.0.0.1:PORT /tmp/floor.hosts
+//
+// --list-crawled prints the hosts a store's crawl fetched (of a crawl cut
+// short by --max-pages, not the hosts it only found), one a line, so that
+// reading the store is no part of the floor's own run.
 package main
 
 import (
@@ -31,15 +37,28 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 func main() {
 	addr := flag.String("connect-to", "", "fakeweb's `ADDRESS` (host:port): every host is reached there")
 	workers := flag.Int("workers", 3, "concurrent fetches")
 	noParse := flag.Bool("no-parse", false, "read the bodies without tokenizing them: the fetch alone")
+	scan := flag.Bool("scan", false, "read the links with weaver's byte scanner (extract.PageBytes), not the tokenizer")
+	list := flag.String("list-crawled", "", "print the hosts the crawl of the store at `FILE` fetched, and exit")
 	flag.Parse()
+	if *list != "" {
+		if err := listCrawled(*list); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *addr == "" || flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: fetchfloor --connect-to HOST:PORT HOSTS_FILE")
+		fmt.Fprintln(os.Stderr, "usage: fetchfloor [--scan | --no-parse] --connect-to HOST:PORT HOSTS_FILE; fetchfloor --list-crawled STORE")
 		os.Exit(2)
 	}
 	f, err := os.Open(flag.Arg(0))
@@ -74,8 +93,9 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var ex extract.Extractor
 			for host := range work {
-				found := fetch(client, host, !*noParse)
+				found := fetch(client, host, !*noParse, *scan, &ex)
 				pages.Add(1)
 				links.Add(int64(len(found)))
 			}
@@ -94,8 +114,8 @@ func main() {
 }
 
 // fetch returns the hosts host's home page links to, other than itself
-// (none when not parse).
-func fetch(client *http.Client, host string, parse bool) []string {
+// (none when not parse), read by the tokenizer or, with scan, by ex.
+func fetch(client *http.Client, host string, parse, scan bool, ex *extract.Extractor) []string {
 	base := &url.URL{Scheme: "http", Host: host, Path: "/"}
 	resp, err := client.Get(base.String())
 	if err != nil {
@@ -107,6 +127,15 @@ func fetch(client *http.Client, host string, parse bool) []string {
 		return nil
 	}
 	var out []string
+	if scan {
+		ex.PageBytes(body, base, func(u *url.URL) bool {
+			if u.Host != "" && u.Host != host {
+				out = append(out, strings.ToLower(u.Hostname()))
+			}
+			return true
+		})
+		return out
+	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		switch z.Next() {
@@ -132,4 +161,23 @@ func fetch(client *http.Client, host string, parse bool) []string {
 			}
 		}
 	}
+}
+
+// listCrawled prints the hosts of the store at path that a crawl fetched.
+func listCrawled(path string) error {
+	s, err := kv.Open(path, kv.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	return s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.CrawlCount > 0 {
+				fmt.Fprintln(w, n.Host)
+			}
+			return nil
+		})
+	})
 }
