@@ -147,150 +147,207 @@ func (e *Extractor) bytesSource(doc []byte) source {
 // page is Page with either fn (links only) or lfn (links and rel), reading
 // the page's tokens from z.
 func (e *Extractor) page(z source, pageURL *url.URL, fn func(link *url.URL) bool, lfn func(link Link) bool) (Info, error) {
-	var info Info
 	if pageURL == nil {
-		return info, ErrNoPageURL
+		return Info{}, ErrNoPageURL
 	}
 	e.title.reset(MaxTitleRunes)
 	e.desc.reset(MaxDescriptionRunes)
 	e.og.reset(MaxDescriptionRunes)
-	p := pageState{base: pageURL}
-	anchors := e.AnchorText && lfn != nil
-	var pend Link // with anchors: the <a> whose text is being read, when pend.URL != nil
-
+	r := pageRun{e: e, z: z, pageURL: pageURL, fn: fn, lfn: lfn, anchors: e.AnchorText && lfn != nil}
+	r.p.base = pageURL
 	var err error
-loop:
 	for {
 		tt := z.Next()
-		if p.inTitle && tt != html.TextToken {
-			p.inTitle, p.titleDone = false, true
+		if r.p.inTitle && tt != html.TextToken {
+			r.p.inTitle, r.p.titleDone = false, true
 		}
-		if p.rawText && tt != html.TextToken {
-			p.rawText = false
+		if r.p.rawText && tt != html.TextToken {
+			r.p.rawText = false
 		}
+		more := true
 		switch tt {
 		case html.ErrorToken:
-			switch zerr := z.Err(); {
-			case zerr == io.EOF:
-			case errors.Is(zerr, html.ErrBufferExceeded):
-				info.Truncated = true
-			default:
-				err = fmt.Errorf("extract: read: %w", zerr)
-			}
-			break loop
-
+			err, more = r.end(), false
 		case html.TextToken:
-			if p.inTitle {
-				e.title.write(z.Text())
-			}
-			if pend.URL != nil && !p.rawText && p.template == 0 {
-				e.anchor.write(z.Text())
-			}
-
+			r.text()
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name := tagName(z.Raw())
-			switch {
-			case p.template > 0:
-				if equalLower(name, "template") {
-					p.template++
-				}
-			case anchors && (equalLower(name, "a") || equalLower(name, "area")):
-				// An <a> ends the one before it, as in a browser.
-				if !e.flushAnchor(&pend, lfn) {
-					break loop
-				}
-				la := readLinkAttrs(z)
-				u, rel, ok := e.link(la, p.base)
-				if !ok {
-					continue
-				}
-				info.Links++
-				l := Link{URL: u, Rel: rel, RelAttr: relText(la.rel)}
-				if equalLower(name, "area") || tt == html.SelfClosingTagToken {
-					if la.hasAlt && equalLower(name, "area") {
-						e.anchor.reset(MaxAnchorRunes)
-						e.anchor.write(la.alt)
-						l.Text = e.anchor.String()
-					}
-					if !lfn(l) {
-						break loop
-					}
-					continue
-				}
-				pend = l
-				e.anchor.reset(MaxAnchorRunes)
-			case equalLower(name, "a"), equalLower(name, "area"):
-				u, rel, ok := e.link(readLinkAttrs(z), p.base)
-				if !ok {
-					continue
-				}
-				info.Links++
-				if fn != nil && !fn(u) {
-					break loop
-				}
-				if lfn != nil && !lfn(Link{URL: u, Rel: rel}) {
-					break loop
-				}
-			case pend.URL != nil && equalLower(name, "img"):
-				if alt, ok := attr(z, "alt"); ok {
-					e.anchor.write([]byte(" "))
-					e.anchor.write(alt)
-				}
-			case pend.URL != nil && isRawText(name):
-				p.rawText = true // a script's or style's text is not the link's
-			case equalLower(name, "link"):
-				if info.Canonical == "" {
-					info.Canonical = e.canonical(z, p.base)
-				}
-			case equalLower(name, "base"):
-				if !p.baseSeen {
-					e.baseTag(z, &p, pageURL)
-				}
-			case equalLower(name, "meta"):
-				e.meta(z, &info)
-			case equalLower(name, "title"):
-				// The tokenizer reads <title/> as <title> too, as browsers do.
-				p.inTitle = !p.titleDone && p.svg == 0
-			case equalLower(name, "template"):
-				p.template++
-			case equalLower(name, "svg"):
-				if tt == html.StartTagToken {
-					p.svg++
-				}
-			}
-
+			more = r.startTag(tt)
 		case html.EndTagToken:
-			name := tagName(z.Raw())
-			switch {
-			case pend.URL != nil && equalLower(name, "a"):
-				if !e.flushAnchor(&pend, lfn) {
-					break loop
-				}
-			case equalLower(name, "template"):
-				if p.template > 0 {
-					p.template--
-				}
-			case equalLower(name, "svg"):
-				if p.svg > 0 && p.template == 0 {
-					p.svg--
-				}
-			}
+			more = r.endTag()
+		}
+		if !more {
+			break
 		}
 	}
+	return r.finish(), err
+}
 
-	if pend.URL != nil {
-		e.flushAnchor(&pend, lfn) // the page ended inside the link
+// pageRun is one page's reading by page: where it is in the document, what
+// it found, and the link whose text is being read.
+type pageRun struct {
+	e       *Extractor
+	z       source
+	pageURL *url.URL
+	fn      func(link *url.URL) bool
+	lfn     func(link Link) bool
+	anchors bool // links are reported with their text (AnchorText and lfn)
+	p       pageState
+	info    Info
+	pend    Link // with anchors: the <a> whose text is being read, when pend.URL != nil
+}
+
+// end takes the tokenizer's last word: the end of the page, a page over
+// its buffer (Truncated), or a read error.
+func (r *pageRun) end() error {
+	switch zerr := r.z.Err(); {
+	case zerr == io.EOF:
+	case errors.Is(zerr, html.ErrBufferExceeded):
+		r.info.Truncated = true
+	default:
+		return fmt.Errorf("extract: read: %w", zerr)
 	}
-	info.Title = e.title.String()
-	info.Description = e.desc.String()
+	return nil
+}
+
+// text takes a text token: the title's, or the pending link's.
+func (r *pageRun) text() {
+	if r.p.inTitle {
+		r.e.title.write(r.z.Text())
+	}
+	if r.pend.URL != nil && !r.p.rawText && r.p.template == 0 {
+		r.e.anchor.write(r.z.Text())
+	}
+}
+
+// startTag takes a start (or self-closing) tag. It reports false when a
+// callback asks to stop.
+func (r *pageRun) startTag(tt html.TokenType) bool {
+	name := tagName(r.z.Raw())
+	switch {
+	case r.p.template > 0:
+		if equalLower(name, "template") {
+			r.p.template++
+		}
+	case r.anchors && (equalLower(name, "a") || equalLower(name, "area")):
+		return r.anchorStart(name, tt)
+	case equalLower(name, "a"), equalLower(name, "area"):
+		return r.link()
+	case r.pend.URL != nil && equalLower(name, "img"):
+		if alt, ok := attr(r.z, "alt"); ok {
+			r.e.anchor.write([]byte(" "))
+			r.e.anchor.write(alt)
+		}
+	case r.pend.URL != nil && isRawText(name):
+		r.p.rawText = true // a script's or style's text is not the link's
+	default:
+		r.headTag(name, tt)
+	}
+	return true
+}
+
+// headTag takes the tags that are not links: the canonical link, <base>,
+// <meta>, <title>, and the <template> and <svg> whose content is not the
+// page's.
+func (r *pageRun) headTag(name []byte, tt html.TokenType) {
+	switch {
+	case equalLower(name, "link"):
+		if r.info.Canonical == "" {
+			r.info.Canonical = r.e.canonical(r.z, r.p.base)
+		}
+	case equalLower(name, "base"):
+		if !r.p.baseSeen {
+			r.e.baseTag(r.z, &r.p, r.pageURL)
+		}
+	case equalLower(name, "meta"):
+		r.e.meta(r.z, &r.info)
+	case equalLower(name, "title"):
+		// The tokenizer reads <title/> as <title> too, as browsers do.
+		r.p.inTitle = !r.p.titleDone && r.p.svg == 0
+	case equalLower(name, "template"):
+		r.p.template++
+	case equalLower(name, "svg"):
+		if tt == html.StartTagToken {
+			r.p.svg++
+		}
+	}
+}
+
+// link reports an <a> or <area> without its text.
+func (r *pageRun) link() bool {
+	u, rel, ok := r.e.link(readLinkAttrs(r.z), r.p.base)
+	if !ok {
+		return true
+	}
+	r.info.Links++
+	if r.fn != nil && !r.fn(u) {
+		return false
+	}
+	return r.lfn == nil || r.lfn(Link{URL: u, Rel: rel})
+}
+
+// anchorStart takes an <a> or <area> whose text is wanted: an <area>'s is
+// its alt, reported at once; an <a>'s is read until its end (an <a> ends
+// the one before it, as in a browser).
+func (r *pageRun) anchorStart(name []byte, tt html.TokenType) bool {
+	if !r.e.flushAnchor(&r.pend, r.lfn) {
+		return false
+	}
+	la := readLinkAttrs(r.z)
+	u, rel, ok := r.e.link(la, r.p.base)
+	if !ok {
+		return true
+	}
+	r.info.Links++
+	l := Link{URL: u, Rel: rel, RelAttr: relText(la.rel)}
+	if equalLower(name, "area") || tt == html.SelfClosingTagToken {
+		if la.hasAlt && equalLower(name, "area") {
+			r.e.anchor.reset(MaxAnchorRunes)
+			r.e.anchor.write(la.alt)
+			l.Text = r.e.anchor.String()
+		}
+		return r.lfn(l)
+	}
+	r.pend = l
+	r.e.anchor.reset(MaxAnchorRunes)
+	return true
+}
+
+// endTag takes an end tag: the pending link's, or the end of a <template>
+// or an <svg>.
+func (r *pageRun) endTag() bool {
+	name := tagName(r.z.Raw())
+	switch {
+	case r.pend.URL != nil && equalLower(name, "a"):
+		return r.e.flushAnchor(&r.pend, r.lfn)
+	case equalLower(name, "template"):
+		if r.p.template > 0 {
+			r.p.template--
+		}
+	case equalLower(name, "svg"):
+		if r.p.svg > 0 && r.p.template == 0 {
+			r.p.svg--
+		}
+	}
+	return true
+}
+
+// finish reports a link the page ended inside, and returns what the page
+// held.
+func (r *pageRun) finish() Info {
+	if r.pend.URL != nil {
+		r.e.flushAnchor(&r.pend, r.lfn) // the page ended inside the link
+	}
+	info := r.info
+	info.Title = r.e.title.String()
+	info.Description = r.e.desc.String()
 	if info.Description == "" {
-		info.Description = e.og.String()
+		info.Description = r.e.og.String()
 	}
-	if p.baseSeen && p.base != pageURL {
+	if r.p.baseSeen && r.p.base != r.pageURL {
 		// An opaque base ("data:\xff") is not escaped by String.
-		info.Base = strings.ToValidUTF8(p.base.String(), "\uFFFD")
+		info.Base = strings.ToValidUTF8(r.p.base.String(), "\uFFFD")
 	}
-	return info, err
+	return info
 }
 
 // pageState is where Page is in the document.
@@ -314,177 +371,6 @@ func (e *Extractor) flushAnchor(pend *Link, lfn func(Link) bool) bool {
 	*pend = Link{}
 	l.Text = e.anchor.String()
 	return lfn(l)
-}
-
-// isRawText reports whether a start tag's element holds raw text the
-// tokenizer reports as text, which is not what a reader sees as a link's
-// text.
-func isRawText(name []byte) bool {
-	for _, t := range []string{"script", "style", "noscript", "iframe", "noembed", "noframes", "xmp", "textarea"} {
-		if equalLower(name, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// relText returns a rel attribute's keywords in lower case, separated by
-// one space, cut at a keyword to at most MaxRelLen bytes; "" for none.
-func relText(v []byte) string {
-	if len(v) == 0 {
-		return ""
-	}
-	var b []byte
-	for _, w := range bytes.Fields(v) {
-		if len(b)+1+len(w) > MaxRelLen {
-			break
-		}
-		if len(b) > 0 {
-			b = append(b, ' ')
-		}
-		b = append(b, bytes.ToLower(w)...)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
-}
-
-// link returns the link of an <a> or <area> tag with attributes la, if
-// it has one worth reporting, with the rel keywords weaver records.
-func (e *Extractor) link(la linkAttrs, base *url.URL) (*url.URL, Rel, bool) {
-	if !la.hasHref {
-		return nil, 0, false
-	}
-	u, ok := e.resolveHref(la.href, base)
-	if !ok {
-		return nil, 0, false
-	}
-	var r Rel
-	if la.hasRel {
-		r = parseRel(la.rel)
-	}
-	return u, r, true
-}
-
-// canonical returns the current <link> tag's href when its rel holds
-// "canonical" and the href is worth reporting, else "".
-func (e *Extractor) canonical(z source, base *url.URL) string {
-	href, rel, hasHref, hasRel := hrefRel(z)
-	if !hasHref || !hasRel || !hasToken(rel, "canonical") {
-		return ""
-	}
-	u, ok := e.resolveHref(href, base)
-	if !ok {
-		return ""
-	}
-	return strings.ToValidUTF8(u.String(), "\uFFFD")
-}
-
-// hrefRel reads the current tag's href and rel attributes.
-func hrefRel(z source) (href, rel []byte, hasHref, hasRel bool) {
-	la := readLinkAttrs(z)
-	return la.href, la.rel, la.hasHref, la.hasRel
-}
-
-// linkAttrs are the attributes weaver reads of a link tag, valid until the
-// tokenizer moves on: only the first of repeated attributes counts, as in
-// a browser.
-type linkAttrs struct {
-	href, rel, alt          []byte
-	hasHref, hasRel, hasAlt bool
-}
-
-// readLinkAttrs reads them in one pass: a tag whose attributes go through
-// the tokenizer's TagAttr (one with an entity, a NUL or a CR) gives them
-// once, and an <area>'s alt read after its href was lost.
-func readLinkAttrs(z source) linkAttrs {
-	var la linkAttrs
-	a := z.attrs()
-	for {
-		k, v, ok := a.next()
-		if !ok {
-			return la
-		}
-		switch {
-		case !la.hasHref && equalFold(k, "href"):
-			la.href, la.hasHref = v, true
-		case !la.hasRel && equalFold(k, "rel"):
-			la.rel, la.hasRel = v, true
-		case !la.hasAlt && equalFold(k, "alt"):
-			la.alt, la.hasAlt = v, true
-		}
-	}
-}
-
-// resolveHref cleans and resolves an href as a browser does, and returns
-// it when it is an absolute http(s) URL of at most MaxURLLen bytes.
-func (e *Extractor) resolveHref(href []byte, base *url.URL) (*url.URL, bool) {
-	e.href = cleanHref(e.href[:0], href)
-	if len(e.href) > MaxURLLen || !maybeHTTP(e.href) {
-		return nil, false
-	}
-	ref, err := url.Parse(string(e.href))
-	if err != nil {
-		return nil, false
-	}
-	u := resolve(base, ref)
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, false
-	}
-	u.Fragment, u.RawFragment = "", ""
-	if tooLong(u) {
-		return nil, false
-	}
-	// A host with a colon ("//::") can come out of resolving as a URL that
-	// does not parse again: such a link is no link.
-	if strings.Contains(u.Host, ":") {
-		if _, err := url.Parse(u.String()); err != nil {
-			return nil, false
-		}
-	}
-	return u, true
-}
-
-// resolve returns ref resolved against base, as base.ResolveReference(ref)
-// does, but reusing ref when that is only a matter of copying base's
-// scheme (and host): an absolute or root-relative reference without dot
-// segments. That saves the URL copy and path rebuilding that
-// ResolveReference does, for most links of most pages.
-func resolve(base, ref *url.URL) *url.URL {
-	if ref.Opaque != "" || strings.Contains(ref.Path, "/.") {
-		return base.ResolveReference(ref)
-	}
-	if ref.Scheme != "" || ref.Host != "" || ref.User != nil {
-		if ref.Scheme == "" {
-			ref.Scheme = base.Scheme
-		}
-		return ref
-	}
-	if strings.HasPrefix(ref.Path, "/") {
-		ref.Scheme, ref.User, ref.Host = base.Scheme, base.User, base.Host
-		return ref
-	}
-	return base.ResolveReference(ref)
-}
-
-// baseTag records the current <base> tag's href, if it has one, as the URL
-// later links resolve against. Only the first <base href> counts, even if
-// its value does not parse (then links resolve against the page URL).
-func (e *Extractor) baseTag(z source, p *pageState, pageURL *url.URL) {
-	href, ok := attr(z, "href")
-	if !ok {
-		return
-	}
-	p.baseSeen = true
-	e.href = cleanHref(e.href[:0], href)
-	if len(e.href) > MaxURLLen {
-		return
-	}
-	ref, err := url.Parse(string(e.href))
-	if err != nil {
-		return
-	}
-	base := pageURL.ResolveReference(ref)
-	base.Fragment, base.RawFragment = "", ""
-	p.base = base
 }
 
 // meta reads the current <meta> tag into info (robots) and e's buffers
@@ -523,141 +409,6 @@ func (e *Extractor) meta(z source, info *Info) {
 		info.Robots.Add(string(content))
 		info.NoFollow = info.Robots.NoFollow
 	}
-}
-
-// attr returns the value of the current tag's attribute key, which must be
-// lower case. Only the first of repeated attributes counts, as in browsers.
-func attr(z source, key string) ([]byte, bool) {
-	a := z.attrs()
-	for {
-		k, v, ok := a.next()
-		if !ok {
-			return nil, false
-		}
-		if equalFold(k, key) {
-			return v, true
-		}
-	}
-}
-
-// tagName returns the name of a start or end tag from its raw bytes ("<a"
-// or "</a" followed by the name), in its original case.
-func tagName(raw []byte) []byte {
-	i := 1
-	if len(raw) > 1 && raw[1] == '/' {
-		i = 2
-	}
-	if i > len(raw) {
-		return nil
-	}
-	raw = raw[i:]
-	for j, c := range raw {
-		switch c {
-		case ' ', '\n', '\r', '\t', '\f', '/', '>':
-			return raw[:j]
-		}
-	}
-	return raw
-}
-
-// equalLower reports whether b equals s, a lower-case ASCII word, ignoring
-// the case of b.
-func equalLower(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if b[i]|0x20 != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// equalFold reports whether b equals s, a lower-case ASCII string that
-// may contain non-letters, ignoring the case of b's ASCII letters.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// isSpace reports whether c is ASCII whitespace as HTML defines it.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-}
-
-// trimSpace returns b without leading and trailing ASCII whitespace.
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// cleanHref appends to dst the href as a browser's URL parser sees it:
-// leading and trailing C0 controls and spaces removed, and tabs and
-// newlines removed everywhere. It stops once it has appended more than
-// MaxURLLen bytes.
-func cleanHref(dst, href []byte) []byte {
-	for len(href) > 0 && href[0] <= ' ' {
-		href = href[1:]
-	}
-	for len(href) > 0 && href[len(href)-1] <= ' ' {
-		href = href[:len(href)-1]
-	}
-	for _, c := range href {
-		if c != '\t' && c != '\n' && c != '\r' {
-			if len(dst) > MaxURLLen {
-				break // too long to report: no need to copy the rest
-			}
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
-// maybeHTTP reports whether href has no scheme (it is relative, and the
-// base decides) or the scheme http or https, so that mailto:, javascript:,
-// tel: or data: links are dropped without parsing them.
-func maybeHTTP(href []byte) bool {
-	for i, c := range href {
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case c == ':' && i > 0:
-			return equalLower(href[:i], "http") || equalLower(href[:i], "https")
-		default:
-			return true
-		}
-	}
-	return true
-}
-
-// tooLong reports whether u.String() is longer than MaxURLLen, building
-// the string only when it could be: escaping at most triples a byte.
-func tooLong(u *url.URL) bool {
-	n := len(u.Scheme) + len(u.Host) + len(u.Path) + len(u.RawPath) + len(u.RawQuery) + 8
-	if u.User != nil {
-		n += len(u.User.String())
-	}
-	if 3*n <= MaxURLLen {
-		return false
-	}
-	return len(u.String()) > MaxURLLen
 }
 
 // IsHTML reports whether a Content-Type is (or may be) HTML: a missing one
