@@ -6,7 +6,6 @@ package archive
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -68,23 +67,21 @@ func (m *merger) frontier(srcs []*kv.Store) error {
 	return nil
 }
 
-// visited copies input i's visited marks (node | depth, kv/schema.go),
+// visited copies input i's visited marks (frontier/visited.go),
 // renumbered.
 func (m *merger) visited(i int, src *kv.Store) error {
 	ids := &m.ids[i]
 	var batch [][]byte
 	return m.scan(src, kv.BucketVisited, func(k, _ []byte) error {
-		if len(k) != 12 {
+		node, ok := frontier.VisitedNode(k)
+		if !ok {
 			return nil // not a mark this weaver writes; the crawler never reads it
 		}
-		id := ids.get(binary.BigEndian.Uint64(k))
+		id := ids.get(node)
 		if id == 0 {
 			return nil // a mark of a node the input lacks: meaningless, dropped
 		}
-		nk := make([]byte, 12)
-		binary.BigEndian.PutUint64(nk, id)
-		copy(nk[8:], k[8:])
-		batch = append(batch, nk)
+		batch = append(batch, frontier.RenumberVisited(k, id))
 		return nil
 	}, func() error {
 		slices.SortFunc(batch, bytes.Compare)

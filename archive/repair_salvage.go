@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 
 	"github.com/weaver-crawler/weaver/crawl/robots"
+	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -179,7 +180,7 @@ func (r *repairer) missingNode(tx *kv.Tx, ids ...uint64) uint64 {
 func (r *repairer) copyVisited() error {
 	var batch [][]byte
 	return r.scan(kv.BucketVisited, func(k, _ []byte) error {
-		if len(k) != 12 {
+		if _, ok := frontier.VisitedNode(k); !ok {
 			r.dropKey(kv.BucketVisited, k, "key of %d bytes, want 12", len(k))
 			return nil
 		}
@@ -188,7 +189,7 @@ func (r *repairer) copyVisited() error {
 	}, func() error {
 		err := r.dst.Update(func(tx *kv.Tx) error {
 			for _, k := range batch {
-				if id := binary.BigEndian.Uint64(k); r.missingNode(tx, id) != 0 {
+				if id, _ := frontier.VisitedNode(k); r.missingNode(tx, id) != 0 {
 					r.dropKey(kv.BucketVisited, k, "node %d is not in the repaired store", id)
 					continue
 				}

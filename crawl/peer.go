@@ -57,27 +57,16 @@ type ClusterStatus struct {
 	Done       bool `json:"done"` // the whole cluster is quiescent
 }
 
-// forwardMarkDepthBias keeps "forwarded at depth d" marks of hosts another
-// shard owns apart from visited marks: they use the visited bucket with the
-// top bit of the depth set, which no queued entry ever has.
-const forwardMarkDepthBias = 1 << 31
-
 // forward hands a link to a host that another shard owns to the peer, once
 // per (host, depth): the owner's frontier decides whether to queue it.
 func (c *Crawler) forward(tx *kv.Tx, host string, dst *graph.Head, depth int) (bool, error) {
-	mark := forwardMark(dst.ID, depth)
-	if tx.GetRaw(kv.BucketVisited, mark) != nil {
+	if frontier.Forwarded(tx, dst.ID, depth) {
 		return false, nil
 	}
 	if err := c.peer.Forward(tx, host, dst.Scheme, depth); err != nil {
 		return false, err
 	}
-	return true, tx.PutRaw(kv.BucketVisited, mark, []byte{})
-}
-
-func forwardMark(node uint64, depth int) []byte {
-	k := kv.U64(node)
-	return append(k, kv.U32(uint32(depth)|forwardMarkDepthBias)...)
+	return true, frontier.MarkForwarded(tx, dst.ID, depth)
 }
 
 // inScope reports whether host may be fetched under --scope.

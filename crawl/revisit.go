@@ -147,7 +147,10 @@ func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, er
 	}
 	for _, d := range due {
 		n, ok, err := graph.Get(tx, d.Node)
-		if err != nil || !ok || !c.owns(n.Host) || c.exclude.excluded(n.Host) {
+		if err != nil {
+			return next, err
+		}
+		if !ok || !c.owns(n.Host) || c.exclude.excluded(n.Host) {
 			continue
 		}
 		url := d.URL

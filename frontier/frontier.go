@@ -193,13 +193,6 @@ func key(depth int, seq uint64) []byte {
 
 func depthOf(k []byte) int { return int(binary.BigEndian.Uint32(k)) }
 
-func visitedKey(node uint64, depth int) []byte {
-	k := make([]byte, 12)
-	binary.BigEndian.PutUint64(k, node)
-	binary.BigEndian.PutUint32(k[8:], uint32(depth))
-	return k
-}
-
 // Len returns the number of queued entries (leases not included).
 func Len(tx *kv.Tx) uint64 { return tx.Counter(counterSize) }
 
@@ -239,8 +232,9 @@ func PushNew(tx *kv.Tx, e Entry) (bool, error) {
 	return true, tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
 }
 
-// Requeue queues e like Push but disregards the visited marks: resuming a
-// finished crawl re-queues hosts at depth 0 (seed 000 §7).
+// Requeue queues e like Push but disregards the visited marks: a host
+// crawled before is queued again (a resumed crawl's requeue pass, a retry,
+// a revisit that is due) at the depth e gives, its own.
 func Requeue(tx *kv.Tx, e Entry) (bool, error) {
 	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
 		return false, ErrBadEntry

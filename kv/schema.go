@@ -23,7 +23,7 @@ var (
 	BucketRoots    = []byte("roots")    // registrable domain | 0x00 | host → empty: the subdomain limiter
 	BucketFrontier = []byte("frontier") // depth (4 B) | arrival (8 B) → frontier.Entry
 	BucketQueued   = []byte("queued")   // node id (8 B) → frontier key of its queued entry
-	BucketVisited  = []byte("visited")  // node id (8 B) | depth (4 B) → empty: queued once at that depth
+	BucketVisited  = []byte("visited")  // node id (8 B) | depth (4 B) → empty: queued once at that depth, or forwarded (frontier/visited.go)
 	BucketLeases   = []byte("leases")   // node id (8 B) → frontier.Lease: entries being fetched
 	BucketRobots   = []byte("robots")   // host → cached robots.txt outcome
 	BucketOutbox   = []byte("outbox")   // sequence (8 B) → a link for another shard, until published (cluster)
