@@ -357,18 +357,39 @@ func (s *jsonScanner) envelope(w *watRecord) error {
 	})
 }
 
-func (s *jsonScanner) response(dst **watResponse) error {
+// nullOrObject reads null (not open, the value read) or the start of
+// an object (open, its members next); anything else is errBadWAT.
+func (s *jsonScanner) nullOrObject() (open bool, err error) {
 	switch s.peek() {
 	case 'n':
-		*dst = nil
-		return s.null()
+		return false, s.null()
 	case '{':
-	default:
-		s.skip()
-		return errBadWAT
+		return true, nil
+	}
+	s.skip()
+	return false, errBadWAT
+}
+
+// openObject reads a pointer field's value up to its object's members:
+// null sets *dst to nil; an object allocates *dst if it is nil and
+// reports it open, its members next; anything else is errBadWAT, *dst
+// left as it was.
+func openObject[T any](s *jsonScanner, dst **T) (open bool, err error) {
+	if open, err = s.nullOrObject(); !open {
+		if err == nil {
+			*dst = nil // null
+		}
+		return false, err
 	}
 	if *dst == nil {
-		*dst = new(watResponse)
+		*dst = new(T)
+	}
+	return true, nil
+}
+
+func (s *jsonScanner) response(dst **watResponse) error {
+	if open, err := openObject(s, dst); !open {
+		return err
 	}
 	r := *dst
 	return s.object(func(k []byte) error {
@@ -392,14 +413,11 @@ func (s *jsonScanner) response(dst **watResponse) error {
 }
 
 func (s *jsonScanner) headers(dst *map[string]json.RawMessage) error {
-	switch s.peek() {
-	case 'n':
-		*dst = nil
-		return s.null()
-	case '{':
-	default:
-		s.skip()
-		return errBadWAT
+	if open, err := s.nullOrObject(); !open {
+		if err == nil {
+			*dst = nil // null
+		}
+		return err
 	}
 	if *dst == nil {
 		*dst = map[string]json.RawMessage{}
@@ -414,17 +432,8 @@ func (s *jsonScanner) headers(dst *map[string]json.RawMessage) error {
 }
 
 func (s *jsonScanner) html(dst **watHTML) error {
-	switch s.peek() {
-	case 'n':
-		*dst = nil
-		return s.null()
-	case '{':
-	default:
-		s.skip()
-		return errBadWAT
-	}
-	if *dst == nil {
-		*dst = new(watHTML)
+	if open, err := openObject(s, dst); !open {
+		return err
 	}
 	m := *dst
 	return s.object(func(k []byte) error {
