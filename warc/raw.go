@@ -50,15 +50,7 @@ func (x *Raw) Parse() (*Record, error) {
 		return x.parseBlockless()
 	}
 	un := unmarshalers.Get().(gowarc.Unmarshaler)
-	br := bufio.NewReader(bytes.NewReader(x.data))
-	rec, skipped, validation, err := un.Unmarshal(br)
-	switch {
-	case err == nil && skipped > 0:
-		rec.Close()
-		err = fmt.Errorf("%d bytes before the record are no record", skipped)
-	case errors.Is(err, io.EOF) && rec == nil:
-		err = fmt.Errorf("a gzip member without a record: %w", io.ErrUnexpectedEOF)
-	}
+	rec, validation, err := x.unmarshal(un)
 	if err != nil {
 		unmarshalers.Put(un)
 		return nil, &DamageError{File: x.r.path, Offset: x.Offset, Err: err}
@@ -72,6 +64,20 @@ func (x *Raw) Parse() (*Record, error) {
 	}
 	out.un, out.pool = un, &unmarshalers
 	return out, nil
+}
+
+// unmarshal reads the member's record with un; a member that holds bytes
+// before its record, or no record, is damage.
+func (x *Raw) unmarshal(un gowarc.Unmarshaler) (gowarc.WarcRecord, []error, error) {
+	rec, skipped, validation, err := un.Unmarshal(bufio.NewReader(bytes.NewReader(x.data)))
+	switch {
+	case err == nil && skipped > 0:
+		rec.Close()
+		err = fmt.Errorf("%d bytes before the record are no record", skipped)
+	case errors.Is(err, io.EOF) && rec == nil:
+		err = fmt.Errorf("a gzip member without a record: %w", io.ErrUnexpectedEOF)
+	}
+	return rec, validation, err
 }
 
 // blockless reports whether the record in data is of a type whose block
@@ -110,14 +116,7 @@ func (x *Raw) parseBlockless() (*Record, error) {
 		return nil, &DamageError{File: x.r.path, Offset: x.Offset, Err: err}
 	}
 	un := lenient.Get().(gowarc.Unmarshaler)
-	rec, skipped, validation, err := un.Unmarshal(bufio.NewReader(bytes.NewReader(x.data)))
-	switch {
-	case err == nil && skipped > 0:
-		rec.Close()
-		err = fmt.Errorf("%d bytes before the record are no record", skipped)
-	case errors.Is(err, io.EOF) && rec == nil:
-		err = fmt.Errorf("a gzip member without a record: %w", io.ErrUnexpectedEOF)
-	}
+	rec, validation, err := x.unmarshal(un)
 	if err != nil {
 		lenient.Put(un)
 		return damage(err)
