@@ -35,15 +35,8 @@ func (r Rel) String() string {
 // value, a space-separated token list.
 func parseRel(v []byte) Rel {
 	var r Rel
-	for len(v) > 0 {
-		for len(v) > 0 && isSpace(v[0]) {
-			v = v[1:]
-		}
-		i := 0
-		for i < len(v) && !isSpace(v[i]) {
-			i++
-		}
-		switch w := v[:i]; {
+	for w := []byte(nil); len(v) > 0; {
+		switch w, v = nextToken(v); {
 		case equalFold(w, "nofollow"):
 			r |= RelNofollow
 		case equalFold(w, "ugc"):
@@ -51,7 +44,6 @@ func parseRel(v []byte) Rel {
 		case equalFold(w, "sponsored"):
 			r |= RelSponsored
 		}
-		v = v[i:]
 	}
 	return r
 }
@@ -59,20 +51,25 @@ func parseRel(v []byte) Rel {
 // hasToken reports whether the space-separated token list v holds tok, a
 // lower-case word, in any case.
 func hasToken(v []byte, tok string) bool {
-	for len(v) > 0 {
-		for len(v) > 0 && isSpace(v[0]) {
-			v = v[1:]
-		}
-		i := 0
-		for i < len(v) && !isSpace(v[i]) {
-			i++
-		}
-		if equalFold(v[:i], tok) {
+	for w := []byte(nil); len(v) > 0; {
+		if w, v = nextToken(v); equalFold(w, tok) {
 			return true
 		}
-		v = v[i:]
 	}
 	return false
+}
+
+// nextToken returns the first token of the space-separated list v (empty
+// when v is only spaces) and what follows it.
+func nextToken(v []byte) (tok, rest []byte) {
+	for len(v) > 0 && isSpace(v[0]) {
+		v = v[1:]
+	}
+	i := 0
+	for i < len(v) && !isSpace(v[i]) {
+		i++
+	}
+	return v[:i], v[i:]
 }
 
 // Directives are the robots directives a page gives weaver, from
