@@ -27,8 +27,18 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// errUsage marks errors in how the command was called.
+// errUsage marks errors in how the command was called (errors.Is).
 var errUsage = errors.New("usage")
+
+// usageError is an error in how the command was called: its message is
+// all it says, and it is errUsage.
+type usageError string
+
+func (e usageError) Error() string        { return string(e) }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+// usagef is a usageError of the message format and args give.
+func usagef(format string, args ...any) error { return usageError(fmt.Sprintf(format, args...)) }
 
 // exitCode maps an error from run to the process exit code: 0 ok (or help),
 // 2 usage or bad input, 1 any other failure.
@@ -62,7 +72,7 @@ func (f faultFlags) String() string {
 func (f faultFlags) Set(s string) error {
 	host, names, ok := strings.Cut(s, "=")
 	if !ok || host == "" {
-		return fmt.Errorf("want HOST=FAULT[|FAULT...], got %q: %w", s, errUsage)
+		return usagef("want HOST=FAULT[|FAULT...], got %q", s)
 	}
 	fault, err := fakeweb.ParseFault(names)
 	if err != nil {
@@ -139,11 +149,11 @@ func (c *command) parseFlags(args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return usageError(err.Error())
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+		return usagef("unexpected arguments %q", fs.Args())
 	}
 	return c.check()
 }
@@ -186,21 +196,21 @@ Examples:
 func (c *command) check() error {
 	switch {
 	case c.hosts < 1:
-		return fmt.Errorf("--hosts must be positive, got %d: %w", c.hosts, errUsage)
+		return usagef("--hosts must be positive, got %d", c.hosts)
 	case c.shellEvery < 0:
-		return fmt.Errorf("--shell-every must not be negative, got %d: %w", c.shellEvery, errUsage)
+		return usagef("--shell-every must not be negative, got %d", c.shellEvery)
 	case c.topics < 0:
-		return fmt.Errorf("--topics must not be negative, got %d: %w", c.topics, errUsage)
+		return usagef("--topics must not be negative, got %d", c.topics)
 	case c.links < 0:
-		return fmt.Errorf("--links-per-page must not be negative, got %d: %w", c.links, errUsage)
+		return usagef("--links-per-page must not be negative, got %d", c.links)
 	case c.latency < 0 || c.latency > time.Hour:
-		return fmt.Errorf("--latency out of range: %v: %w", c.latency, errUsage)
+		return usagef("--latency out of range: %v", c.latency)
 	case c.jitter < 0 || c.jitter > time.Hour:
-		return fmt.Errorf("--jitter out of range: %v: %w", c.jitter, errUsage)
-	case c.living > 0 && (c.useTLS || c.pages > 0 || c.uk != "" || c.topics > 0):
-		return fmt.Errorf("--living serves its own web: not with --tls, --pages, --uk or --topics: %w", errUsage)
-	case c.living <= 0 && c.caOut != "" && !c.useTLS:
-		return fmt.Errorf("--ca-out needs --tls: %w", errUsage)
+		return usagef("--jitter out of range: %v", c.jitter)
+	case c.living > 0 && (c.pages > 0 || c.uk != "" || c.topics > 0 || c.requestLog != ""):
+		return usagef("--living serves its own web: not with --pages, --uk, --topics or --request-log")
+	case c.caOut != "" && !c.useTLS:
+		return usagef("--ca-out needs --tls")
 	}
 	return nil
 }
@@ -209,7 +219,7 @@ func (c *command) check() error {
 // generated one) and serves it until ctx is done, or prints its seed.
 func (c *command) run(ctx context.Context) error {
 	if c.living > 0 {
-		return serveLiving(ctx, c.stdout, c.listen, c.living, c.volatile, c.period, c.printSeed)
+		return c.serveLiving(ctx)
 	}
 	w, err := c.web()
 	if err != nil {
@@ -232,6 +242,13 @@ func (c *command) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.serve(ctx, srv, seedURL, w)
+}
+
+// serve writes the CA's certificate (--ca-out), says where srv listens,
+// and serves until ctx is done; then it writes w's request log
+// (--request-log; w nil: none kept).
+func (c *command) serve(ctx context.Context, srv *fakeweb.Server, seedURL string, w *fakeweb.Web) error {
 	if c.caOut != "" {
 		if err := os.WriteFile(c.caOut, srv.CAPEM(), 0o644); err != nil {
 			srv.Close()
@@ -240,8 +257,8 @@ func (c *command) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(c.stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), seedURL)
 	<-ctx.Done()
-	err = srv.Close()
-	if c.requestLog != "" {
+	err := srv.Close()
+	if c.requestLog != "" && w != nil {
 		if werr := writeRequestLog(c.requestLog, w.Requests()); werr != nil && err == nil {
 			err = werr
 		}
@@ -286,30 +303,34 @@ func writeRequestLog(path string, reqs []fakeweb.Request) error {
 	return f.Close()
 }
 
-// serveLiving serves a Living web of n hosts, of which volatile (< 0:
-// half) change every period, until ctx is done.
-func serveLiving(ctx context.Context, stdout io.Writer, listen string, n, volatile int, period time.Duration, printSeed bool) error {
+// serveLiving serves a Living web of --living hosts, of which --volatile
+// (< 0: half) change every --period, over HTTPS too with --tls, until ctx
+// is done.
+func (c *command) serveLiving(ctx context.Context) error {
+	n, volatile := c.living, c.volatile
 	if n < 3 {
-		return fmt.Errorf("--living must be 3 or more, got %d: %w", n, errUsage)
+		return usagef("--living must be 3 or more, got %d", n)
 	}
 	if volatile < 0 {
 		volatile = n / 2
 	}
-	if volatile >= n || period <= 0 {
-		return fmt.Errorf("--volatile must be below --living (%d) and --period positive: %w", n, errUsage)
+	if volatile >= n || c.period <= 0 {
+		return usagef("--volatile must be below --living (%d) and --period positive", n)
 	}
-	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: n, Volatile: volatile, Period: period})
-	if printSeed {
-		fmt.Fprintln(stdout, l.Seed())
+	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: n, Volatile: volatile, Period: c.period})
+	seedURL, start := l.Seed(), l.Start
+	if c.useTLS {
+		seedURL, start = "https://"+strings.TrimPrefix(seedURL, "http://"), l.StartTLS
+	}
+	if c.printSeed {
+		fmt.Fprintln(c.stdout, seedURL)
 		return nil
 	}
-	srv, err := l.Start(listen)
+	srv, err := start(c.listen)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "fakeweb listening on %s seed %s\n", srv.Addr(), l.Seed())
-	<-ctx.Done()
-	return srv.Close()
+	return c.serve(ctx, srv, seedURL, nil)
 }
 
 // build generates the web, or replays the graph in file when it is not "".

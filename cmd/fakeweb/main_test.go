@@ -6,10 +6,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,6 +69,8 @@ func TestRun_Errors(t *testing.T) {
 		{"bad fault syntax", []string{"--fault", "SlowDrip"}, 2},
 		{"missing file", []string{"--uk", filepath.Join(t.TempDir(), "none.tsv"), "--print-seed"}, 2},
 		{"bad listen", []string{"--listen", "256.0.0.1:0"}, 1},
+		{"living request log", []string{"--living", "5", "--request-log", filepath.Join(t.TempDir(), "log")}, 2},
+		{"living ca-out without tls", []string{"--living", "5", "--ca-out", filepath.Join(t.TempDir(), "ca.pem")}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +78,9 @@ func TestRun_Errors(t *testing.T) {
 			err := run(context.Background(), tc.args, io.Discard, &errOut)
 			if got := exitCode(err); got != tc.code {
 				t.Errorf("exit code: got %d (%v), want %d", got, err, tc.code)
+			}
+			if tc.code == 2 && err != nil && strings.HasSuffix(err.Error(), "usage") {
+				t.Errorf("message %q ends in the word usage, not in what is wrong", err)
 			}
 			if tc.name == "help" {
 				if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "Examples:") {
@@ -150,4 +159,75 @@ func TestRun_Serves(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after cancel")
 	}
+}
+
+// TestRun_LivingTLS: --living with --tls serves the living web over HTTPS
+// (the seed https://, the CA in --ca-out) and redirects plain HTTP to it.
+func TestRun_LivingTLS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--living", "5", "--tls", "--ca-out", ca}, &out, io.Discard)
+	}()
+	addr, seed := readyLine(t, &out, done)
+	if seed != "https://h0.test/" {
+		t.Fatalf("seed %q, want https://h0.test/", seed)
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("--ca-out wrote no certificate: %q", pem)
+	}
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	client := &http.Client{
+		Transport: &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Get(seed)
+	if err != nil {
+		t.Fatalf("GET %s: %v", seed, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == "" || resp.TLS == nil {
+		t.Errorf("GET %s: status %d, ETag %q, TLS %v", seed, resp.StatusCode, resp.Header.Get("ETag"), resp.TLS != nil)
+	}
+	resp, err = client.Get("http://h1.test/")
+	if err != nil {
+		t.Fatalf("GET http://h1.test/: %v", err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || loc != "https://h1.test/" {
+		t.Errorf("plain GET: status %d, Location %q; want 301 to https://h1.test/", resp.StatusCode, loc)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: %v", err)
+	}
+}
+
+// readyLine waits for run's "fakeweb listening on ADDR seed URL" line.
+func readyLine(t *testing.T, out *syncBuffer, done <-chan error) (addr, seed string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("run returned early: %v", err)
+		default:
+		}
+		if f := strings.Fields(out.String()); len(f) == 6 && f[0] == "fakeweb" && f[2] == "on" && f[4] == "seed" {
+			return f[3], f[5]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no ready line after 10s: %q", out.String())
+	return "", ""
 }

@@ -215,6 +215,23 @@ func (c *certs) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 // other host reached through its redirect. It returns an error if it cannot
 // listen.
 func (w *Web) StartTLS(addr string) (*Server, error) {
+	return startTLS(w, http.HandlerFunc(w.redirectToHTTPS), w.cfg.CertFaults, addr)
+}
+
+// StartTLS serves the living web on addr over HTTPS as Web.StartTLS does
+// (the same port answers plain HTTP with a redirect to https), without
+// certificate faults.
+func (l *Living) StartTLS(addr string) (*Server, error) {
+	redirect := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Server", "fakeweb")
+		http.Redirect(rw, r, "https://"+normalizeHost(r.Host)+r.URL.RequestURI(), http.StatusMovedPermanently)
+	})
+	return startTLS(l, redirect, nil, addr)
+}
+
+// startTLS serves h on addr over HTTPS, plain on the same port, with
+// the certificates faults give.
+func startTLS(h, plain http.Handler, faults map[string]CertFault, addr string) (*Server, error) {
 	ca, err := newCA("fakeweb test CA")
 	if err != nil {
 		return nil, fmt.Errorf("fakeweb: start: %w", err)
@@ -228,18 +245,18 @@ func (w *Web) StartTLS(addr string) (*Server, error) {
 		return nil, fmt.Errorf("fakeweb: start: %w", err)
 	}
 	stop := make(chan struct{})
-	cs := &certs{ca: ca, other: other, faults: w.cfg.CertFaults, stop: stop, cache: map[string]*tls.Certificate{}}
+	cs := &certs{ca: ca, other: other, faults: faults, stop: stop, cache: map[string]*tls.Certificate{}}
 	tlsLn := newChanListener(ln.Addr())
 	plainLn := newChanListener(ln.Addr())
 	s := &Server{
 		ln:   ln,
-		srv:  httpServer(w),
+		srv:  httpServer(h),
 		done: make(chan struct{}),
 		ca:   ca.pem,
 		stop: stop,
 	}
 	s.srv.TLSConfig = &tls.Config{GetCertificate: cs.get, NextProtos: []string{"h2", "http/1.1"}}
-	s.plain = httpServer(http.HandlerFunc(w.redirectToHTTPS))
+	s.plain = httpServer(plain)
 	var wg sync.WaitGroup
 	wg.Add(3)
 	errs := make([]error, 3)
