@@ -128,7 +128,11 @@ func (c *exportCommand) flagSet() *flag.FlagSet {
 // formats, to which files, with which filters.
 func (c *exportCommand) ParseFlags(args []string) error {
 	fs := c.flagSet()
-	if err := parseFlags(fs, exportArgs(args)); err != nil {
+	isFlag := func(arg string) bool {
+		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-"), "=")
+		return strings.HasPrefix(arg, "-") && fs.Lookup(name) != nil
+	}
+	if err := parseFlags(fs, exportArgs(args, isFlag)); err != nil {
 		return err
 	}
 	c.db = dbPath(c.e, c.db)
@@ -410,10 +414,12 @@ func exportError(err error) error {
 // values, can parse them: a format flag whose FILE is optional and that
 // is followed by nothing or by another flag gets "-" (stdout); one
 // followed by a word gets it as its value. --sqlite followed by nothing or
-// a flag gets an empty value, which ParseFlags reports. The values of the
-// other flags are skipped over, so "--db --dot" means a store named
-// "--dot", as package flag reads it.
-func exportArgs(args []string) []string {
+// a flag of export's (isFlag: its name, with its dashes) gets an empty
+// value, which ParseFlags reports; followed by another word that starts
+// with '-', it is refused as a FILE flag's value (parseFlags). The values
+// of the other flags are skipped over, so "--db --dot" means a store named
+// "--dot", as package flag reads it, and is refused as such.
+func exportArgs(args []string, isFlag func(arg string) bool) []string {
 	out := make([]string, 0, len(args)+2)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -437,7 +443,7 @@ func exportArgs(args []string) []string {
 			} else {
 				out = append(out, a+"=-")
 			}
-		case name == "sqlite" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-") && args[i+1] != "-"):
+		case name == "sqlite" && (i+1 == len(args) || isFlag(args[i+1])):
 			out = append(out, a+"=") // no FILE: reported as such, not a file named "--dot"
 		case exportFlagsWithValue[name] && i+1 < len(args):
 			out = append(out, a, args[i+1])

@@ -200,6 +200,7 @@ func TestExport_UsageErrors(t *testing.T) {
 		{"sqlite without file", []string{"--db", db, "--sqlite"}, "needs a FILE"},
 		{"sqlite to stdout", []string{"--db", db, "--sqlite", "-"}, "needs a FILE"},
 		{"sqlite before a flag", []string{"--db", db, "--sqlite", "--dot"}, "needs a FILE"},
+		{"sqlite before a dash word", []string{"--db", db, "--sqlite", "-x"}, "--sqlite -x: a FILE that starts with '-'"},
 		{"two on stdout", []string{"--db", db, "--dot", "--json"}, "only one format"},
 		{"same file twice", []string{"--db", db, "--dot", filepath.Join(dir, "x"), "--json", filepath.Join(dir, ".", "x")}, "both write"},
 		{"extra argument", []string{"--db", db, "--json", "a.json", "b.json"}, "unexpected argument"},
@@ -286,8 +287,10 @@ func TestExport_Args(t *testing.T) {
 		{[]string{"--", "--dot"}, []string{"--", "--dot"}},
 		{[]string{"--sqlite", "--dot"}, []string{"--sqlite=", "--dot=-"}},
 		{[]string{"--sqlite"}, []string{"--sqlite="}},
+		{[]string{"--sqlite", "-x"}, []string{"--sqlite", "-x"}}, // refused by parseFlags, naming --sqlite
 	} {
-		if got := exportArgs(tc.in); !slices.Equal(got, tc.want) {
+		isFlag := func(arg string) bool { return arg == "--dot" || arg == "--json" }
+		if got := exportArgs(tc.in, isFlag); !slices.Equal(got, tc.want) {
 			t.Errorf("exportArgs(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
