@@ -214,6 +214,7 @@ func TestCLI_SeedsFile(t *testing.T) {
 	}{
 		{"http://a.test/\n# c\n\nftp://x\n", "", `seeds.txt:4: "ftp://x" is not an http(s) URL`},
 		{"http://a.test/\nexample.com\n", "", `seeds.txt:2: "example.com" is not an http(s) URL: did you mean https://example.com/?`},
+		{"http://a.test/\nnot a url # words\n", "", `seeds.txt:2: "not a url" is not an http(s) URL`},
 		{"http://a.test/\nhttp://www.facebook.com/\n", "", `seeds.txt:2: `},
 		{"# nothing\n\n", "", `seeds file seeds.txt holds no seed URL`},
 		{"http://a.test/\n", "example.org", `seed "example.org" is not an http(s) URL: did you mean https://example.org/?`},

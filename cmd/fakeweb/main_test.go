@@ -188,7 +188,7 @@ func TestRun_LivingTLS(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	client := &http.Client{
-		Transport: &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}},
+		Transport:     &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	resp, err := client.Get(seed)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/weaver-crawler/weaver/crawl"
@@ -130,10 +131,21 @@ func seedLine(s *string) error {
 	if i := strings.IndexAny(u, "\t"); i >= 0 {
 		u, rest = u[:i], u[i+1:]+" "+rest
 	}
+	rest = strings.TrimSpace(rest)
 	if err := crawl.CheckURL(u); err != nil {
+		if rest != "" && !strings.HasPrefix(rest, "#") {
+			// Words, not a URL: they are quoted, not the first alone.
+			words := strings.Fields(*s)
+			if i := slices.IndexFunc(words, func(w string) bool { return strings.HasPrefix(w, "#") }); i >= 0 {
+				words = words[:i]
+			}
+			if lerr := crawl.CheckURL(strings.Join(words, " ")); lerr != nil {
+				return lerr
+			}
+		}
 		return err
 	}
-	if rest = strings.TrimSpace(rest); rest != "" && !strings.HasPrefix(rest, "#") {
+	if rest != "" && !strings.HasPrefix(rest, "#") {
 		return fmt.Errorf("text after the URL %s: %q (one URL a line; a comment starts with #)", u, rest)
 	}
 	*s = u
