@@ -206,3 +206,59 @@ func TestAdmitSubdomain_PrefersLowerDepth(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReach_ResumeWithGreaterMaxDepth: a crawl stopped with hosts left out
+// by max_depth, resumed with a greater one, queues them at their depth
+// (Prepare's reach pass), as a crawl begun with it would have; a resume
+// with the same limits, or stricter ones, leaves them out.
+func TestReach_ResumeWithGreaterMaxDepth(t *testing.T) {
+	c, s := depthCrawler(t, 1, 0)
+	queue(t, c, s, "s.test", 0)
+	fetchAndCommit(t, c, s, "s.test", "a.test")
+	fetchAndCommit(t, c, s, "a.test", "b.test")
+	checkDepths(t, s, map[string]depthWant{"b.test": {2, graph.StatusExcludedByLimit, -1, 0}})
+
+	resume := func(maxDepth int) *Crawler {
+		t.Helper()
+		cfg := Defaults()
+		cfg.MaxDepth, cfg.MaxSubdomainsPerRoot = maxDepth, 0
+		c, err := New(cfg, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Prepare(nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	resume(1)
+	checkDepths(t, s, map[string]depthWant{"b.test": {2, graph.StatusExcludedByLimit, -1, 0}})
+	c = resume(2)
+	checkDepths(t, s, map[string]depthWant{"b.test": {2, graph.StatusDiscovered, 2, 0}})
+	if t.Failed() {
+		t.FailNow() // b.test is not queued: fetchAndCommit would wait for it
+	}
+	fetchAndCommit(t, c, s, "b.test", "z.test")
+	checkDepths(t, s, map[string]depthWant{"z.test": {3, graph.StatusExcludedByLimit, -1, 0}})
+	resume(0) // no limit: z.test too
+	checkDepths(t, s, map[string]depthWant{"z.test": {3, graph.StatusDiscovered, 3, 0}})
+	if err := storetest.CheckAll(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReach_Looser(t *testing.T) {
+	for _, tc := range []struct {
+		recorded   string
+		depth, sub int
+		want       bool
+	}{
+		{"", 5, 3, true}, {"damaged", 5, 3, true},
+		{"5 3", 5, 3, false}, {"5 3", 4, 3, false}, {"5 3", 6, 3, true}, {"5 3", 0, 3, true},
+		{"5 3", 5, 4, true}, {"5 3", 5, 0, true}, {"0 0", 5, 3, false}, {"0 3", 0, 2, false},
+	} {
+		if got := looser(tc.recorded, tc.depth, tc.sub); got != tc.want {
+			t.Errorf("looser(%q, %d, %d) = %v, want %v", tc.recorded, tc.depth, tc.sub, got, tc.want)
+		}
+	}
+}

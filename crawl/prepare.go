@@ -145,6 +145,11 @@ func (c *Crawler) prepare(seeds Seeds) (recovered, queued, requeued int, err err
 			c.logf("INFO", "Retry failed (%s): requeued %d failed hosts at their depth (%s)", c.retryFailed, n, r)
 		}
 	}
+	// Before the re-queue pass: hosts a looser limit now lets in are what
+	// is left to crawl, not a new round.
+	if _, err := c.reachPass(); err != nil {
+		return recovered, queued, 0, err
+	}
 	requeued, err = c.requeuePass(rules, seeds, known)
 	if err != nil {
 		return recovered, queued, requeued, err

@@ -243,6 +243,38 @@ func TestDepth_BFSBall_Kills(t *testing.T) {
 	statusByDepth(t, dir, db)
 }
 
+// TestDepth_ResumeDeeper: a crawl to max_depth 2 (killed once, resumed
+// to its end) resumed with --max-depth 4 and no seed reaches the ball of
+// depth 4, as a crawl begun with it does, and fetches no page twice: the
+// hosts left out at depth 3 are queued by the resume, not a new round.
+func TestDepth_ResumeDeeper(t *testing.T) {
+	t.Parallel()
+	w, srv, ref := lateRef(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	shallow := crawlArgs(srv, db, "--max-depth", "2", "--max-subdomains-per-root", "0", "--workers", "3")
+	d := time.Duration(200+rand.Intn(600)) * time.Millisecond
+	if killed, err := interrupt(t, dir, append(shallow, w.Seed()), d, os.Kill); killed {
+		t.Logf("killed after %v", d)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if r := weaver(t, dir, shallow...); r.code != 0 {
+		t.Fatalf("resume at depth 2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sameBall(t, db, ref, seedHost(w), 2)
+	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "4", "--max-subdomains-per-root", "0", "--workers", "3")...)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "left out by an earlier run's max_depth") {
+		t.Fatalf("resume at depth 4: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sameBall(t, db, ref, seedHost(w), 4)
+	for h, n := range nodes(t, db) {
+		if n.CrawlCount > 1 {
+			t.Errorf("%s fetched %d times", h, n.CrawlCount)
+		}
+	}
+}
+
 // statusByDepth checks weaver status's hosts per depth, text and JSON,
 // against the store's nodes.
 func statusByDepth(t *testing.T, dir, db string) {
