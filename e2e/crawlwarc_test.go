@@ -471,7 +471,9 @@ func TestCrawlWARC_KillImport(t *testing.T) {
 	f.Write(first)
 	f.Close()
 	r := weaver(t, dir, "check", "--db", db, "--warc", warcs)
-	if r.code != 1 || !strings.Contains(r.stdout, "bytes past the store's last commit") {
+	if r.code != 1 || !strings.Contains(r.stdout, "bytes past the store's last commit") ||
+		!strings.Contains(r.stdout, "the store is whole") || strings.Contains(r.stdout, "--repair --db") ||
+		!strings.Contains(r.stderr, ": 1 problem found") {
 		t.Errorf("check --warc with records past the last commit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	os.Truncate(last, fi.Size())

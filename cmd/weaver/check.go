@@ -26,6 +26,17 @@ func init() {
 // errProblems is returned by check when the store has problems: exit 1.
 var errProblems = errors.New("problems found")
 
+// problemsFound is errProblems for n problems of what (a store's name):
+// "x.bolt: 1 problem found".
+func problemsFound(what string, n int) error {
+	return problemsError{fmt.Sprintf("%s: %s found", what, count(n, "problem", ""))}
+}
+
+type problemsError struct{ msg string }
+
+func (e problemsError) Error() string        { return e.msg }
+func (e problemsError) Is(target error) bool { return target == errProblems }
+
 func runCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "check", "weaver check [--db FILE] [--warc DIR] [--repair [-o OUT] [--force]]", `  weaver check                     # weaver.bolt
   weaver check --db copy.bolt && weaver crawl --db copy.bolt
@@ -73,7 +84,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.Stdout, "  bbolt: %s\n", d)
 		}
 		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
-		return fmt.Errorf("%s: %d %w", *db, len(drops), errProblems)
+		return problemsFound(*db, len(drops))
 	}
 	s, err := kv.Open(*db, kv.Options{ReadOnly: true})
 	switch {
@@ -92,10 +103,17 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	hint := ""
+	if len(problems) > 0 {
+		hint = repairHint(*db)
+	}
 	if *warcDir != "" {
 		more, notes, err := checkWarcDir(ctx, s, *warcDir)
 		if err != nil {
 			return err
+		}
+		if len(more) > 0 && hint == "" {
+			hint = fmt.Sprintf("the store is whole; its WARC files are not what it committed (weaver crawl --db %s --warc %s cuts what was written past its last commit; --repair mends stores, not WARC files)", *db, *warcDir)
 		}
 		problems = append(problems, more...)
 		for _, n := range notes {
@@ -107,8 +125,8 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		for _, p := range problems {
 			fmt.Fprintf(e.Stdout, "  %s\n", p)
 		}
-		fmt.Fprintf(e.Stdout, "%s\n", repairHint(*db))
-		return fmt.Errorf("%s: %d %w", *db, len(problems), errProblems)
+		fmt.Fprintf(e.Stdout, "%s\n", hint)
+		return problemsFound(*db, len(problems))
 	}
 	fmt.Fprintf(e.Stdout, "ok: %s, %s, %d queued, %s\n", count(counts.Nodes, "node", ""), count(counts.Edges, "edge", ""), queued, count(leases, "lease", ""))
 	return nil
@@ -267,7 +285,7 @@ func runRepair(ctx context.Context, e *env, db, out string, force bool) error {
 	for _, p := range problems {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
-	return fmt.Errorf("%s: %d %w", out, len(problems), errProblems)
+	return problemsFound(out, len(problems))
 }
 
 // flagGiven reports whether the flag name was given on the command line.
