@@ -242,7 +242,7 @@ func (d *diskwatch) check() {
 		d.state, d.since, d.path, d.detail = diskLow, d.now(), short.path, d.shortText(short, room)
 		d.pauses++
 		d.notify()
-		d.logf("WARN", "Disk space low since %s: %s; paused: no new fetches; free space is checked every %v and the crawl goes on by itself when there is room",
+		d.logf("WARN", "Disk space low since %s: %s; paused: no new fetches; free space is checked every %v and the crawl goes on by itself when there is room (or stop it and run it with a lower --min-free-space, which is chosen at each run; 0 = off)",
 			d.since.UTC().Format(time.RFC3339), d.detail, d.every)
 	case d.state == diskLow && short == nil:
 		d.endLocked()
