@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -306,6 +307,11 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 			case key == "crawl.running": // a time while a crawl runs, else empty: after a crash, hosts wait a delay
 				if _, err := time.Parse(time.RFC3339, string(v)); len(v) > 0 && err != nil {
 					t.Errorf("%s: crawl.running %q", db, v)
+				}
+			case key == "crawl.reach_limits": // "max_depth max_subdomains_per_root" the excluded hosts were judged by
+				var d, sub int
+				if n, err := fmt.Sscanf(string(v), "%d %d", &d, &sub); n != 2 || err != nil {
+					t.Errorf("%s: crawl.reach_limits %q", db, v)
 				}
 			case key == "warc.dir": // where --warc wrote the crawl's files
 			case key == "warc.prefix": // the first part of their names: the crawl's or the store's name, no path
