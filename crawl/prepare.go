@@ -303,60 +303,80 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 	if err != nil {
 		return 0, err
 	}
-	for pass {
-		n := 0
+	return c.nodeBatches(next, func(tx *kv.Tx, nodes []graph.Node, next uint64) (n int, err error) {
+		for i := range nodes {
+			node := &nodes[i]
+			if c.capped(node.CrawlCount) || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
+				continue
+			}
+			// At its own depth, its distance from the seeds (seed 000
+			// §7 said depth 0, which made each round max_depth deeper
+			// than the last): a host left out by max_depth stays out.
+			depth := node.Depth
+			fetch := seedURL[node.Host]
+			if fetch != "" {
+				depth = 0
+			} else {
+				fetch = homeURL(node.Scheme, node.Host)
+			}
+			if c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth {
+				continue
+			}
+			if !asked(node.CrawlCount, node.Status) {
+				// Never fetched: the subdomain cap decides, as it did.
+				if ok, err := graph.AdmitSubdomain(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
+					if err != nil {
+						return 0, err
+					}
+					continue
+				}
+			}
+			ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: fetch, Depth: depth})
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				n++
+			}
+		}
+		if next != 0 {
+			return n, tx.SetMetaString(metaRequeueNext, strconv.FormatUint(next, 10))
+		}
+		return n, tx.Delete(kv.BucketMeta, []byte(metaRequeueNext))
+	})
+}
+
+// nodeBatches runs fn over the store's nodes from id first on, prepareBatch
+// of them to a transaction: fn gets them decoded before it writes (it may
+// write any bucket, nodes included) and the id the next transaction starts
+// at (0: these are the last). It returns the sum of what fn counted in the
+// transactions that committed.
+func (c *Crawler) nodeBatches(first uint64, fn func(tx *kv.Tx, nodes []graph.Node, next uint64) (int, error)) (total int, err error) {
+	for next, more := first, true; more; {
+		from, n := next, 0
 		err = c.store.Update(func(tx *kv.Tx) error {
-			n, pass = 0, false
-			seen := 0
-			err := graph.ForEachNodeFrom(tx, next, func(node *graph.Node) error {
-				if seen == prepareBatch {
-					next, pass = node.ID, true
+			nodes := make([]graph.Node, 0, prepareBatch)
+			next, more = 0, false
+			err := graph.ForEachNodeFrom(tx, from, func(node *graph.Node) error {
+				if len(nodes) == prepareBatch {
+					next, more = node.ID, true
 					return graph.ErrStop
 				}
-				seen++
-				if c.capped(node.CrawlCount) || c.exclude.excluded(node.Host) || !c.owns(node.Host) {
-					return nil
-				}
-				// At its own depth, its distance from the seeds (seed 000
-				// §7 said depth 0, which made each round max_depth deeper
-				// than the last): a host left out by max_depth stays out.
-				depth := node.Depth
-				fetch := seedURL[node.Host]
-				if fetch != "" {
-					depth = 0
-				} else {
-					fetch = homeURL(node.Scheme, node.Host)
-				}
-				if c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth {
-					return nil
-				}
-				if !asked(node.CrawlCount, node.Status) {
-					// Never fetched: the subdomain cap decides, as it did.
-					if ok, err := graph.AdmitSubdomain(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
-						return err
-					}
-				}
-				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: fetch, Depth: depth})
-				if ok {
-					n++
-				}
-				return err
+				nodes = append(nodes, *node)
+				return nil
 			})
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case pass:
-				return tx.SetMetaString(metaRequeueNext, strconv.FormatUint(next, 10))
-			default:
-				return tx.Delete(kv.BucketMeta, []byte(metaRequeueNext))
 			}
+			n, err = fn(tx, nodes, next)
+			return err
 		})
 		if err != nil {
-			return queued, err
+			return total, err
 		}
-		queued += n
+		total += n
 	}
-	return queued, nil
+	return total, nil
 }
 
 // SeedResult is what AddSeeds did with one seed.

@@ -30,41 +30,27 @@ func (c *Crawler) reachPass() (queued int, err error) {
 		pass = looser(tx.MetaString(metaReach), c.cfg.MaxDepth, c.cfg.MaxSubdomainsPerRoot)
 		return nil
 	})
-	for next := uint64(0); err == nil && pass; {
-		from, n := next, 0
-		err = c.store.Update(func(tx *kv.Tx) error {
-			seen := 0
-			n, pass = 0, false
-			var left []graph.Node // queued after the scan: no write under its cursor
-			err := graph.ForEachNodeFrom(tx, from, func(node *graph.Node) error {
-				if seen == prepareBatch {
-					next, pass = node.ID, true
-					return graph.ErrStop
-				}
-				seen++
-				if node.Status == graph.StatusExcludedByLimit {
-					left = append(left, *node)
-				}
-				return nil
-			})
-			for i := range left {
-				if err != nil {
-					break
-				}
-				var ok bool
-				if ok, err = c.reach(tx, &left[i]); ok {
-					n++
-				}
-			}
-			if err != nil || pass {
-				return err
-			}
-			return tx.SetMetaString(metaReach, limits)
-		})
-		if err == nil {
-			queued += n
-		}
+	if err != nil || !pass {
+		return 0, err
 	}
+	queued, err = c.nodeBatches(0, func(tx *kv.Tx, nodes []graph.Node, next uint64) (n int, err error) {
+		for i := range nodes {
+			if nodes[i].Status != graph.StatusExcludedByLimit {
+				continue
+			}
+			ok, err := c.reach(tx, &nodes[i])
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				n++
+			}
+		}
+		if next != 0 {
+			return n, nil
+		}
+		return n, tx.SetMetaString(metaReach, limits)
+	})
 	if err == nil && queued > 0 {
 		hosts := "hosts"
 		if queued == 1 {
