@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 // ConnectTo is one curl-style --connect-to rule, HOST1:PORT1:HOST2:PORT2:
@@ -99,22 +101,11 @@ func forbidden(ip netip.Addr) bool {
 // port) is an IP literal that must not be fetched.
 func forbiddenHost(host string) bool {
 	h := strings.Trim(host, "[]")
-	if !mayBeIP(h) {
+	if !graph.MayBeIP(h) {
 		return false // a name: checked once resolved, at dial time
 	}
 	ip, err := netip.ParseAddr(h)
 	return err == nil && forbidden(ip)
-}
-
-// mayBeIP reports whether netip.ParseAddr could accept h (an IPv4 address
-// ends in a digit, an IPv6 one holds a colon), sparing a host name the
-// error it allocates.
-func mayBeIP(h string) bool {
-	if h == "" {
-		return false
-	}
-	c := h[len(h)-1]
-	return '0' <= c && c <= '9' || strings.IndexByte(h, ':') >= 0
 }
 
 // dialer connects requests: --connect-to rules first (the user asked for

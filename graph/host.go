@@ -132,7 +132,7 @@ func RegistrableDomain(host string) string {
 	if strings.IndexByte(h, '.') < 0 {
 		return h
 	}
-	if mayBeIP(h) {
+	if MayBeIP(h) {
 		if _, err := netip.ParseAddr(h); err == nil {
 			return h
 		}
@@ -144,10 +144,10 @@ func RegistrableDomain(host string) string {
 	return d
 }
 
-// mayBeIP reports whether netip.ParseAddr could accept h: an IPv4
+// MayBeIP reports whether netip.ParseAddr could accept h: an IPv4
 // address ends in a digit, an IPv6 one holds a colon. It spares a host
 // name ParseAddr's error, which allocates, a few times per link.
-func mayBeIP(h string) bool {
+func MayBeIP(h string) bool {
 	if h == "" {
 		return false
 	}
