@@ -430,7 +430,7 @@ func (c *Crawler) result(start time.Time, reason string) Result {
 		g := graph.GetCounts(tx)
 		res.TotalNodes, res.TotalEdges, res.TotalWeight = g.Nodes, g.Edges, g.Weight
 		res.FrontierSize = frontier.Len(tx)
-		if due := NextDue(tx); !due.IsZero() {
+		if due := frontier.NextDue(tx); !due.IsZero() {
 			due = due.UTC()
 			res.NextDue = &due
 		}

@@ -155,13 +155,18 @@ func (d *diskwatch) failed(err error) {
 	d.fullLocked(err)
 }
 
-// fullLocked declares (or carries on) a pause for err.
-func (d *diskwatch) fullLocked(err error) {
-	path := ""
+// errPath is the file err names (a *fs.PathError's), "" when none.
+func errPath(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		path = pe.Path
+		return pe.Path
 	}
+	return ""
+}
+
+// fullLocked declares (or carries on) a pause for err.
+func (d *diskwatch) fullLocked(err error) {
+	path := errPath(err)
 	if d.state == diskFull && d.path == path {
 		return // the same pause, said already
 	}
@@ -324,11 +329,7 @@ func (d *diskwatch) figures() (pauses int64, paused time.Duration) {
 // true, or false when done closes first.
 func (d *diskwatch) waitRoom(err error, done <-chan struct{}) bool {
 	d.failed(err)
-	path := ""
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		path = pe.Path
-	}
+	path := errPath(err)
 	t := time.NewTicker(d.every)
 	defer t.Stop()
 	for {

@@ -164,10 +164,6 @@ func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, er
 	return next, nil
 }
 
-// NextDue returns the earliest due time of a host in the store (zero
-// when none is scheduled): frontier.NextDue.
-func NextDue(tx *kv.Tx) time.Time { return frontier.NextDue(tx) }
-
 // nextDueAt is the earliest due time the last claim saw (zero: none).
 func (c *Crawler) nextDueAt() time.Time {
 	if ns := c.nextDue.Load(); ns != 0 {
