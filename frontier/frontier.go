@@ -199,11 +199,14 @@ func Len(tx *kv.Tx) uint64 { return tx.Counter(counterSize) }
 // Leases returns the number of entries leased and not yet released.
 func Leases(tx *kv.Tx) uint64 { return tx.Counter(counterLeases) }
 
+// valid reports whether e can be queued: a node, its host, a depth.
+func (e *Entry) valid() bool { return e.NodeID != 0 && e.Host != "" && e.Depth >= 0 }
+
 // Push queues e unless its host was already queued at e.Depth, or is queued
 // now at a depth ≤ e.Depth. A host queued deeper moves up to e.Depth. It
 // reports whether e was queued.
 func Push(tx *kv.Tx, e Entry) (bool, error) {
-	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+	if !e.valid() {
 		return false, ErrBadEntry
 	}
 	vk := visitedKey(e.NodeID, e.Depth)
@@ -223,27 +226,27 @@ func Push(tx *kv.Tx, e Entry) (bool, error) {
 // finds a few dozen new hosts at a time on a web it is discovering; these
 // two lookups were a tenth of its commit.
 func PushNew(tx *kv.Tx, e Entry) (bool, error) {
-	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+	if !e.valid() {
 		return false, ErrBadEntry
 	}
 	if err := queue(tx, e, nil); err != nil {
 		return false, err
 	}
-	return true, tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
+	return true, markVisited(tx, e)
 }
 
 // Requeue queues e like Push but disregards the visited marks: a host
 // crawled before is queued again (a resumed crawl's requeue pass, a retry,
 // a revisit that is due) at the depth e gives, its own.
 func Requeue(tx *kv.Tx, e Entry) (bool, error) {
-	if e.NodeID == 0 || e.Host == "" || e.Depth < 0 {
+	if !e.valid() {
 		return false, ErrBadEntry
 	}
 	ok, err := place(tx, e, nil)
 	if err != nil || !ok {
 		return ok, err
 	}
-	return true, tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
+	return true, markVisited(tx, e)
 }
 
 // place queues e at k (a new arrival key when k is nil), honouring "at

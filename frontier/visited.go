@@ -27,6 +27,11 @@ func visitedKey(node uint64, depth int) []byte {
 	return k
 }
 
+// markVisited records that e's host was queued at e.Depth.
+func markVisited(tx *kv.Tx, e Entry) error {
+	return tx.PutRaw(kv.BucketVisited, visitedKey(e.NodeID, e.Depth), []byte{})
+}
+
 func forwardedKey(node uint64, depth int) []byte {
 	k := visitedKey(node, depth)
 	binary.BigEndian.PutUint32(k[8:], uint32(depth)|forwardedBit)
