@@ -263,7 +263,6 @@ type appender struct {
 	last    time.Time // the node's last crawl
 	none    bool      // the node has no crawl
 	hasFull bool      // open holds a record with links
-	sealed  int       // segments sealed
 }
 
 // newAppender continues node's open segment s (nil: a node without
@@ -327,7 +326,6 @@ func (a *appender) seal(tx *kv.Tx) error {
 	}
 	a.open = segment{node: a.open.node, prev: seq, base: base, first: a.last}
 	a.hasFull = false
-	a.sealed++
 	return nil
 }
 

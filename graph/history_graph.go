@@ -5,6 +5,7 @@
 package graph
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -105,22 +106,9 @@ func DiffAt(tx *kv.Tx, from, to time.Time) (appeared, disappeared []EdgeChange, 
 		disappeared = append(disappeared, EdgeChange{k[0], k[1], w})
 	}
 	slices.SortFunc(disappeared, func(a, b EdgeChange) int {
-		if a.From != b.From {
-			return cmpU(a.From, b.From)
-		}
-		return cmpU(a.To, b.To)
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 	})
 	return appeared, disappeared, nil
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Interval is a time an edge was present: from Start, the first crawl of
