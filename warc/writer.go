@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,11 +175,7 @@ func nextSerial(dir, prefix string) (int, error) {
 	}
 	next := 0
 	for _, e := range ents {
-		m := fileName.FindStringSubmatch(e.Name())
-		if m == nil || m[1] != prefix {
-			continue
-		}
-		if n, err := strconv.Atoi(m[3]); err == nil && n >= next {
+		if n, ok := serialOf(e.Name(), prefix); ok && n >= next { // prefix is never "" here (Open)
 			next = n + 1
 		}
 	}
@@ -227,22 +222,6 @@ func (w *Writer) writeExchange(ctx context.Context, ex *Exchange) (Written, uint
 		return Written{}, 0, err
 	}
 	return out, seq, nil
-}
-
-// WriteExchangeUnsynced is WriteExchange without the fsync: it returns
-// once the records are written to the file. Sync makes them durable.
-func (w *Writer) WriteExchangeUnsynced(ctx context.Context, ex Exchange) (Written, error) {
-	out, _, err := w.writeExchange(ctx, &ex)
-	return out, err
-}
-
-// Sync returns once every exchange written so far is on disk: one fsync
-// when some are not, none when they are.
-func (w *Writer) Sync() error {
-	w.mu.Lock()
-	seq := w.seq
-	w.mu.Unlock()
-	return w.syncTo(seq)
 }
 
 // Rotate closes the current file (the next write starts a new one). It

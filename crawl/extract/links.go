@@ -45,21 +45,15 @@ func (e *Extractor) link(la linkAttrs, base *url.URL) (*url.URL, Rel, bool) {
 // canonical returns the current <link> tag's href when its rel holds
 // "canonical" and the href is worth reporting, else "".
 func (e *Extractor) canonical(z source, base *url.URL) string {
-	href, rel, hasHref, hasRel := hrefRel(z)
-	if !hasHref || !hasRel || !hasToken(rel, "canonical") {
+	la := readLinkAttrs(z)
+	if !la.hasHref || !la.hasRel || !hasToken(la.rel, "canonical") {
 		return ""
 	}
-	u, ok := e.resolveHref(href, base)
+	u, ok := e.resolveHref(la.href, base)
 	if !ok {
 		return ""
 	}
 	return strings.ToValidUTF8(u.String(), "\uFFFD")
-}
-
-// hrefRel reads the current tag's href and rel attributes.
-func hrefRel(z source) (href, rel []byte, hasHref, hasRel bool) {
-	la := readLinkAttrs(z)
-	return la.href, la.rel, la.hasHref, la.hasRel
 }
 
 // linkAttrs are the attributes weaver reads of a link tag, valid until the

@@ -205,13 +205,9 @@ func (s *scanner) textToEOF() html.TokenType {
 	return html.ErrorToken
 }
 
-func isTagSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
-}
-
 // skipWhiteSpace is the tokenizer's.
 func (s *scanner) skipWhiteSpace() {
-	for s.pos < len(s.b) && isTagSpace(s.b[s.pos]) {
+	for s.pos < len(s.b) && isSpace(s.b[s.pos]) {
 		s.pos++
 	}
 	if s.pos >= len(s.b) {
