@@ -34,12 +34,10 @@ type Client struct {
 	TokenHow string
 	// Timeout bounds the wait for GET /status.
 	Timeout time.Duration
-	// HTTP sends the requests; nil: a client that reaches the address
-	// directly, never through a proxy (a crawl on this machine bound it).
-	HTTP *http.Client
 }
 
-// directClient is Client's HTTP client when it is given none.
+// directClient is Client's HTTP client: it reaches the address directly,
+// never through a proxy (a crawl on this machine bound it).
 var directClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
 
 // Status returns the status of the crawl holding c.Path. It returns an
@@ -191,15 +189,8 @@ func (c *Client) get(ctx context.Context, u string) (*http.Response, error) {
 	return resp, nil
 }
 
-// httpClient is c.HTTP (or the direct client) sending c.Token with each
-// request.
-func (c *Client) httpClient() *http.Client {
-	hc := c.HTTP
-	if hc == nil {
-		hc = directClient
-	}
-	return WithToken(hc, c.Token)
-}
+// httpClient is the direct client sending c.Token with each request.
+func (c *Client) httpClient() *http.Client { return WithToken(directClient, c.Token) }
 
 // WithToken returns hc sending token (when not empty) as the bearer token
 // of each request.

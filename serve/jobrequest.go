@@ -126,14 +126,15 @@ func parseRequest(body []byte) (keys json.RawMessage, seedKey string, err error)
 			}
 			seedKey, key = key, "seed_url"
 		}
-		if set, ok := crawl.Lookup(key); ok && set.Refused != "" {
-			return nil, "", bad("key %q cannot be set through the API: %s", key, set.Refused)
-		}
-		if !slices.Contains(crawl.Keys(), key) {
+		set, ok := crawl.Lookup(key)
+		if !ok {
 			if near, ok := suggest.Closest(key, apiKeys()); ok {
 				return nil, "", bad("unknown key %q: did you mean %q? (known: %s)", key, near, strings.Join(apiKeys(), ", "))
 			}
 			return nil, "", bad("unknown key %q (known: %s)", key, strings.Join(apiKeys(), ", "))
+		}
+		if set.Refused != "" {
+			return nil, "", bad("key %q cannot be set through the API: %s", key, set.Refused)
 		}
 		if out.Len() > 1 {
 			out.WriteByte(',')
