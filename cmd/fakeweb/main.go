@@ -228,11 +228,15 @@ func (c *command) run(ctx context.Context) error {
 	if n := w.Malformed(); n > 0 {
 		fmt.Fprintf(c.stderr, "fakeweb: skipped %d malformed lines of %s\n", n, c.uk)
 	}
-	seedURL := w.Seed()
-	start := w.Start
+	return c.launch(ctx, w.Seed(), w.Start, w.StartTLS, w)
+}
+
+// launch prints the seed (--print-seed), or starts the web over HTTP or,
+// with --tls, HTTPS (the seed then https://) and serves it until ctx is
+// done; w (nil: none) keeps the request log.
+func (c *command) launch(ctx context.Context, seedURL string, start, startTLS func(string) (*fakeweb.Server, error), w *fakeweb.Web) error {
 	if c.useTLS {
-		seedURL = "https://" + strings.TrimPrefix(seedURL, "http://")
-		start = w.StartTLS
+		seedURL, start = "https://"+strings.TrimPrefix(seedURL, "http://"), startTLS
 	}
 	if c.printSeed {
 		fmt.Fprintln(c.stdout, seedURL)
@@ -318,19 +322,7 @@ func (c *command) serveLiving(ctx context.Context) error {
 		return usagef("--volatile must be below --living (%d) and --period positive", n)
 	}
 	l := fakeweb.NewLiving(fakeweb.LivingConfig{Hosts: n, Volatile: volatile, Period: c.period})
-	seedURL, start := l.Seed(), l.Start
-	if c.useTLS {
-		seedURL, start = "https://"+strings.TrimPrefix(seedURL, "http://"), l.StartTLS
-	}
-	if c.printSeed {
-		fmt.Fprintln(c.stdout, seedURL)
-		return nil
-	}
-	srv, err := start(c.listen)
-	if err != nil {
-		return err
-	}
-	return c.serve(ctx, srv, seedURL, nil)
+	return c.launch(ctx, l.Seed(), l.Start, l.StartTLS, nil)
 }
 
 // build generates the web, or replays the graph in file when it is not "".

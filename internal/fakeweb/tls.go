@@ -222,11 +222,7 @@ func (w *Web) StartTLS(addr string) (*Server, error) {
 // (the same port answers plain HTTP with a redirect to https), without
 // certificate faults.
 func (l *Living) StartTLS(addr string) (*Server, error) {
-	redirect := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		rw.Header().Set("Server", "fakeweb")
-		http.Redirect(rw, r, "https://"+normalizeHost(r.Host)+r.URL.RequestURI(), http.StatusMovedPermanently)
-	})
-	return startTLS(l, redirect, nil, addr)
+	return startTLS(l, http.HandlerFunc(redirectHTTPS), nil, addr)
 }
 
 // startTLS serves h on addr over HTTPS, plain on the same port, with
@@ -286,15 +282,20 @@ func startTLS(h, plain http.Handler, faults map[string]CertFault, addr string) (
 	return s, nil
 }
 
-// redirectToHTTPS answers a plain-HTTP request of StartTLS's port.
+// redirectToHTTPS answers a plain-HTTP request of StartTLS's port, and
+// records it.
 func (w *Web) redirectToHTTPS(rw http.ResponseWriter, r *http.Request) {
-	host := normalizeHost(r.Host)
-	target := r.URL.RequestURI()
 	w.mu.Lock()
-	w.reqs = append(w.reqs, Request{Host: host, Path: target, At: time.Now(), Status: http.StatusMovedPermanently, Proto: r.Proto})
+	w.reqs = append(w.reqs, Request{Host: normalizeHost(r.Host), Path: r.URL.RequestURI(), At: time.Now(), Status: http.StatusMovedPermanently, Proto: r.Proto})
 	w.mu.Unlock()
+	redirectHTTPS(rw, r)
+}
+
+// redirectHTTPS redirects a plain-HTTP request to the same host and path
+// over https.
+func redirectHTTPS(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Server", "fakeweb")
-	http.Redirect(rw, r, "https://"+host+target, http.StatusMovedPermanently)
+	http.Redirect(rw, r, "https://"+normalizeHost(r.Host)+r.URL.RequestURI(), http.StatusMovedPermanently)
 }
 
 // split hands each connection of ln to tlsLn when its first byte opens a
