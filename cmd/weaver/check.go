@@ -162,10 +162,10 @@ func checkStore(s *kv.Store, warcRefs bool) (problems []string, counts graph.Cou
 		counts, queued, leases = graph.GetCounts(tx), frontier.Len(tx), frontier.Leases(tx)
 		return nil
 	})
-	if err == nil {
+	if err == nil && warcRefs {
 		var dir string
 		err = s.View(func(tx *kv.Tx) error { dir = tx.MetaString(crawlwarc.MetaDir); return nil })
-		if err == nil && dir != "" && warcRefs {
+		if err == nil && dir != "" {
 			problems = append(problems, checkWarcRefs(s, dir)...)
 		}
 	}

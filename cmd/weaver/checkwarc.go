@@ -45,14 +45,10 @@ type warcFile struct {
 func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes []string, err error) {
 	var prefix string
 	var settings crawl.Settings
-	var recrawled bool
 	err = s.View(func(tx *kv.Tx) error {
 		prefix = tx.MetaString(crawlwarc.MetaPrefix)
 		settings, _ = crawl.ReadSettings(tx)
-		return graph.ForEachNode(tx, func(n *graph.Node) error {
-			recrawled = recrawled || n.CrawlCount > 1
-			return nil
-		})
+		return nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -78,6 +74,12 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 	cfg := crawl.Defaults()
 	if settings != nil {
 		if err := cfg.Apply(settings, "the store's settings"); err != nil {
+			return nil, nil, err
+		}
+	}
+	recrawled := false // read only where it decides: a walk of every node
+	if cfg.Render == crawl.RenderNever {
+		if recrawled, err = anyRecrawled(s); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -257,4 +259,18 @@ func hostEdges(s *kv.Store) (map[[2]string]uint64, error) {
 		})
 	})
 	return out, err
+}
+
+// anyRecrawled reports whether a host of s was crawled more than once.
+func anyRecrawled(s *kv.Store) (recrawled bool, err error) {
+	err = s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.CrawlCount > 1 {
+				recrawled = true
+				return graph.ErrStop
+			}
+			return nil
+		})
+	})
+	return recrawled, err
 }

@@ -284,23 +284,19 @@ func (c *exportCommand) Run(ctx context.Context) error {
 
 // checkTargets checks every file to be written (export.CheckTarget).
 func (c *exportCommand) checkTargets(s *kv.Store) error {
-	type file struct {
-		path   string
-		format export.Format
-	}
-	var files []file
+	var files []exportTarget
 	for _, t := range c.targets {
 		if t.path != "" {
-			files = append(files, file{t.path, t.format})
+			files = append(files, t)
 		}
 	}
 	if c.ccPrefix != "" {
 		vpath, epath := export.CCHostGraphFiles(c.ccPrefix)
-		files = append(files, file{vpath, export.FormatCCHostGraph}, file{epath, export.FormatCCHostGraph})
+		files = append(files, exportTarget{export.FormatCCHostGraph, vpath}, exportTarget{export.FormatCCHostGraph, epath})
 	}
 	if c.csvPrefix != "" {
 		npath, epath := export.CSVFiles(c.csvPrefix)
-		files = append(files, file{npath, export.FormatCSV}, file{epath, export.FormatCSV})
+		files = append(files, exportTarget{export.FormatCSV, npath}, exportTarget{export.FormatCSV, epath})
 	}
 	for _, f := range files {
 		if err := export.CheckTarget(s, f.path, f.format, c.force); err != nil {
