@@ -143,10 +143,7 @@ func (r *jobRun) crawl(ctx context.Context) (crawl.Result, error) {
 			return err
 		}
 		if r.cfg.WarcDir != "" {
-			if err := tx.SetMetaString(crawlwarc.MetaDir, r.cfg.WarcDir); err != nil {
-				return err
-			}
-			if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&r.cfg)); err != nil {
+			if err := crawlwarc.RecordDir(tx, &r.cfg); err != nil {
 				return err
 			}
 		}

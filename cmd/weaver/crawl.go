@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -378,16 +377,8 @@ func (c *crawlCommand) openWarc() (*crawlwarc.Archive, error) {
 		}
 		c.logf("INFO", fmt.Sprintf("WARC: %s, %s, %d bytes in %s", count(st.Files, "file", ""), count(st.Records, "record", ""), st.Bytes, c.cfg.WarcDir))
 	})
-	abs, err := filepath.Abs(c.cfg.WarcDir)
-	if err != nil {
-		return w, nil
-	}
-	return w, c.store.Update(func(tx *kv.Tx) error {
-		if err := tx.SetMetaString(crawlwarc.MetaPrefix, crawlwarc.Prefix(&c.cfg)); err != nil {
-			return err
-		}
-		return tx.SetMetaString(crawlwarc.MetaDir, abs)
-	})
+	// c.cfg.WarcDir is absolute (buildConfig).
+	return w, c.store.Update(func(tx *kv.Tx) error { return crawlwarc.RecordDir(tx, &c.cfg) })
 }
 
 // prepare queues the seeds (or recovers a stopped crawl's leases) and

@@ -87,6 +87,16 @@ func Open(cfg *crawl.Config, software string, store *kv.Store) (*Archive, []warc
 	return &Archive{w: w}, recovered, nil
 }
 
+// RecordDir records in tx where cfg's crawl writes its WARC files
+// (MetaDir: cfg.WarcDir, absolute) and the first part of their names
+// (MetaPrefix), for weaver check --warc and the job API.
+func RecordDir(tx *kv.Tx, cfg *crawl.Config) error {
+	if err := tx.SetMetaString(MetaDir, cfg.WarcDir); err != nil {
+		return err
+	}
+	return tx.SetMetaString(MetaPrefix, Prefix(cfg))
+}
+
 // Prefix is the first part of the names of cfg's WARC files: crawl_name,
 // else the store's file name without its extension.
 func Prefix(cfg *crawl.Config) string {
