@@ -22,34 +22,35 @@ type chainState struct {
 // segmentFault says what is wrong with segment s given the node's chain
 // before it ("" when nothing); relink says the fault is only its prev or
 // base, which RepairHistory mends in place.
-func segmentFault(tx *kv.Tx, s *segment, st *chainState) (why string, relink bool, err error) {
+func segmentFault(tx *kv.Tx, s *segment, st *chainState) (why string, relink bool) {
 	if tx.GetRaw(kv.BucketNodes, kv.U64(s.node)) == nil {
-		return fmt.Sprintf("node %d does not exist", s.node), false, nil
+		return fmt.Sprintf("node %d does not exist", s.node), false
 	}
 	switch {
 	case len(s.recs) == 0 && s.seq != 0:
-		return "it holds no record", false, nil
+		return "it holds no record", false
 	case len(s.recs) == 0 && st.last == 0:
-		return "it holds no record, and no sealed segment is before it", false, nil
+		return "it holds no record, and no sealed segment is before it", false
 	case len(s.recs) == 0 && !s.first.Equal(st.lastTime):
 		return fmt.Sprintf("it holds no record and the time %s, the node's last crawl was at %s",
-			s.first.Format(time.RFC3339Nano), st.lastTime.Format(time.RFC3339Nano)), true, nil
+			s.first.Format(time.RFC3339Nano), st.lastTime.Format(time.RFC3339Nano)), true
 	case len(s.recs) > 0 && !s.first.After(st.lastTime):
 		return fmt.Sprintf("its first crawl at %s is not after the node's last before it at %s",
-			s.first.Format(time.RFC3339Nano), st.lastTime.Format(time.RFC3339Nano)), false, nil
+			s.first.Format(time.RFC3339Nano), st.lastTime.Format(time.RFC3339Nano)), false
 	}
 	if err := s.each(func(*record) error { return nil }); err != nil {
-		return err.Error(), false, nil
+		return err.Error(), false
 	}
 	if s.prev != st.last || s.base != st.lastFull {
 		return fmt.Sprintf("its chain names segments %d (before it) and %d (with links), the node's are %d and %d",
-			s.prev, s.base, st.last, st.lastFull), true, nil
+			s.prev, s.base, st.last, st.lastFull), true
 	}
-	return "", false, nil
+	return "", false
 }
 
-// follow moves st past segment s.
+// follow moves st past segment s (and notes an open one).
 func (st *chainState) follow(s *segment) {
+	st.open = st.open || s.seq == 0
 	_ = s.each(func(r *record) error {
 		st.lastTime = r.at
 		if r.links >= 0 && s.seq != 0 {
@@ -114,12 +115,10 @@ func historyWalk(tx *kv.Tx, fn func(s *segment, st *chainState) error, bad func(
 // history is also in schema 2's layout.
 func checkHistory(tx *kv.Tx, add func(format string, a ...any)) {
 	nodes, _ := historyWalk(tx, func(s *segment, st *chainState) error {
-		why, _, _ := segmentFault(tx, s, st)
-		if why != "" {
+		if why, _ := segmentFault(tx, s, st); why != "" {
 			add("%s: %s", segmentName(s), why)
 		}
 		st.follow(s)
-		st.open = st.open || s.seq == 0
 		return nil
 	}, func(bucket, key []byte, err error) { add("%s %x: %v", bucket, key, err) })
 	for _, node := range slices.Sorted(maps.Keys(nodes)) {
@@ -132,18 +131,28 @@ func checkHistory(tx *kv.Tx, add func(format string, a ...any)) {
 	}
 	c := tx.Cursor(kv.BucketCrawls)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if _, _, err := decodeV1(k, v); err != nil {
-			add("crawls %x: %v", k, err)
-			continue
-		}
-		node := binary.BigEndian.Uint64(k)
-		switch {
-		case tx.GetRaw(kv.BucketNodes, k[:8]) == nil:
-			add("crawls %x: node %d does not exist", k, node)
-		case nodes[node] != nil:
-			add("crawls %x: node %d's history is also in the history and recent buckets", k, node)
+		if why := v1Fault(tx, k, v, nodes); why != "" {
+			add("crawls %x: %s", k, why)
 		}
 	}
+}
+
+// v1Fault says what is wrong with schema 1's record k, v ("" when
+// nothing): it does not decode, its node does not exist, or the node's
+// history is also in schema 2's layout (nodes, the chains historyWalk
+// found).
+func v1Fault(tx *kv.Tx, k, v []byte, nodes map[uint64]*chainState) string {
+	if _, _, err := decodeV1(k, v); err != nil {
+		return err.Error()
+	}
+	node := binary.BigEndian.Uint64(k)
+	switch {
+	case tx.GetRaw(kv.BucketNodes, k[:8]) == nil:
+		return fmt.Sprintf("node %d does not exist", node)
+	case nodes[node] != nil:
+		return fmt.Sprintf("node %d's history is also in the history and recent buckets", node)
+	}
+	return ""
 }
 
 func segmentName(s *segment) string {
@@ -171,10 +180,8 @@ func RepairHistory(tx *kv.Tx, drop func(bucket, key []byte, why string)) error {
 	}
 	nodes, err := historyWalk(tx, func(s *segment, st *chainState) error {
 		bucket, key := s.key()
-		why, relink, err := segmentFault(tx, s, st)
+		why, relink := segmentFault(tx, s, st)
 		switch {
-		case err != nil:
-			return err
 		case why != "" && !relink:
 			remove(bucket, key, why)
 			return nil
@@ -186,7 +193,6 @@ func RepairHistory(tx *kv.Tx, drop func(bucket, key []byte, why string)) error {
 			edits.put(bucket, key, s.encode())
 		}
 		st.follow(s)
-		st.open = st.open || s.seq == 0
 		return nil
 	}, func(bucket, key []byte, err error) { remove(bucket, key, err.Error()) })
 	if err != nil {
@@ -214,14 +220,8 @@ func RepairHistory(tx *kv.Tx, drop func(bucket, key []byte, why string)) error {
 	if tx.Exists(kv.BucketCrawls) {
 		c := tx.Cursor(kv.BucketCrawls)
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			_, _, err := decodeV1(k, v)
-			switch {
-			case err != nil:
-				remove(kv.BucketCrawls, k, err.Error())
-			case tx.GetRaw(kv.BucketNodes, k[:8]) == nil:
-				remove(kv.BucketCrawls, k, fmt.Sprintf("node %d does not exist", binary.BigEndian.Uint64(k)))
-			case nodes[binary.BigEndian.Uint64(k)] != nil:
-				remove(kv.BucketCrawls, k, fmt.Sprintf("node %d's history is in the history and recent buckets", binary.BigEndian.Uint64(k)))
+			if why := v1Fault(tx, k, v, nodes); why != "" {
+				remove(kv.BucketCrawls, k, why)
 			}
 		}
 	}
