@@ -28,36 +28,28 @@ func (n *Node) Head() Head {
 // GetHead returns the head of the node with id. It reads the stored bytes
 // directly when they are in the form weaver writes, and falls back to a
 // full decode otherwise, so it accepts whatever Get accepts.
-func GetHead(tx *kv.Tx, id uint64) (Head, bool, error) {
-	data := tx.GetRaw(kv.BucketNodes, kv.U64(id))
-	if data == nil {
-		return Head{}, false, nil
-	}
-	if h, ok := decodeHead(data); ok {
-		h.ID = id
-		return h, true, nil
-	}
-	n, ok, err := Get(tx, id)
-	return n.Head(), ok, err
-}
+func GetHead(tx *kv.Tx, id uint64) (Head, bool, error) { return getHead(tx, id, "") }
 
 // GetHeadOf is GetHead for the node of host: ok is false when no node has
 // id or when it is another host's. A caller that remembers hosts' ids by
 // a hash of their names learns so that it remembered wrong.
-func GetHeadOf(tx *kv.Tx, id uint64, host string) (Head, bool, error) {
+func GetHeadOf(tx *kv.Tx, id uint64, host string) (Head, bool, error) { return getHead(tx, id, host) }
+
+// getHead is GetHeadOf, for any host when host is "" (no node's is).
+func getHead(tx *kv.Tx, id uint64, host string) (Head, bool, error) {
 	data := tx.GetRaw(kv.BucketNodes, kv.U64(id))
 	if data == nil {
 		return Head{}, false, nil
 	}
 	if h, name, ok := decodeHeadHost(data); ok {
-		if string(name) != host {
+		if host != "" && string(name) != host {
 			return Head{}, false, nil
 		}
 		h.ID = id
 		return h, true, nil
 	}
 	n, ok, err := Get(tx, id)
-	if err != nil || !ok || n.Host != host {
+	if err != nil || !ok || (host != "" && n.Host != host) {
 		return Head{}, false, err
 	}
 	return n.Head(), true, nil
@@ -254,15 +246,9 @@ func (r *headReader) skip() {
 	}
 }
 
-// decodeHead reads a node's head from its stored bytes, or reports false
-// when they are not in the form it knows (the caller then decodes fully).
-func decodeHead(b []byte) (Head, bool) {
-	h, _, ok := decodeHeadHost(b)
-	return h, ok
-}
-
-// decodeHeadHost is decodeHead that also returns the node's host (valid
-// while b is).
+// decodeHeadHost reads a node's head and host (valid while b is) from its
+// stored bytes, or reports false when they are not in the form it knows
+// (the caller then decodes fully).
 func decodeHeadHost(b []byte) (Head, []byte, bool) {
 	r := headReader{b: b, ok: true}
 	var n int

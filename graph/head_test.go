@@ -65,13 +65,13 @@ func TestDecodeHead_AgreesWithDecode(t *testing.T) {
 			if cut > 2048 && cut < len(data)-2048 {
 				cut += rng.IntN(1000)
 			}
-			if _, ok := decodeHead(data[:cut]); ok {
+			if _, _, ok := decodeHeadHost(data[:cut]); ok {
 				t.Fatalf("node %d cut to %d of %d bytes: head reader did not give up", i, cut, len(data))
 			}
 		}
 		bad := append([]byte(nil), data...)
 		bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
-		decodeHead(bad) // must not panic
+		decodeHeadHost(bad) // must not panic
 	}
 }
 
@@ -90,7 +90,7 @@ func BenchmarkNodeHead(b *testing.B) {
 	})
 	b.Run("head", func(b *testing.B) {
 		for b.Loop() {
-			decodeHead(data)
+			decodeHeadHost(data)
 		}
 	})
 }
