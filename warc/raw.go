@@ -55,14 +55,21 @@ func (x *Raw) Parse() (*Record, error) {
 		unmarshalers.Put(un)
 		return nil, &DamageError{File: x.r.path, Offset: x.Offset, Err: err}
 	}
+	return x.finish(rec, validation, un, &unmarshalers, nil)
+}
+
+// finish makes the Record of rec, which un (from pool) read: block, when
+// not nil, is its block as the member holds it. On damage the record is
+// closed and un goes back to pool.
+func (x *Raw) finish(rec gowarc.WarcRecord, validation []error, un gowarc.Unmarshaler, pool *sync.Pool, block []byte) (*Record, error) {
 	got := gowarc.Record{WarcRecord: rec, Offset: x.Offset, Size: x.End - x.Offset, Validation: validation}
 	out, derr := x.r.record(got, func(name string) string { return headerField(bufio.NewReader(bytes.NewReader(x.data)), name) })
 	if derr != nil {
 		rec.Close()
-		unmarshalers.Put(un)
+		pool.Put(un)
 		return nil, derr
 	}
-	out.un, out.pool = un, &unmarshalers
+	out.un, out.pool, out.block = un, pool, block
 	return out, nil
 }
 
@@ -156,15 +163,7 @@ func (x *Raw) parseBlockless() (*Record, error) {
 			return fail(fmt.Errorf("too few bytes in end of record marker. Expected %q, was %q", "\r\n\r\n", tail))
 		}
 	}
-	got := gowarc.Record{WarcRecord: rec, Offset: x.Offset, Size: x.End - x.Offset, Validation: validation}
-	out, derr := x.r.record(got, func(name string) string { return headerField(bufio.NewReader(bytes.NewReader(x.data)), name) })
-	if derr != nil {
-		rec.Close()
-		lenient.Put(un)
-		return nil, derr
-	}
-	out.un, out.pool, out.block = un, &lenient, block
-	return out, nil
+	return x.finish(rec, validation, un, &lenient, block)
 }
 
 // unmarshalers keeps gowarc's unmarshalers for Parse: making one writes a
