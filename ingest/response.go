@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -54,7 +53,7 @@ func (im *parser) response(rec *raw) error {
 	p.ctype, p.server = h.Get("Content-Type"), h.Get("Server")
 	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
 	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
-	info, _ := im.ex.Page(bytes.NewReader(data), u, im.sel.Add)
+	info, _ := im.ex.PageBytes(data, u, im.sel.Add) // in memory: the byte scanner, as the crawl reads a page
 	p.title, p.desc = info.Title, info.Description
 	if p.desc == "" {
 		p.desc = p.title

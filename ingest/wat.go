@@ -180,6 +180,6 @@ func (im *parser) watTitle(u *url.URL, meta *watHTML) (title, description string
 		desc = og
 	}
 	doc := "<title>" + html.EscapeString(meta.Head.Title) + "</title><meta name=description content=\"" + html.EscapeString(desc) + "\">"
-	info, _ := im.ex.Page(strings.NewReader(doc), u, nil)
+	info, _ := im.ex.PageBytes([]byte(doc), u, nil)
 	return info.Title, info.Description
 }
