@@ -263,12 +263,8 @@ func (w *Writer) Committed() {
 
 // serialOf returns the serial in a file name the writer gives, or false.
 func serialOf(name, prefix string) (int, bool) {
-	m := fileName.FindStringSubmatch(name)
-	if m == nil || (prefix != "" && m[1] != prefix) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(m[3])
-	return n, err == nil
+	p, n, _, ok := ParseName(name)
+	return n, ok && (prefix == "" || p == prefix)
 }
 
 // errShort is the error of a file shorter than the position the store

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,18 @@ func Open(opts Options) (*Writer, []Recovered, error) {
 
 // fileName matches the files a Writer names, finished or open.
 var fileName = regexp.MustCompile(`^(.+)-(\d{14})-(\d+)\.warc\.gz(\.open)?$`)
+
+// ParseName takes apart the name of a file a Writer names: its prefix,
+// its serial, and whether it is still open (NAME.open); ok is false for
+// any other name.
+func ParseName(name string) (prefix string, serial int, open, ok bool) {
+	m := fileName.FindStringSubmatch(name)
+	if m == nil {
+		return "", 0, false, false
+	}
+	n, err := strconv.Atoi(m[3])
+	return m[1], n, m[4] != "", err == nil
+}
 
 func nextSerial(dir, prefix string) (int, error) {
 	ents, err := os.ReadDir(dir)

@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/weaver-crawler/weaver/crawl"
@@ -21,10 +19,6 @@ import (
 
 // maxWarcDiffs is how many edges that differ weaver check --warc lists.
 const maxWarcDiffs = 20
-
-// warcName matches the files a crawl writes: prefix, date, serial, and
-// .open while the file is written.
-var warcName = regexp.MustCompile(`^(.+)-(\d{14})-(\d+)\.warc\.gz(\.open)?$`)
 
 // warcFile is one of a crawl's WARC files in the directory checked.
 type warcFile struct {
@@ -54,7 +48,7 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 		return nil, nil, err
 	}
 	if prefix == "" {
-		prefix = strings.TrimSuffix(filepath.Base(s.Path()), filepath.Ext(s.Path()))
+		prefix = crawlwarc.Prefix(&crawl.Config{DBPath: s.Path()})
 	}
 	problems = checkWarcRefs(s, dir)
 	files, err := crawlFiles(dir, prefix)
@@ -107,12 +101,11 @@ func crawlFiles(dir, prefix string) ([]warcFile, error) {
 	}
 	var out []warcFile
 	for _, e := range ents {
-		m := warcName.FindStringSubmatch(e.Name())
-		if e.IsDir() || m == nil || m[1] != prefix {
+		p, n, open, ok := warc.ParseName(e.Name())
+		if e.IsDir() || !ok || p != prefix {
 			continue
 		}
-		n, _ := strconv.Atoi(m[3])
-		out = append(out, warcFile{path: filepath.Join(dir, e.Name()), name: strings.TrimSuffix(e.Name(), ".open"), serial: n, open: m[4] != ""})
+		out = append(out, warcFile{path: filepath.Join(dir, e.Name()), name: strings.TrimSuffix(e.Name(), ".open"), serial: n, open: open})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].serial < out[j].serial })
 	return out, nil
@@ -130,8 +123,8 @@ func committedParts(files []warcFile, end *warc.Position) (inputs []string, tmp 
 	}
 	at := -1
 	if end != nil {
-		if m := warcName.FindStringSubmatch(end.File); m != nil {
-			at, _ = strconv.Atoi(m[3])
+		if _, n, _, ok := warc.ParseName(end.File); ok {
+			at = n
 		}
 	}
 	found := end == nil
