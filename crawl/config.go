@@ -167,8 +167,9 @@ func Keys() []string {
 	return out
 }
 
+// field is a setting and where its value is in a Config.
 type field struct {
-	key string
+	Setting
 	ptr any // *int, *int64, *string, *bool or *[]string inside a Config
 }
 
@@ -177,7 +178,7 @@ func (c *Config) field(key string) (field, bool) {
 	if !ok {
 		return field{}, false
 	}
-	return field{key, s.Field(c)}, true
+	return field{s, s.Field(c)}, true
 }
 
 // Get returns key's value as text (a list joined with commas), and

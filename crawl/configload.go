@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +82,7 @@ func setJSON(f field, raw json.RawMessage) error {
 	isNumber := len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 	switch p := f.ptr.(type) {
 	case *int:
-		if strings.HasSuffix(f.key, "_ms") {
+		if strings.HasSuffix(f.Key, "_ms") {
 			// A duration: milliseconds, or Go's syntax in a string ("1.5s").
 			var text string
 			if json.Unmarshal(raw, &text) == nil {
@@ -109,7 +108,7 @@ func setJSON(f field, raw json.RawMessage) error {
 		*p = int(v)
 	case *int64:
 		var text string
-		if slices.Contains(byteKeys, f.key) && json.Unmarshal(raw, &text) == nil {
+		if f.Bytes && json.Unmarshal(raw, &text) == nil {
 			if *p, err = ParseBytes(text); err != nil {
 				return fmt.Errorf("want a size in bytes (512MB, 1GiB), got %s", raw)
 			}
@@ -176,7 +175,7 @@ func (c *Config) set(key, value, source string) error {
 		}
 		*p = v
 	case *int64:
-		if slices.Contains(byteKeys, key) {
+		if f.Bytes {
 			v, err := ParseBytes(value)
 			if err != nil {
 				return bad("a size in bytes (512MB, 1GiB)")

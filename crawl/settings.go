@@ -185,14 +185,6 @@ var MachineKeys = keysWhere(func(s *Setting) bool { return s.Machine })
 // cluster crawl must all run the same weaver.)
 var GraphKeys = keysWhere(func(s *Setting) bool { return s.Graph })
 
-// noLimitKeys are the keys whose 0 means no limit.
-var noLimitKeys = keysWhere(func(s *Setting) bool { return s.NoLimit })
-
-// byteKeys are the config keys that count bytes: a flag or the
-// environment may give them with a unit (512MB, 1GiB), a config file as
-// a number or such a string.
-var byteKeys = keysWhere(func(s *Setting) bool { return s.Bytes })
-
 // keysWhere returns the keys of Table's settings for which keep is true,
 // in Table's order.
 func keysWhere(keep func(*Setting) bool) []string {

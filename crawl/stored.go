@@ -97,7 +97,7 @@ func Show(key string, c *Config) string {
 	if v == "0" && key == "warc_max_size" {
 		return "0 (1 GB)"
 	}
-	if v == "0" && slices.Contains(noLimitKeys, key) {
+	if v == "0" && f.NoLimit {
 		return "0 (no limit)"
 	}
 	return v
