@@ -30,7 +30,7 @@ func (m *merger) nodes(i int, src *kv.Store) error {
 	var batch []graph.Node
 	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
 		var n graph.Node
-		if err := kv.Decode(v, &n); err != nil {
+		if err := graph.DecodeNode(k, v, &n); err != nil {
 			return fmt.Errorf("%s: node %x: %w", src.Path(), k, err)
 		}
 		batch = append(batch, n)

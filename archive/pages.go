@@ -514,7 +514,7 @@ func shape(k, v []byte) string {
 	switch {
 	case len(k) == 16 && c&0xf0 == 0x90 && len(v) > 1 && v[1] == 0x95: // a list of anchors, each [page, url, text, rel, redirect]
 		return string(kv.BucketAnchors)
-	case len(k) == 16 && c == 0x93: // [weight, first, last]
+	case len(k) == 16 && (c == 0x92 || c == 0x93 || c == 0x95): // [weight, first(, last(, nofollow, redirect))]
 		return string(kv.BucketEdges)
 	case len(k) == 12 && len(v) == 0:
 		return string(kv.BucketVisited)

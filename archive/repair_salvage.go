@@ -32,7 +32,7 @@ func (r *repairer) copyNodes() error {
 			r.dropKey(kv.BucketNodes, k, "an extension value, not a node")
 			return nil
 		}
-		if err := kv.Decode(v, &n); err != nil {
+		if err := graph.DecodeNode(k, v, &n); err != nil {
 			r.dropKey(kv.BucketNodes, k, "%v", err)
 			return nil
 		}

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -67,10 +69,55 @@ func (e *Entry) encodeFields(enc *msgpack.Encoder) error {
 	if err := enc.EncodeString(e.Host); err != nil {
 		return err
 	}
-	if err := enc.EncodeString(e.URL); err != nil {
+	if err := e.encodeURL(enc); err != nil {
 		return err
 	}
 	return enc.EncodeInt(int64(e.Depth))
+}
+
+// encodeURL writes e's URL, or, since schema 3, for the host's home page
+// (nearly every entry) nil for http://host/ and 1 for https://host/:
+// older stores hold a string there, always.
+func (e *Entry) encodeURL(enc *msgpack.Encoder) error {
+	switch {
+	case isHome(e.URL, "http", e.Host):
+		return enc.EncodeNil()
+	case isHome(e.URL, "https", e.Host):
+		return enc.EncodeUint(1)
+	}
+	return enc.EncodeString(e.URL)
+}
+
+func (e *Entry) decodeURL(dec *msgpack.Decoder) error {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case msgpcode.Nil:
+		e.URL = homeURL("http", e.Host)
+		return dec.Skip()
+	case 1:
+		e.URL = homeURL("https", e.Host)
+		return dec.Skip()
+	}
+	e.URL, err = dec.DecodeString()
+	return err
+}
+
+// homeURL is the URL of host's home page.
+func homeURL(scheme, host string) string { return scheme + "://" + host + "/" }
+
+// isHome reports whether u is homeURL(scheme, host), without building it.
+func isHome(u, scheme, host string) bool {
+	rest, ok := strings.CutPrefix(u, scheme)
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "://")
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, host)
+	}
+	return ok && rest == "/"
 }
 
 // DecodeMsgpack reads what EncodeMsgpack wrote.
@@ -100,7 +147,7 @@ func (e *Entry) decodeFields(dec *msgpack.Decoder) error {
 	if e.Host, err = dec.DecodeString(); err != nil {
 		return err
 	}
-	if e.URL, err = dec.DecodeString(); err != nil {
+	if err = e.decodeURL(dec); err != nil {
 		return err
 	}
 	d, err := dec.DecodeInt()

@@ -284,3 +284,40 @@ func TestFrontier_PushNew_AsPush(t *testing.T) {
 		t.Errorf("PushNew:\n%s\nPush:\n%s", got, want)
 	}
 }
+
+// TestEntry_HomeURL: an entry for a host's home page (nearly every entry)
+// stores its URL as nil (http) or 1 (https) since schema 3; any other URL
+// as the string it is, and an older store's string form of a home URL
+// reads the same.
+func TestEntry_HomeURL(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		size int // of the URL field
+	}{
+		{"http://a.test/", 1},
+		{"https://a.test/", 1},
+		{"http://a.test/path", 19},
+		{"http://a.test:8080/", 20},
+		{"https://b.test/", 16},
+		{"http://a.testx/", 16},
+		{"", 1},
+	} {
+		e := frontier.Entry{NodeID: 7, Host: "a.test", URL: c.url, Depth: 2}
+		b, err := kv.Encode(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(b) - 1 - 1 - 7 - 1; got != c.size { // array, id, host, depth
+			t.Errorf("%q: the URL takes %d bytes, want %d (% x)", c.url, got, c.size, b)
+		}
+		var back frontier.Entry
+		if err := kv.Decode(b, &back); err != nil || back != e {
+			t.Errorf("%q: decoded %+v, %v", c.url, back, err)
+		}
+	}
+	old := []byte{0x94, 7, 0xa6, 'a', '.', 't', 'e', 's', 't', 0xae, 'h', 't', 't', 'p', ':', '/', '/', 'a', '.', 't', 'e', 's', 't', '/', 2}
+	var back frontier.Entry
+	if err := kv.Decode(old, &back); err != nil || back.URL != "http://a.test/" || back.Depth != 2 {
+		t.Errorf("an older store's entry: %+v, %v", back, err)
+	}
+}

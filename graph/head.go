@@ -278,9 +278,13 @@ func decodeHeadHost(b []byte) (Head, []byte, bool) {
 			h.CrawlCount = int(r.int())
 		case "st":
 			h.Status = Status(intern(r.str()))
+		case "s":
+			if h.Status = statusOf(r.int()); h.Status == "" {
+				return Head{}, nil, false // DecodeMsgpack says why
+			}
 		case "dp":
 			h.Depth = int(r.int())
-		case "ls":
+		case "ls", "fl":
 			h.LastSeen = r.time()
 		default:
 			r.skip()

@@ -101,8 +101,8 @@ func TestHistory_V1Store_Upgrade(t *testing.T) {
 	}
 	defer s.Close()
 	s.View(func(tx *kv.Tx) error {
-		if v := tx.SchemaVersion(); v != 2 {
-			t.Errorf("schema %d after a writable open, want 2", v)
+		if v := tx.SchemaVersion(); v != kv.SchemaVersion {
+			t.Errorf("schema %d after a writable open, want %d", v, kv.SchemaVersion)
 		}
 		return nil
 	})

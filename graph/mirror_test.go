@@ -47,6 +47,25 @@ func TestEdgeCodec_Facts(t *testing.T) {
 	if err := kv.Decode([]byte{0x94, 1, 0, 0, 0}, &back); err == nil {
 		t.Error("a four-field edge record decoded without error")
 	}
+	// Seen in one commit only (schema 3): [weight, first seen], which reads
+	// back with last seen = first seen; the three-field form of the same
+	// edge, an older store's, reads the same.
+	once := graph.Edge{Weight: 2, FirstSeen: t0, LastSeen: t0}
+	b, err = kv.Encode(&once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 0x92 || len(b) != 11 {
+		t.Errorf("edge seen once: % x, want 92, the weight and one time", b)
+	}
+	old := append([]byte{0x93}, b[1:]...)
+	old = append(old, b[2:]...)
+	for _, v := range [][]byte{b, old} {
+		back = graph.Edge{}
+		if err := kv.Decode(v, &back); err != nil || back.Weight != 2 || !back.FirstSeen.Equal(t0) || !back.LastSeen.Equal(t0) {
+			t.Errorf("decode % x: %+v, %v", v, back, err)
+		}
+	}
 }
 
 func TestStore_AddEdgeFacts(t *testing.T) {

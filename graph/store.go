@@ -49,11 +49,15 @@ func Lookup(tx *kv.Tx, host string) (uint64, bool) {
 // record.
 func Get(tx *kv.Tx, id uint64) (Node, bool, error) {
 	var n Node
-	ok, err := tx.Get(kv.BucketNodes, kv.U64(id), &n)
-	if err != nil {
+	key := kv.U64(id)
+	v := tx.GetRaw(kv.BucketNodes, key)
+	if v == nil {
+		return Node{}, false, nil
+	}
+	if err := DecodeNode(key, v, &n); err != nil {
 		return Node{}, false, fmt.Errorf("graph: node %d: %w", id, err)
 	}
-	return n, ok, nil
+	return n, true, nil
 }
 
 // GetByHost returns the node of a normalised host.
@@ -295,7 +299,7 @@ func ForEachNodeFrom(tx *kv.Tx, first uint64, fn func(*Node) error) error {
 	var n Node
 	for k, v := c.Seek(kv.U64(first)); k != nil; k, v = c.Next() {
 		n = Node{}
-		if err := kv.Decode(v, &n); err != nil {
+		if err := DecodeNode(k, v, &n); err != nil {
 			return fmt.Errorf("graph: node %x: %w", k, err)
 		}
 		if err := fn(&n); err != nil {
@@ -429,7 +433,7 @@ func Check(tx *kv.Tx) error {
 	for k, v := nc.First(); k != nil; k, v = nc.Next() {
 		nodes++
 		var n Node
-		if err := kv.Decode(v, &n); err != nil {
+		if err := DecodeNode(k, v, &n); err != nil {
 			add("node %x: %v", k, err)
 			continue
 		}

@@ -354,7 +354,7 @@ func TestOpen_UpgradesSchema1(t *testing.T) {
 			t.Fatalf("open of a schema 1 store (read-only %v): %v", ro, err)
 		}
 		_ = s.View(func(tx *kv.Tx) error {
-			want := map[bool]int{true: 1, false: 2}[ro]
+			want := map[bool]int{true: 1, false: kv.SchemaVersion}[ro]
 			if v := tx.SchemaVersion(); v != want || tx.Exists(kv.BucketHistory) == ro || tx.Exists(kv.BucketRecent) == ro {
 				t.Errorf("read-only %v: schema %d, history bucket %v, recent bucket %v; want schema %d and the buckets only when writable",
 					ro, v, tx.Exists(kv.BucketHistory), tx.Exists(kv.BucketRecent), want)
