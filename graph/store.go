@@ -374,13 +374,37 @@ func Targets(tx *kv.Tx, from uint64) []uint64 {
 // reports whether host may be queued given that at most max distinct hosts
 // of one registrable domain are admitted (max ≤ 0: no limit). A host
 // already admitted stays admitted; a new one is recorded when allowed.
+//
+// A new host is one walk down the tree and its put: the domain's hosts
+// are counted from where host's key would be, up to max, backwards, and
+// forwards only when the key after it is the domain's too (a second walk).
 func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
 	key := rootKey(host)
-	if tx.GetRaw(kv.BucketRoots, key) != nil {
+	prefix := key[:len(key)-len(host)]
+	c := tx.Cursor(kv.BucketRoots)
+	after, _ := c.Seek(key)
+	if bytes.Equal(after, key) {
 		return true, nil
 	}
-	if max > 0 && len(Subdomains(tx, host)) >= max {
-		return false, nil
+	if max > 0 {
+		var k []byte
+		if after == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		n := 0
+		for ; k != nil && n < max && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+			n++
+		}
+		if n < max && bytes.HasPrefix(after, prefix) {
+			for k, _ = c.Seek(key); k != nil && n < max && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				n++
+			}
+		}
+		if n >= max {
+			return false, nil
+		}
 	}
 	return true, tx.PutRaw(kv.BucketRoots, key, []byte{})
 }

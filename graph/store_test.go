@@ -2,7 +2,10 @@ package graph_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -198,6 +201,44 @@ func TestStore_AdmitSubdomain(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStore_AdmitSubdomain_AsCounted: the limiter admits exactly when the
+// domain's admitted hosts (Subdomains) are fewer than the cap or include
+// the host, for hosts arriving in random order under a few domains whose
+// names sort around each other (the count walks backwards and forwards
+// from the host's place), with caps of 0 (none) to 4.
+func TestStore_AdmitSubdomain_AsCounted(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 3))
+	labels := []string{"", "a", "b", "m", "www", "zz", "a-b", "a.b"}
+	domains := []string{"a.test", "b.test", "ab.test", "a.co.uk", "b.co.uk"}
+	for max := range 5 {
+		s := storetest.MustOpen(t)
+		err := s.Update(func(tx *kv.Tx) error {
+			for range 300 {
+				host := domains[r.IntN(len(domains))]
+				if l := labels[r.IntN(len(labels))]; l != "" {
+					host = l + "." + host
+				}
+				admitted := graph.Subdomains(tx, host)
+				want := max <= 0 || len(admitted) < max || slices.Contains(admitted, host)
+				got, err := graph.AdmitSubdomain(tx, host, max)
+				if err != nil {
+					return err
+				}
+				if got != want {
+					return fmt.Errorf("cap %d, %s with %v admitted: got %v, want %v", max, host, admitted, got, want)
+				}
+				if now := graph.Subdomains(tx, host); got != slices.Contains(now, host) {
+					return fmt.Errorf("cap %d, %s admitted %v, but Subdomains says %v", max, host, got, now)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestCheck_FindsDamage(t *testing.T) {
