@@ -1,0 +1,116 @@
+package e2e_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// TestSchema2Store_ReadsAndResumes: a store an older weaver wrote (schema
+// 2, before issue 43's compact records: testdata/schema2, see its README)
+// exports as that weaver exported it, without being changed, and a crawl
+// resumed in it, reading its frontier entries and nodes in the older form
+// and writing the new one beside them, ends with the graph an
+// uninterrupted crawl gives, in a store of schema 3 that passes every
+// check.
+func TestSchema2Store_ReadsAndResumes(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 80, Seed: 43, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
+	if seed := w.Seed(); seed != "http://www.linden-130.com/" {
+		t.Fatalf("the fake web changed (seed %s): make testdata/schema2 again as its README says", seed)
+	}
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	if err := os.WriteFile(db, gunzipFile(t, "testdata/schema2/store.bolt.gz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, db); v != 2 {
+		t.Fatalf("the fixture is of schema %d, want 2", v)
+	}
+
+	// Read as it is: the export equals the older weaver's.
+	if r := fixture(t, dir, "export", "--db", db, "--json", "out.json"); r.code != 0 {
+		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "out.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := exportGraph(t, got), exportGraph(t, gunzipFile(t, "testdata/schema2/export.json.gz")); !reflect.DeepEqual(a, b) {
+		t.Errorf("the export of the schema 2 store differs from the older weaver's:\n%s", got)
+	}
+	if v := schemaOf(t, db); v != 2 {
+		t.Errorf("an export left the store at schema %d, want it untouched (2)", v)
+	}
+
+	// Resumed: 25 of the 80 hosts were crawled, 41 wait in its frontier.
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots", "--max-pages", "0")
+	if r := weaver(t, dir, args...); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if m := metrics(t, db+".metrics"); m.PagesFetched != 55 {
+		t.Errorf("the resumed crawl fetched %d pages, want the 55 left", m.PagesFetched)
+	}
+	if v := schemaOf(t, db); v != kv.SchemaVersion {
+		t.Errorf("schema %d after the crawl, want %d", v, kv.SchemaVersion)
+	}
+	want := w.ExpectedEdges(10, excluded)
+	if got := edges(t, db); !reflect.DeepEqual(got, want) { // edges checks the store, too
+		t.Errorf("resumed graph: %d edges, want %d (the ground truth)", len(got), len(want))
+	}
+	if r := fixture(t, dir, "check", "--db", db); r.code != 0 {
+		t.Errorf("weaver check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func schemaOf(t *testing.T, db string) int {
+	t.Helper()
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v := 0
+	s.View(func(tx *kv.Tx) error { v = tx.SchemaVersion(); return nil })
+	return v
+}
+
+// exportGraph is an export --json's document without the moment of the
+// export.
+func exportGraph(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := doc["graph"].(map[string]any); ok {
+		delete(g, "exported_at")
+	}
+	return doc
+}
