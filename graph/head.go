@@ -64,7 +64,7 @@ func EnsureHeadAt(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Hea
 		}
 		return h, false, err
 	}
-	n, created, err := EnsureAt(tx, host, scheme, depth, now)
+	n, created, err := create(tx, host, scheme, depth, now) // not found just now
 	return n.Head(), created, err
 }
 

@@ -101,6 +101,11 @@ func EnsureAt(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, b
 		}
 		return n, false, nil
 	}
+	return create(tx, host, scheme, depth, now)
+}
+
+// create is EnsureAt for a host Lookup did not find.
+func create(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, bool, error) {
 	if host == "" {
 		return Node{}, false, ErrEmptyHost
 	}
