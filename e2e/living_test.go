@@ -1,10 +1,8 @@
 package e2e_test
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -494,19 +493,7 @@ func TestLiving_WarcNotModified(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	profiles := 0
 	for _, f := range files {
-		data, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, err := io.ReadAll(zr) // multistream: every record
-		data.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := tooltest.Gunzip(t, f) // multistream: every record
 		profiles += strings.Count(string(all), "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/server-not-modified")
 	}
 	if sent == 0 || profiles != sent {

@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -29,7 +28,7 @@ func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
-	if err := os.WriteFile(db, gunzipFile(t, "testdata/schema2/store.bolt.gz"), 0o600); err != nil {
+	if err := os.WriteFile(db, tooltest.Gunzip(t, "testdata/schema2/store.bolt.gz"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if v := schemaOf(t, db); v != 2 {
@@ -44,7 +43,7 @@ func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := exportGraph(t, got), exportGraph(t, gunzipFile(t, "testdata/schema2/export.json.gz")); !reflect.DeepEqual(a, b) {
+	if a, b := exportGraph(t, got), exportGraph(t, tooltest.Gunzip(t, "testdata/schema2/export.json.gz")); !reflect.DeepEqual(a, b) {
 		t.Errorf("the export of the schema 2 store differs from the older weaver's:\n%s", got)
 	}
 	if v := schemaOf(t, db); v != 2 {
@@ -69,24 +68,6 @@ func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 	if r := fixture(t, dir, "check", "--db", db); r.code != 0 {
 		t.Errorf("weaver check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-}
-
-func gunzipFile(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 func schemaOf(t *testing.T, db string) int {

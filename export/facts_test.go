@@ -2,11 +2,9 @@ package export_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,19 +214,7 @@ func TestFacts_SQLite(t *testing.T) {
 // readGz returns the lines of a gzipped text file.
 func readGz(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := tooltest.Gunzip(t, path)
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 

@@ -2,9 +2,7 @@ package graph_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -20,19 +19,7 @@ import (
 // schema 1's layout (testdata/history-v1/gen.go), into a temporary file.
 func v1Store(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "history-v1.bolt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := tooltest.Gunzip(t, filepath.Join("testdata", "history-v1.bolt.gz"))
 	path := filepath.Join(t.TempDir(), "v1.bolt")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -442,20 +443,7 @@ func TestWriter_ProtocolFields(t *testing.T) {
 // rawText is the decompressed text of the one WARC file in dir.
 func rawText(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open(mustGlob(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
+	return string(tooltest.Gunzip(t, mustGlob(t, dir)))
 }
 
 // recordText is the header of the first record of type typ in text.

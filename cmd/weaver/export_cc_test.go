@@ -1,12 +1,11 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // TestExport_CCHostGraph: --cc-hostgraph PREFIX writes both gzipped files
@@ -21,22 +20,7 @@ func TestExport_CCHostGraph(t *testing.T) {
 	if !strings.Contains(stdout, `"no_mirrors":true`) {
 		t.Errorf("JSON graph lacks no_mirrors: %.300s", stdout)
 	}
-	read := func(name string) string {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return string(tooltest.Gunzip(t, name)) }
 	// example.com and www.example.com are one vertex: the edges between
 	// them are self-loops, dropped.
 	if got, want := read(prefix+"-vertices.txt.gz"), "0\tcom.example\n1\torg.iana\n"; got != want {

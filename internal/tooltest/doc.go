@@ -6,5 +6,6 @@
 //
 // It also reads what Graphviz drew (ParseSVG: every text, node mark and
 // edge of an SVG file) and measures its texts as Graphviz did
-// (MeasureTexts), so that a test judges the picture a reader sees.
+// (MeasureTexts), so that a test judges the picture a reader sees; and it
+// reads a gzipped fixture or WARC file whole (Gunzip).
 package tooltest
