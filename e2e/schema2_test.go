@@ -14,9 +14,10 @@ import (
 
 // TestSchema2Store_ReadsAndResumes: a store an older weaver wrote (schema
 // 2, before issue 43's compact records: testdata/schema2, see its README)
-// exports as that weaver exported it, without being changed, and a crawl
-// resumed in it, reading its frontier entries and nodes in the older form
-// and writing the new one beside them, ends with the graph an
+// exports as that weaver exported it, without being changed; merged or
+// repaired into a new store (schema 3 records), it exports the same; and
+// a crawl resumed in it, reading its frontier entries and nodes in the
+// older form and writing the new one beside them, ends with the graph an
 // uninterrupted crawl gives, in a store of schema 3 that passes every
 // check.
 func TestSchema2Store_ReadsAndResumes(t *testing.T) {
@@ -35,19 +36,39 @@ func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 		t.Fatalf("the fixture is of schema %d, want 2", v)
 	}
 
-	// Read as it is: the export equals the older weaver's.
-	if r := fixture(t, dir, "export", "--db", db, "--json", "out.json"); r.code != 0 {
-		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
-	}
-	got, err := os.ReadFile(filepath.Join(dir, "out.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := exportGraph(t, got), exportGraph(t, tooltest.Gunzip(t, "testdata/schema2/export.json.gz")); !reflect.DeepEqual(a, b) {
-		t.Errorf("the export of the schema 2 store differs from the older weaver's:\n%s", got)
+	// Read as it is, and copied into new stores by merge and repair: each
+	// exports as the older weaver exported the fixture.
+	old := exportGraph(t, tooltest.Gunzip(t, "testdata/schema2/export.json.gz"))
+	for _, c := range []struct {
+		name string
+		make []string // the command that writes the store, "" for none
+	}{
+		{"w.bolt", nil},
+		{"merged.bolt", []string{"merge", "-o", "merged.bolt", db}},
+		{"repaired.bolt", []string{"check", "--db", db, "--repair", "-o", "repaired.bolt"}},
+	} {
+		if c.make != nil {
+			if r := fixture(t, dir, c.make...); r.code != 0 {
+				t.Fatalf("%v: exit %d\n%s%s", c.make, r.code, r.stdout, r.stderr)
+			}
+			if v := schemaOf(t, filepath.Join(dir, c.name)); v != kv.SchemaVersion {
+				t.Errorf("%s: schema %d, want %d", c.name, v, kv.SchemaVersion)
+			}
+		}
+		out := c.name + ".json"
+		if r := fixture(t, dir, "export", "--db", filepath.Join(dir, c.name), "--json", out); r.code != 0 {
+			t.Fatalf("export %s: exit %d\n%s", c.name, r.code, r.stderr)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(exportGraph(t, got), old) {
+			t.Errorf("the export of %s differs from the older weaver's of the fixture:\n%s", c.name, got)
+		}
 	}
 	if v := schemaOf(t, db); v != 2 {
-		t.Errorf("an export left the store at schema %d, want it untouched (2)", v)
+		t.Errorf("export, merge and repair left the fixture at schema %d, want it untouched (2)", v)
 	}
 
 	// Resumed: 25 of the 80 hosts were crawled, 41 wait in its frontier.
