@@ -87,8 +87,9 @@ func (c *Crawler) claim(n int, fatal chan<- error) <-chan claimResult {
 // skipped reports a drop that leaves a page not asked for (pages_skipped):
 // not one of a host crawled enough.
 func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipped bool) {
+	now := c.now()
 	node, ok, err := graph.Get(tx, e.NodeID)
-	if err != nil || !ok || !c.mayFetch(&node, c.now()) {
+	if err != nil || !ok || !c.mayFetch(&node, now) {
 		return frontier.Drop, false
 	}
 	if c.gaveUp(e.NodeID) {
@@ -99,7 +100,7 @@ func (c *Crawler) judge(tx *kv.Tx, e *frontier.Entry) (v frontier.Verdict, skipp
 	due := c.cfg.revisit() > 0 && !node.NextDue.IsZero()
 	if node.Status == graph.StatusRobotsDisallow && !c.cfg.IgnoreRobots && !due {
 		var rec robotsRecord
-		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && rec.fresh(c.now(), c.cfg.robotsTTL()) {
+		if ok, err := tx.Get(kv.BucketRobots, []byte(e.Host), &rec); err == nil && ok && rec.fresh(now, c.cfg.robotsTTL()) {
 			var r robots.Rules
 			if r.UnmarshalBinary(rec.Rules) == nil && !r.Allowed(c.cfg.UserAgent, e.URL) {
 				return frontier.Drop, true
