@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -155,5 +156,78 @@ func TestCrawl_FullDiskWaits(t *testing.T) {
 	}
 	if said["Disk full since"] != 3 || said["Disk space back after"] != 3 {
 		t.Errorf("log: %v, want each pause said once, and its end", said)
+	}
+}
+
+// TestCrawl_FullDiskStopWhilePaused: a stop (a signal, POST /stop) during
+// a pause for a full disk ends the run at once, whatever the store's group
+// writer held when the disk filled: the page commits and the claim for
+// more hosts waiting behind the group it holds are given up, not waited
+// for (they waited on the writer, which waited for the run to stop).
+// Every run stops within the grace period, and the store keeps its
+// invariants.
+func TestCrawl_FullDiskStopWhilePaused(t *testing.T) {
+	w := fakeweb.New(fakeweb.Config{Hosts: 2000, Seed: 8, RobotsDisallowEvery: -1})
+	srv, err := w.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for run := range 8 {
+		s := storetest.MustOpen(t)
+		cfg := crawl.Defaults()
+		cfg.DBPath = s.Path()
+		cfg.MetricsPath = filepath.Join(t.TempDir(), "metrics.log")
+		cfg.ConnectTo = []string{srv.ConnectTo()}
+		cfg.AllowPrivateNetworks, cfg.IgnoreRobots, cfg.Quiet = true, true, true
+		cfg.PolitenessDelayMS, cfg.RetryDelayMS, cfg.ProgressIntervalMS = 0, 10, 0
+		cfg.MaxDepth, cfg.MaxCrawlsPerNode, cfg.ConcurrentWorkers = 0, 1, 8
+		failFrom := 3 + run*2 // the disk fills for good at a group of its own
+		a := &fullArchive{fail: func(n int) bool { return n >= failFrom }}
+		ctx, cancel := context.WithCancel(context.Background())
+		full := make(chan struct{})
+		var once sync.Once
+		c, err := crawl.New(cfg, s, crawl.Options{Archive: a, Grace: time.Second, Log: func(level, msg string) {
+			if len(msg) >= 15 && msg[:15] == "Disk full since" {
+				once.Do(func() { close(full) })
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		crawl.SetDiskCheckEvery(c, 20*time.Millisecond)
+		if _, _, err := c.Prepare([]string{w.Seed()}); err != nil {
+			t.Fatal(err)
+		}
+		type result struct {
+			res crawl.Result
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := c.Run(ctx)
+			done <- result{res, err}
+		}()
+		select {
+		case <-full:
+		case r := <-done:
+			t.Fatalf("run %d ended before the disk filled: %s, %v", run, r.res.TerminationReason, r.err)
+		case <-time.After(time.Minute):
+			t.Fatalf("run %d: the disk never filled", run)
+		}
+		time.Sleep(time.Duration(run%4) * 15 * time.Millisecond) // the pause a little older each time
+		cancel()
+		select {
+		case r := <-done:
+			if r.err != nil || r.res.TerminationReason != crawl.ReasonSignal {
+				t.Errorf("run %d: %s, %v; want a clean stop (signal)", run, r.res.TerminationReason, r.err)
+			}
+		case <-time.After(20 * time.Second):
+			buf := make([]byte, 1<<20)
+			t.Fatalf("run %d: still running 20 s after the stop, paused for a full disk:\n%s", run, buf[:runtime.Stack(buf, true)])
+		}
+		if err := storetest.CheckAll(s); err != nil {
+			t.Errorf("run %d: %v", run, err)
+		}
 	}
 }

@@ -502,7 +502,13 @@ func (d *dispatcher) stopReason(ctx context.Context) string {
 // stop ends the dispatch: it waits for the steps handed out, takes the
 // claim under way, and gives every lease and host open back to the queue
 // (giveBack). It returns reason, and err or giveBack's error.
+//
+// A commit group the store holds for want of room is given up first: the
+// claim under way, and anything else waiting on the store's writer, would
+// otherwise wait for that group, which waits for room or for the crawl to
+// stop (diskwatch.Full), and the stop waits for them.
 func (d *dispatcher) stop(reason string, err error) (string, error) {
+	d.c.disk.stop()
 	var open []*task
 	if d.next != nil {
 		open = append(open, d.next)
