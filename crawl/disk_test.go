@@ -68,6 +68,19 @@ func (a *fullArchive) Committed() {
 	a.staged = nil
 }
 
+// diskConfig is the configuration of the full-disk tests' crawls: the
+// whole of srv's web into s, as fast as it goes, robots.txt off.
+func diskConfig(t *testing.T, s *kv.Store, srv *fakeweb.Server) crawl.Config {
+	cfg := crawl.Defaults()
+	cfg.DBPath = s.Path()
+	cfg.MetricsPath = filepath.Join(t.TempDir(), "metrics.log")
+	cfg.ConnectTo = []string{srv.ConnectTo()}
+	cfg.AllowPrivateNetworks, cfg.IgnoreRobots, cfg.Quiet = true, true, true
+	cfg.PolitenessDelayMS, cfg.RetryDelayMS, cfg.ProgressIntervalMS = 0, 10, 0
+	cfg.MaxDepth, cfg.MaxCrawlsPerNode = 0, 1
+	return cfg
+}
+
 // TestCrawl_FullDiskWaits: commits that fail for want of room (here the
 // archive's) wait, whole, and are made once there is room: the crawl
 // pauses and goes on by itself, every page is committed and archived
@@ -81,13 +94,7 @@ func TestCrawl_FullDiskWaits(t *testing.T) {
 	}
 	defer srv.Close()
 	s := storetest.MustOpen(t)
-	cfg := crawl.Defaults()
-	cfg.DBPath = s.Path()
-	cfg.MetricsPath = filepath.Join(t.TempDir(), "metrics.log")
-	cfg.ConnectTo = []string{srv.ConnectTo()}
-	cfg.AllowPrivateNetworks, cfg.IgnoreRobots, cfg.Quiet = true, true, true
-	cfg.PolitenessDelayMS, cfg.RetryDelayMS, cfg.ProgressIntervalMS = 0, 10, 0
-	cfg.MaxDepth, cfg.MaxCrawlsPerNode = 0, 1
+	cfg := diskConfig(t, s, srv)
 	// Three full spells: each fails a group's Prepare four times.
 	a := &fullArchive{fail: func(n int) bool { return (n >= 5 && n < 9) || (n >= 20 && n < 24) || (n >= 35 && n < 39) }}
 	var mu sync.Mutex
@@ -175,13 +182,8 @@ func TestCrawl_FullDiskStopWhilePaused(t *testing.T) {
 	defer srv.Close()
 	for run := range 8 {
 		s := storetest.MustOpen(t)
-		cfg := crawl.Defaults()
-		cfg.DBPath = s.Path()
-		cfg.MetricsPath = filepath.Join(t.TempDir(), "metrics.log")
-		cfg.ConnectTo = []string{srv.ConnectTo()}
-		cfg.AllowPrivateNetworks, cfg.IgnoreRobots, cfg.Quiet = true, true, true
-		cfg.PolitenessDelayMS, cfg.RetryDelayMS, cfg.ProgressIntervalMS = 0, 10, 0
-		cfg.MaxDepth, cfg.MaxCrawlsPerNode, cfg.ConcurrentWorkers = 0, 1, 8
+		cfg := diskConfig(t, s, srv)
+		cfg.ConcurrentWorkers = 8
 		failFrom := 3 + run*2 // the disk fills for good at a group of its own
 		a := &fullArchive{fail: func(n int) bool { return n >= failFrom }}
 		ctx, cancel := context.WithCancel(context.Background())
