@@ -17,7 +17,6 @@ import (
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options are the parts of a crawl that are not configuration values.
@@ -109,11 +108,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	}
 	c.gate = newGate(cfg.delay(), c.now)
 	c.net = newNetwatch(c.now)
-	metricsFile := false
-	if t, err := outfile.Resolve(cfg.MetricsPath); err == nil && t.Kind != outfile.Special {
-		metricsFile = true
-	}
-	c.disk = newDiskwatch(c.now, cfg.MinFreeSpace, crawlDirs(&cfg, metricsFile), c.logf)
+	c.disk = newDiskwatch(c.now, cfg.MinFreeSpace, crawlDirs(&cfg), c.logf)
 	client, err := newClient(&cfg, opt.Proxy)
 	if err != nil {
 		return nil, &ConfigError{Source: "config", Key: "connect_to", Msg: err.Error()}

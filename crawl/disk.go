@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // diskState is what the crawl believes of the file systems it writes to.
@@ -79,7 +80,7 @@ func newDiskwatch(now func() time.Time, minFree int64, dirs []watchedDir, logf f
 // crawlDirs are the directories cfg's crawl writes to: the store's, the
 // WARC files', and metrics.log's when it is a file (a device or a pipe,
 // /dev/stdout, has no room to run out of), each once.
-func crawlDirs(cfg *Config, metricsFile bool) []watchedDir {
+func crawlDirs(cfg *Config) []watchedDir {
 	var out []watchedDir
 	add := func(path, what string) {
 		if path == "" {
@@ -98,7 +99,7 @@ func crawlDirs(cfg *Config, metricsFile bool) []watchedDir {
 	}
 	add(filepath.Dir(cfg.DBPath), "the store")
 	add(cfg.WarcDir, "the WARC files")
-	if metricsFile && cfg.MetricsPath != "" {
+	if t, err := outfile.Resolve(cfg.MetricsPath); cfg.MetricsPath != "" && err == nil && t.Kind != outfile.Special {
 		add(filepath.Dir(cfg.MetricsPath), "metrics.log")
 	}
 	return out
