@@ -67,6 +67,7 @@ type diskwatch struct {
 
 	quit    chan struct{} // closed when the crawl stops: a write waiting is given up (stop)
 	stopped bool          // quit is closed
+	gaveUp  bool          // a write that waited for room was given up in this run
 
 	retry   chan struct{} // cap 1: room again; the write waiting in Full may try again
 	changed chan struct{} // cap 1: the state changed (the dispatcher looks)
@@ -133,7 +134,7 @@ func (d *diskwatch) Full(err error) bool {
 		return true
 	case <-quit:
 		d.mu.Lock()
-		d.waiting = false
+		d.waiting, d.gaveUp = false, true
 		d.mu.Unlock()
 		return false
 	}
@@ -205,7 +206,16 @@ func (d *diskwatch) endLocked() {
 func (d *diskwatch) start() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.quit, d.stopped = make(chan struct{}), false
+	d.quit, d.stopped, d.gaveUp = make(chan struct{}), false, false
+}
+
+// gaveUpWrite reports whether a write that waited for room was given up
+// in this run (Full returned false): its claim, if it held one, never
+// committed.
+func (d *diskwatch) gaveUpWrite() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.gaveUp
 }
 
 // stop gives up a write waiting for room: the crawl stops.

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,9 +74,11 @@ func (c *Crawler) giveBack(buf []frontier.Lease, open []*task) error {
 // storeFailed sends a write's failure to fatal: the crawl stops. A write
 // that waited for room and was given up because the crawl stops is no
 // failure: what it held (a page, a claim, a park) is still leased in the
-// store, and the next run queues it again.
+// store, and the next run queues it again. Nor is a page whose lease came
+// from a claim so given up: its commit finds no lease (errLeaseLost), and
+// its host is still queued, as the claim never committed.
 func (c *Crawler) storeFailed(fatal chan<- error, err error) {
-	if kv.IsFull(err) {
+	if kv.IsFull(err) || (errors.Is(err, errLeaseLost) && c.disk.gaveUpWrite()) {
 		c.givenUp.Add(1)
 		return
 	}
