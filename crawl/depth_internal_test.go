@@ -34,7 +34,7 @@ func queue(t *testing.T, c *Crawler, s *kv.Store, host string, depth int) {
 		if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
 			return err
 		}
-		_, err = frontier.Push(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: homeURL("http", host), Depth: depth})
+		_, err = frontier.Push(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: frontier.HomeURL("http", host), Depth: depth})
 		return err
 	})
 	if err != nil {

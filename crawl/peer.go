@@ -152,7 +152,7 @@ func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, d
 			if created {
 				push = frontier.PushNew
 			}
-			ok, err := push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: homeURL(dst.Scheme, host), Depth: depth})
+			ok, err := push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: frontier.HomeURL(dst.Scheme, host), Depth: depth})
 			if err != nil {
 				return false, false, err
 			}

@@ -317,7 +317,7 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 			if fetch != "" {
 				depth = 0
 			} else {
-				fetch = homeURL(node.Scheme, node.Host)
+				fetch = frontier.HomeURL(node.Scheme, node.Host)
 			}
 			if c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth {
 				continue
@@ -460,13 +460,6 @@ func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
 		c.Wake()
 	}
 	return res, nil
-}
-
-func homeURL(scheme, host string) string {
-	if scheme == "" {
-		scheme = "http"
-	}
-	return scheme + "://" + host + "/"
 }
 
 // answeredURLs returns the robots.txt URLs of up to goodRing hosts the

@@ -163,7 +163,7 @@ func (c *Crawler) requeueFailed(causes FailCause, rules seedRules, seeds Seeds) 
 			}
 			fetch := seedURL[m.Host]
 			if fetch == "" {
-				fetch = homeURL(m.Scheme, m.Host)
+				fetch = frontier.HomeURL(m.Scheme, m.Host)
 			}
 			if _, err := frontier.Requeue(tx, frontier.Entry{NodeID: m.ID, Host: m.Host, URL: fetch, Depth: m.Depth}); err != nil {
 				return err

@@ -132,7 +132,7 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 		return changed, nil
 	}
 	url := p.lease.URL // kept only when not the home page: a seed's own path
-	if url == homeURL(n.Scheme, n.Host) {
+	if url == frontier.HomeURL(n.Scheme, n.Host) {
 		url = ""
 	}
 	return changed, frontier.Schedule(tx, n.ID, n.NextDue, url)
@@ -155,7 +155,7 @@ func (c *Crawler) promoteDue(tx *kv.Tx, now time.Time, limit int) (time.Time, er
 		}
 		url := d.URL
 		if url == "" {
-			url = homeURL(n.Scheme, n.Host)
+			url = frontier.HomeURL(n.Scheme, n.Host)
 		}
 		if _, err := frontier.Requeue(tx, frontier.Entry{NodeID: d.Node, Host: n.Host, URL: url, Depth: n.Depth}); err != nil {
 			return next, err

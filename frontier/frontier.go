@@ -95,20 +95,25 @@ func (e *Entry) decodeURL(dec *msgpack.Decoder) error {
 	}
 	switch c {
 	case msgpcode.Nil:
-		e.URL = homeURL("http", e.Host)
+		e.URL = HomeURL("http", e.Host)
 		return dec.Skip()
 	case 1:
-		e.URL = homeURL("https", e.Host)
+		e.URL = HomeURL("https", e.Host)
 		return dec.Skip()
 	}
 	e.URL, err = dec.DecodeString()
 	return err
 }
 
-// homeURL is the URL of host's home page.
-func homeURL(scheme, host string) string { return scheme + "://" + host + "/" }
+// HomeURL is the URL of host's home page, by scheme ("": http).
+func HomeURL(scheme, host string) string {
+	if scheme == "" {
+		scheme = "http"
+	}
+	return scheme + "://" + host + "/"
+}
 
-// isHome reports whether u is homeURL(scheme, host), without building it.
+// isHome reports whether u is HomeURL(scheme, host), without building it.
 func isHome(u, scheme, host string) bool {
 	rest, ok := strings.CutPrefix(u, scheme)
 	if ok {
