@@ -31,14 +31,6 @@ func MergeEdges(tx *kv.Tx, edges []EdgeMerge) error {
 	if len(edges) == 0 {
 		return nil
 	}
-	var last []byte // the bucket's last key: any key after it is new
-	if k, _ := tx.Cursor(kv.BucketEdges).Last(); k != nil {
-		last = bytes.Clone(k)
-	}
-	// One buffer holds every key and value: bbolt keeps the slices until
-	// the transaction ends.
-	buf := make([]byte, 0, len(edges)*(16+edgeMaxLen))
-	var added, weight uint64
 	for i := range edges {
 		m := &edges[i]
 		if m.From == 0 || m.To == 0 || m.From == m.To {
@@ -49,35 +41,75 @@ func MergeEdges(tx *kv.Tx, edges []EdgeMerge) error {
 				return fmt.Errorf("graph: merge edge %d→%d after %d→%d: %w", m.From, m.To, p.From, p.To, ErrInconsistent)
 			}
 		}
-		start := len(buf)
-		buf = binary.BigEndian.AppendUint64(buf, m.From)
-		buf = binary.BigEndian.AppendUint64(buf, m.To)
-		key := buf[start : start+16 : start+16]
-		var e Edge
-		found := false
-		if last != nil && bytes.Compare(key, last) <= 0 {
-			if v := tx.GetRaw(kv.BucketEdges, key); v != nil {
-				if err := decodeEdge(v, &e); err != nil {
-					return fmt.Errorf("graph: edge %d→%d: %w", m.From, m.To, err)
-				}
-				found = true
-			}
-		}
-		if !found {
-			e.FirstSeen = m.First
+	}
+	// One buffer holds every key and value: bbolt keeps the slices until
+	// the transaction ends.
+	buf := make([]byte, 0, len(edges)*(16+edgeMaxLen))
+	for i := range edges {
+		buf = binary.BigEndian.AppendUint64(buf, edges[i].From)
+		buf = binary.BigEndian.AppendUint64(buf, edges[i].To)
+	}
+	keys := buf[: len(edges)*16 : len(edges)*16]
+	old, found, err := storedEdges(tx, keys)
+	if err != nil {
+		return err
+	}
+	var added, weight uint64
+	for i := range edges {
+		m := &edges[i]
+		e := old[i]
+		if !found[i] {
+			e = Edge{FirstSeen: m.First}
 			added++
 		}
 		e.Weight += m.Weight
 		e.LastSeen = m.Last
 		weight += m.Weight
+		start := len(buf)
 		buf = appendEdge(buf, &e)
-		if err := tx.PutRaw(kv.BucketEdges, key, buf[start+16:len(buf):len(buf)]); err != nil {
+		if err := tx.PutRaw(kv.BucketEdges, keys[i*16:i*16+16:i*16+16], buf[start:len(buf):len(buf)]); err != nil {
 			return fmt.Errorf("graph: edge %d→%d: %w", m.From, m.To, err)
 		}
 	}
 	if _, err := tx.AddCounter(counterEdges, int64(added)); err != nil {
 		return err
 	}
-	_, err := tx.AddCounter(counterWeight, int64(weight))
+	_, err = tx.AddCounter(counterWeight, int64(weight))
 	return err
 }
+
+// storedEdges reads the stored edges of keys (16 bytes each, in key
+// order) before any of them is written: one cursor walks the bucket
+// forward along the keys, stepping to the next key while it is near and
+// seeking only past a gap, instead of a lookup from the root per key (a
+// merge's keys are often dense in the bucket). found[i] reports whether
+// the i-th key's edge is stored; keys past the bucket's last are not
+// looked for. The walk is done before the writes: bbolt's cursors do not
+// survive a write to their bucket.
+func storedEdges(tx *kv.Tx, keys []byte) (old []Edge, found []bool, err error) {
+	n := len(keys) / 16
+	old, found = make([]Edge, n), make([]bool, n)
+	c := tx.Cursor(kv.BucketEdges)
+	k, v := c.Seek(keys[:16])
+	for i := 0; i < n && k != nil; i++ {
+		key := keys[i*16 : i*16+16]
+		for steps := 0; k != nil && bytes.Compare(k, key) < 0; steps++ {
+			if steps == seekAfter {
+				k, v = c.Seek(key)
+				break
+			}
+			k, v = c.Next()
+		}
+		if k == nil || !bytes.Equal(k, key) {
+			continue
+		}
+		if err := decodeEdge(v, &old[i]); err != nil {
+			return nil, nil, fmt.Errorf("graph: edge %d→%d: %w", binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:]), err)
+		}
+		found[i] = true
+	}
+	return old, found, nil
+}
+
+// seekAfter is how many keys storedEdges steps over before it seeks.
+const seekAfter = 8

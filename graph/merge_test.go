@@ -18,12 +18,19 @@ import (
 // at its time, and the same links summed per edge (weight, first and last
 // time) and merged in key order with MergeEdges, in several rounds over
 // edges the store has and new ones (some with link facts), leave the same
-// bytes in the edges bucket and the same counters.
+// bytes in the edges bucket and the same counters: on 50 hosts (one leaf
+// of edges), and on 2,000 where a round's edges fall many leaves apart
+// or close together (MergeEdges steps to a near key, seeks a far one).
 func TestMergeEdges_SameAsAddEdge(t *testing.T) {
+	t.Run("50 hosts", func(t *testing.T) { mergeSameAsAddEdge(t, 50, 300) })
+	t.Run("2000 hosts", func(t *testing.T) { mergeSameAsAddEdge(t, 2000, 6000) })
+}
+
+func mergeSameAsAddEdge(t *testing.T, hosts, perRound int) {
 	single, merged := storetest.MustOpen(t), storetest.MustOpen(t)
 	for _, s := range []*kv.Store{single, merged} {
 		if err := s.Update(func(tx *kv.Tx) error {
-			for i := range 50 {
+			for i := range hosts {
 				if _, _, err := graph.Ensure(tx, fmt.Sprintf("h%d.test", i), "http", t0); err != nil {
 					return err
 				}
@@ -38,12 +45,15 @@ func TestMergeEdges_SameAsAddEdge(t *testing.T) {
 	for round := range 5 {
 		type link struct{ from, to uint64 }
 		var links []link
-		for range 300 {
-			from, to := uint64(r.IntN(50)+1), uint64(r.IntN(50)+1)
-			if round == 4 {
-				from += 40 // the last ids: mostly the end of the key space
+		for range perRound {
+			from, to := uint64(r.IntN(hosts)+1), uint64(r.IntN(hosts)+1)
+			switch round {
+			case 2:
+				from = uint64(r.IntN(5) + 1) // a few pages' edges: near each other
+			case 4:
+				from += uint64(hosts) * 4 / 5 // the last ids: mostly the end of the key space
 			}
-			if from != to && from <= 50 {
+			if from != to && from <= uint64(hosts) {
 				links = append(links, link{from, to})
 			}
 		}
