@@ -160,11 +160,10 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 	// a lookup per link.
 	adds := make([]graph.EdgeAdd, 0, len(p.targets))
 	for _, t := range p.targets {
-		dst, created, err := c.ensureHead(tx, t.host, t.scheme, depth, now)
+		dst, created, err := c.ensureHead(tx, p, t.host, t.scheme, depth, now)
 		if err != nil {
 			return nil, err
 		}
-		p.hostIDs = append(p.hostIDs, hostID{t.host, dst.ID})
 		if dst.ID == id {
 			continue // never a self-loop
 		}

@@ -29,14 +29,13 @@ const maxHostIDs = 1 << 18
 // hostSeed seeds the hash of hostIDs.
 var hostSeed = maphash.MakeSeed()
 
-// hostID is a host and its node's id, learned by a page's commit.
+// hostID is a host (by its hash) and its node's id, learned by a page's
+// commit.
 type hostID struct {
-	host string
-	id   uint64
+	key, id uint64
 }
 
-func (h *hostIDs) get(host string) (uint64, bool) {
-	k := maphash.String(hostSeed, host)
+func (h *hostIDs) get(k uint64) (uint64, bool) {
 	h.mu.RLock()
 	id, ok := h.m[k]
 	h.mu.RUnlock()
@@ -57,18 +56,25 @@ func (h *hostIDs) add(ids []hostID) {
 		if len(h.m) >= maxHostIDs {
 			return
 		}
-		h.m[maphash.String(hostSeed, l.host)] = l.id
+		h.m[l.key] = l.id
 	}
 }
 
 // ensureHead is graph.EnsureHeadAt for a page's link to host, without
-// the hosts bucket when the host's id is known.
-func (c *Crawler) ensureHead(tx *kv.Tx, host, scheme string, depth int, now time.Time) (graph.Head, bool, error) {
-	if id, ok := c.hostIDs.get(host); ok {
+// the hosts bucket when the host's id is known. A host it had to look up
+// (or create) is added to p.hostIDs, to be remembered once the page's
+// commit is durable (account); one it knew is not hashed again.
+func (c *Crawler) ensureHead(tx *kv.Tx, p *page, host, scheme string, depth int, now time.Time) (graph.Head, bool, error) {
+	k := maphash.String(hostSeed, host)
+	if id, ok := c.hostIDs.get(k); ok {
 		h, ok, err := graph.GetHeadOf(tx, id, host)
 		if err != nil || ok {
 			return h, false, err
 		}
 	}
-	return graph.EnsureHeadAt(tx, host, scheme, depth, now)
+	h, created, err := graph.EnsureHeadAt(tx, host, scheme, depth, now)
+	if err == nil {
+		p.hostIDs = append(p.hostIDs, hostID{k, h.ID})
+	}
+	return h, created, err
 }
