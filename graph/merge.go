@@ -50,26 +50,31 @@ func MergeEdges(tx *kv.Tx, edges []EdgeMerge) error {
 		buf = binary.BigEndian.AppendUint64(buf, edges[i].To)
 	}
 	keys := buf[: len(edges)*16 : len(edges)*16]
-	old, found, err := storedEdges(tx, keys)
-	if err != nil {
-		return err
-	}
+	// The new values follow the keys in buf, ends[i] where the i-th ends:
+	// they are made as the stored edges are read, and written after.
+	ends := make([]int, len(edges))
 	var added, weight uint64
-	for i := range edges {
+	err := eachStored(tx, keys, func(i int, e *Edge, found bool) {
 		m := &edges[i]
-		e := old[i]
-		if !found[i] {
-			e = Edge{FirstSeen: m.First}
+		if !found {
+			*e = Edge{FirstSeen: m.First}
 			added++
 		}
 		e.Weight += m.Weight
 		e.LastSeen = m.Last
 		weight += m.Weight
-		start := len(buf)
-		buf = appendEdge(buf, &e)
-		if err := tx.PutRaw(kv.BucketEdges, keys[i*16:i*16+16:i*16+16], buf[start:len(buf):len(buf)]); err != nil {
-			return fmt.Errorf("graph: edge %d→%d: %w", m.From, m.To, err)
+		buf = appendEdge(buf, e)
+		ends[i] = len(buf)
+	})
+	if err != nil {
+		return err
+	}
+	start := len(keys)
+	for i := range edges {
+		if err := tx.PutRaw(kv.BucketEdges, keys[i*16:i*16+16:i*16+16], buf[start:ends[i]:ends[i]]); err != nil {
+			return fmt.Errorf("graph: edge %d→%d: %w", edges[i].From, edges[i].To, err)
 		}
+		start = ends[i]
 	}
 	if _, err := tx.AddCounter(counterEdges, int64(added)); err != nil {
 		return err
@@ -78,20 +83,19 @@ func MergeEdges(tx *kv.Tx, edges []EdgeMerge) error {
 	return err
 }
 
-// storedEdges reads the stored edges of keys (16 bytes each, in key
-// order) before any of them is written: one cursor walks the bucket
-// forward along the keys, stepping to the next key while it is near and
-// seeking only past a gap, instead of a lookup from the root per key (a
-// merge's keys are often dense in the bucket). found[i] reports whether
-// the i-th key's edge is stored; keys past the bucket's last are not
-// looked for. The walk is done before the writes: bbolt's cursors do not
-// survive a write to their bucket.
-func storedEdges(tx *kv.Tx, keys []byte) (old []Edge, found []bool, err error) {
-	n := len(keys) / 16
-	old, found = make([]Edge, n), make([]bool, n)
+// eachStored calls fn with each of keys (16 bytes each, in key order) in
+// turn, its index and its stored edge (found) or a zero one, before any of
+// them is written: one cursor walks the bucket forward along the keys,
+// stepping to the next key while it is near and seeking only past a gap,
+// instead of a lookup from the root per key (a merge's keys are often
+// dense in the bucket); keys past the bucket's last are not looked for.
+// The walk ends before the writes: bbolt's cursors do not survive a write
+// to their bucket.
+func eachStored(tx *kv.Tx, keys []byte, fn func(i int, e *Edge, found bool)) error {
 	c := tx.Cursor(kv.BucketEdges)
 	k, v := c.Seek(keys[:16])
-	for i := 0; i < n && k != nil; i++ {
+	var e Edge
+	for i := range len(keys) / 16 {
 		key := keys[i*16 : i*16+16]
 		for steps := 0; k != nil && bytes.Compare(k, key) < 0; steps++ {
 			if steps == seekAfter {
@@ -100,16 +104,17 @@ func storedEdges(tx *kv.Tx, keys []byte) (old []Edge, found []bool, err error) {
 			}
 			k, v = c.Next()
 		}
-		if k == nil || !bytes.Equal(k, key) {
-			continue
+		e = Edge{}
+		found := k != nil && bytes.Equal(k, key)
+		if found {
+			if err := decodeEdge(v, &e); err != nil {
+				return fmt.Errorf("graph: edge %d→%d: %w", binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:]), err)
+			}
 		}
-		if err := decodeEdge(v, &old[i]); err != nil {
-			return nil, nil, fmt.Errorf("graph: edge %d→%d: %w", binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:]), err)
-		}
-		found[i] = true
+		fn(i, &e, found)
 	}
-	return old, found, nil
+	return nil
 }
 
-// seekAfter is how many keys storedEdges steps over before it seeks.
+// seekAfter is how many keys eachStored steps over before it seeks.
 const seekAfter = 8
