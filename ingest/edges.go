@@ -94,45 +94,6 @@ func pendsAsMerges(p []pend, out []graph.EdgeMerge) []graph.EdgeMerge {
 	return out
 }
 
-// spill sorts the links in memory and writes them to a run, then records
-// the run and, for every file read, that its edges are durable, and hands
-// the run to the merger.
-func (im *importer) spill() error {
-	if len(im.pends) == 0 {
-		return nil
-	}
-	im.pends = sortPends(im.pends)
-	rf, err := writeRun(im.merger.dir, im.merger.next(), im.pends)
-	if err != nil {
-		return fmt.Errorf("ingest: run: %w", err)
-	}
-	err = update(im.store, func(tx *kv.Tx) error {
-		if err := im.merger.add(tx, rf); err != nil {
-			return err
-		}
-		for key, st := range im.pending {
-			s := *st
-			off := s.Offset
-			s.Edges = &off
-			if err := putState(tx, key, &s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		os.Remove(filepath.Join(im.merger.dir, rf.Name))
-		return fmt.Errorf("ingest: run: %w", err)
-	}
-	im.merger.wakeUp()
-	for _, st := range im.pending {
-		off := st.Offset
-		st.Edges = &off
-	}
-	im.pends, im.seq = im.pends[:0], 0
-	return nil
-}
-
 // spillJob is a run sorted and written on a goroutine of its own, off the
 // writer's: the next node commit after it is done records it.
 type spillJob struct {
@@ -273,8 +234,12 @@ func (im *importer) finishEdges() error {
 		os.Remove(im.merger.dir) // when empty: runs merged earlier leave it
 		return err
 	}
-	if err := im.spill(); err != nil {
-		return err
+	if len(im.pends) > 0 {
+		// The last run, sorted and recorded as any other.
+		im.startSpill()
+		if err := im.flushSpill(); err != nil {
+			return err
+		}
 	}
 	if err := im.merger.finish(); err != nil {
 		return err
