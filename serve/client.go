@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -121,17 +120,16 @@ func (c *Client) Ranks(ctx context.Context, top int, domains bool, timeout time.
 // status asks GET /status and returns the crawl's status and the API's
 // base URL, once the status shows that the API serves c.Path.
 func (c *Client) status(ctx context.Context) (Status, string, error) {
-	addr, err := c.address()
+	base, err := c.address()
 	if err != nil {
 		return Status{}, "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	base := "http://" + addr
 	u := base + "/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Status{}, "", fmt.Errorf("%s: bad address %q in %s: %w", c.Path, addr, archive.ListenPath(c.Path), err)
+		return Status{}, "", fmt.Errorf("%s: bad address %q in %s: %w", c.Path, base, archive.ListenPath(c.Path), err)
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
@@ -162,17 +160,18 @@ func (c *Client) status(ctx context.Context) (Status, string, error) {
 	return rep, base, nil
 }
 
-// address returns the address of the status API of the crawl holding
-// c.Path, which the crawl left beside the store.
+// address returns the base URL of the status API of the crawl holding
+// c.Path, from the address the crawl left beside the store
+// (archive.ListenAddr).
 func (c *Client) address() (string, error) {
-	data, err := os.ReadFile(archive.ListenPath(c.Path))
-	if errors.Is(err, os.ErrNotExist) {
+	base, err := archive.ListenAddr(c.Path)
+	if err == nil {
+		return base, nil
+	}
+	if _, serr := os.Stat(archive.ListenPath(c.Path)); errors.Is(serr, os.ErrNotExist) {
 		return "", badInput{fmt.Errorf("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", c.Path)}
 	}
-	if err != nil {
-		return "", fmt.Errorf("%s is in use by another weaver process; reading its address: %w", c.Path, err)
-	}
-	return dialAddr(strings.TrimSpace(string(data))), nil
+	return "", fmt.Errorf("%s is in use by another weaver process; reading its address: %w", c.Path, err)
 }
 
 // get sends GET u, a URL of the API whose status was read, and returns
@@ -217,22 +216,6 @@ func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return t.base.RoundTrip(r)
-}
-
-// dialAddr is where to reach a listen address from this machine: a
-// wildcard address (0.0.0.0:8088, [::]:8088) is reached on loopback.
-func dialAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-		if ip.To4() == nil {
-			host = "::1"
-		}
-	}
-	return net.JoinHostPort(host, port)
 }
 
 func sameFile(a, b string) bool {

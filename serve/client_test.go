@@ -18,20 +18,6 @@ import (
 	"github.com/weaver-crawler/weaver/serve"
 )
 
-func TestClient_DialAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:8088": "127.0.0.1:8088",
-		"0.0.0.0:8088":   "127.0.0.1:8088",
-		"[::]:8088":      "[::1]:8088",
-		"example:1":      "example:1",
-		"garbage":        "garbage",
-	} {
-		if got := serve.DialAddr(in); got != want {
-			t.Errorf("DialAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestClient_Answers: what the Client makes of each answer of a status
 // API, reached at the address in the file beside the store; the errors
 // that are the caller's to fix wrap ErrBadInput.

@@ -9,6 +9,3 @@ func SetFreeSpace(tb testing.TB, f func(dir string) (int64, error)) {
 	freeSpace = f
 	tb.Cleanup(func() { freeSpace = old })
 }
-
-// DialAddr exposes where the Client reaches a listen address.
-var DialAddr = dialAddr
