@@ -55,6 +55,14 @@ func TestClient_Answers(t *testing.T) {
 	if want := db + " is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs"; err == nil || err.Error() != want || !errors.Is(err, serve.ErrBadInput) {
 		t.Errorf("no address: %v, want %q wrapping ErrBadInput", err, want)
 	}
+	// A file being written (empty) is no address, and not the caller's to fix.
+	if err := os.WriteFile(archive.ListenPath(db), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Status(ctx)
+	if want := db + " is in use by another weaver process; reading its address: "; err == nil || !strings.HasPrefix(err.Error(), want) || errors.Is(err, serve.ErrBadInput) {
+		t.Errorf("empty address file: %v, want %q...", err, want)
+	}
 	if err := os.WriteFile(archive.ListenPath(db), []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
