@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // append writes data (records whole gzip members) to the current file,
@@ -66,9 +67,7 @@ const openSuffix = ".open"
 func (w *Writer) createLocked() error {
 	now := w.opts.Now().UTC()
 	for {
-		name := fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, now.Format("20060102150405"), w.serial)
-		w.serial++
-		path := filepath.Join(w.opts.Dir, name+openSuffix)
+		path := filepath.Join(w.opts.Dir, w.nextName(now)+openSuffix)
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -80,19 +79,36 @@ func (w *Writer) createLocked() error {
 		break
 	}
 	w.files.Add(1)
-	var buf bytes.Buffer
-	if err := w.marshal(&buf, w.warcinfo(strings.TrimSuffix(filepath.Base(w.path), openSuffix), now)); err != nil {
-		return fmt.Errorf("warc: warcinfo: %w", err)
-	}
-	if err := w.writeLocked(buf.Bytes()); err != nil {
+	info, err := w.infoRecord(strings.TrimSuffix(filepath.Base(w.path), openSuffix), now)
+	if err != nil {
 		return err
 	}
-	w.info = int64(buf.Len())
+	if err := w.writeLocked(info); err != nil {
+		return err
+	}
+	w.info = int64(len(info))
 	w.records.Add(1)
 	if w.opts.NoSync {
 		return nil
 	}
 	return syncDir(w.opts.Dir)
+}
+
+// nextName names the next file: the prefix, the time now and a serial
+// number.
+func (w *Writer) nextName(now time.Time) string {
+	name := fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, now.Format("20060102150405"), w.serial)
+	w.serial++
+	return name
+}
+
+// infoRecord is the warcinfo record that opens the file name, compressed.
+func (w *Writer) infoRecord(name string, now time.Time) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := w.marshal(&buf, w.warcinfo(name, now)); err != nil {
+		return nil, fmt.Errorf("warc: warcinfo: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // rotateLocked makes the current file durable, closes it and renames it

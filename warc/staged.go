@@ -144,13 +144,12 @@ func (w *Writer) infoOf(s *stagedFile) int64 {
 // planLocked stages a new file: its name, and its warcinfo record.
 func (w *Writer) planLocked() (*stagedFile, error) {
 	now := w.opts.Now().UTC()
-	name := fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, now.Format("20060102150405"), w.serial)
-	w.serial++
-	var buf bytes.Buffer
-	if err := w.marshal(&buf, w.warcinfo(name, now)); err != nil {
-		return nil, fmt.Errorf("warc: warcinfo: %w", err)
+	name := w.nextName(now)
+	info, err := w.infoRecord(name, now)
+	if err != nil {
+		return nil, err
 	}
-	s := &stagedFile{name: name, path: filepath.Join(w.opts.Dir, name+openSuffix), isNew: true, data: buf.Bytes(), records: 1, infoLen: buf.Len()}
+	s := &stagedFile{name: name, path: filepath.Join(w.opts.Dir, name+openSuffix), isNew: true, data: info, records: 1, infoLen: len(info)}
 	w.staged = append(w.staged, s)
 	return s, nil
 }
