@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -322,7 +323,7 @@ func (n *Node) decodeDomain(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if c&0xe0 == 0xa0 || c == 0xd9 || c == 0xda || c == 0xdb {
+	if msgpcode.IsString(c) {
 		n.Domain, err = dec.DecodeString()
 		return err
 	}
