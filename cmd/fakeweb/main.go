@@ -118,6 +118,8 @@ type command struct {
 	useTLS     bool
 	caOut      string
 	faults     faultFlags
+	cases      string
+	apexEvery  int
 }
 
 // parseFlags reads args into c and checks them.
@@ -143,6 +145,8 @@ func (c *command) parseFlags(args []string) error {
 	fs.DurationVar(&c.period, "period", 10*time.Second, "with --living: how often a changing host publishes a new edition")
 	fs.BoolVar(&c.useTLS, "tls", false, "serve HTTPS as well on the same port, with certificates from a CA made at start (write it with --ca-out); the seed is then https://")
 	fs.StringVar(&c.caOut, "ca-out", "", "with --tls: write the CA's certificate (PEM) to `FILE`, for weaver crawl --ca-file FILE")
+	fs.StringVar(&c.cases, "cases", "", "add the scripted hosts of `SET`: \"redirects\" answers as the real web's redirects, refreshes, cookie walls and cut bodies do (fakeweb.RedirectCases; their seeds: fakeweb.RedirectSeeds)")
+	fs.IntVar(&c.apexEvery, "apex-every", 0, "every `N`th host is linked to by a twin name (its apex, or www.) that redirects to it, robots.txt included, as most real sites are (0: none)")
 	fs.Var(c.faults, "fault", "give `HOST=FAULT[|FAULT...]` misbehaviours (repeatable); a HOST not in the web is added")
 	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
@@ -188,6 +192,8 @@ Examples:
   fakeweb --hosts 300 --topics 8 --seed 1   # the web make demo crawls
   fakeweb --living 50 --period 30s          # a web that changes: try weaver crawl --revisit
   fakeweb --tls --ca-out ca.pem             # HTTPS: weaver crawl --ca-file ca.pem
+  fakeweb --hosts 10 --cases redirects      # also http://src.test/, http://apex.test/, ...: the real web's redirects
+  fakeweb --hosts 1000 --apex-every 2       # half the hosts linked to by a twin name that redirects to them
   curl --connect-to ::127.0.0.1:8080 http://www.cobalt-1931.com/
 `, strings.Join(names, ", "))
 }
@@ -211,6 +217,10 @@ func (c *command) check() error {
 		return usagef("--living serves its own web: not with --pages, --uk, --topics or --request-log")
 	case c.caOut != "" && !c.useTLS:
 		return usagef("--ca-out needs --tls")
+	case c.cases != "" && c.cases != "redirects":
+		return usagef("--cases: unknown set %q (known: redirects)", c.cases)
+	case c.apexEvery < 0:
+		return usagef("--apex-every must not be negative, got %d", c.apexEvery)
 	}
 	return nil
 }
@@ -287,7 +297,17 @@ func (c *command) web() (*fakeweb.Web, error) {
 		CrawlDelayEvery:     c.delay,
 		ShellEvery:          c.shellEvery,
 		Topics:              c.topics,
+		Scripts:             c.scripts(),
+		ApexEvery:           c.apexEvery,
 	}, c.uk)
+}
+
+// scripts are the scripted hosts of --cases.
+func (c *command) scripts() map[string]fakeweb.Script {
+	if c.cases == "redirects" {
+		return fakeweb.RedirectCases()
+	}
+	return nil
 }
 
 // writeRequestLog writes reqs, one TSV line each, to path.

@@ -39,6 +39,16 @@ func (w *Web) ExpectedEdges(maxOutbound int, excluded func(host string) bool) ma
 		if !ok || !w.allowsHome(i) || w.sites[i].fault&opaque != 0 || w.cfg.CertFaults[host] != CertOK {
 			continue
 		}
+		if s := &w.sites[i]; s.kind == kindTwin {
+			// A redirect is the twin's one link, to its host.
+			dst := w.sites[s.twin].name
+			edges[[2]string{host, dst}] = 1
+			if !seen[dst] {
+				seen[dst] = true
+				queue = append(queue, dst)
+			}
+			continue
+		}
 		for _, dst := range SelectHosts(host, w.base(i), w.links(i), maxOutbound, excluded) {
 			edges[[2]string{host, dst}] = 1
 			if !seen[dst] {

@@ -337,8 +337,8 @@ func (p *page) items() []item {
 		}
 	}
 	for _, t := range p.s.out {
-		name := p.w.sites[t].name
-		its = append(its, item{p.inWebHref(name), displayName(name)})
+		name := p.w.linkName(t)
+		its = append(its, item{p.inWebHref(name), displayName(p.w.sites[t].name)})
 	}
 	return its
 }
@@ -527,6 +527,8 @@ func (w *Web) home(i int, write bool) ([]byte, []string) {
 		return w.loopPage(i)
 	case s.kind == kindSite:
 		return w.renderSitePage(i, &s.pages.pages[0])
+	case s.kind == kindScript, s.kind == kindTwin:
+		return nil, nil // its answers are its Script's, or a redirect
 	}
 	p := w.newPage(i, write)
 	p.render()

@@ -40,7 +40,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 	w.mu.Lock()
 	n := w.record(host, robots)
-	rep := w.route(r, host, path, n)
+	rep := w.route(r, host, path, target, n)
 	w.reqs = append(w.reqs, Request{Host: host, Path: target, At: at, Status: rep.status, Proto: r.Proto, TLS: r.TLS != nil})
 	delay := w.delay(host, len(w.reqs))
 	w.mu.Unlock()
@@ -84,7 +84,7 @@ func wait(ctx context.Context, d time.Duration) bool {
 // route decides the reply. It runs under w.mu, so it must not render: the
 // expensive work happens in the returned serve function. n is the number of
 // earlier non-robots requests to host.
-func (w *Web) route(r *http.Request, host, path string, n int) reply {
+func (w *Web) route(r *http.Request, host, path, target string, n int) reply {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return reply{http.StatusMethodNotAllowed, func(rw http.ResponseWriter, _ *http.Request) {
 			rw.Header().Set("Allow", "GET, HEAD")
@@ -102,8 +102,13 @@ func (w *Web) route(r *http.Request, host, path string, n int) reply {
 		return textReply(http.StatusNotFound, "fakeweb: no such host: "+host+"\n")
 	}
 	s := &w.sites[i]
-	if s.kind == kindSite {
+	switch s.kind {
+	case kindSite:
 		return w.siteReply(i, path)
+	case kindScript:
+		return scriptReply(s.script, r, path, target)
+	case kindTwin:
+		return redirectReply(http.StatusMovedPermanently, "http://"+w.sites[s.twin].name+target)
 	}
 	switch path {
 	case "/robots.txt":
@@ -298,6 +303,8 @@ func (w *Web) robotsReply(i int) reply {
 func (w *Web) allowsHome(i int) bool {
 	s := &w.sites[i]
 	switch {
+	case s.kind == kindTwin:
+		return w.allowsHome(int(s.twin)) // its robots.txt redirects to the host's
 	case s.fault&RobotsRedirect != 0:
 		return false
 	case s.fault&(HugeRobots|BinaryRobots) != 0:

@@ -62,6 +62,17 @@ type Config struct {
 	// law over every host; Topic tells a host's group. FromEdges ignores
 	// it.
 	Topics int
+	// Scripts adds hosts whose answers are written out by hand (see
+	// Script), keyed by host name; a name of the web's own is replaced.
+	// No other host links to them: a crawl reaches them as seeds, or
+	// through each other.
+	Scripts map[string]Script
+	// ApexEvery, when positive, gives every Nth host (hosts N-1, 2N-1,
+	// ..., never the seed) a twin name, its apex or www. name, that other
+	// pages link to instead of the host's own: the twin answers every
+	// request, robots.txt included, with a 301 to the same path of the
+	// host, as most real sites send apex to www or www to apex. New only.
+	ApexEvery int
 }
 
 // Request is one request the web answered.
@@ -101,7 +112,9 @@ type siteKind uint8
 const (
 	kindGenerated siteKind = iota
 	kindLoop
-	kindSite // a host of NewSites, with several pages (pages holds them)
+	kindSite   // a host of NewSites, with several pages (pages holds them)
+	kindScript // a host of Config.Scripts (script holds its answers)
+	kindTwin   // a twin name of Config.ApexEvery, redirecting to host twin
 )
 
 // site is one host of the web.
@@ -116,6 +129,11 @@ type site struct {
 	title  string    // fixed decoded title; "" means generated from the seed
 	desc   string    // fixed decoded description
 	pages  *siteInfo // the pages of a kindSite host
+	script *Script   // the answers of a kindScript host
+	// twin is, for a kindTwin name, the host it redirects to; for a host
+	// with hasTwin, its twin (Config.ApexEvery).
+	twin    int32
+	hasTwin bool // pages link to the host by its twin's name
 }
 
 // Web is a deterministic set of virtual hosts served by one http.Handler. It
@@ -260,6 +278,70 @@ func (w *Web) finish() {
 		w.index[name] = i
 	}
 	w.applyShells()
+	w.addTwins()
+	w.addScripts()
+}
+
+// addTwins gives every ApexEvery-th generated host a twin name (apex for a
+// www. host, www. for any other) when that name is not a host already.
+func (w *Web) addTwins() {
+	n := w.cfg.ApexEvery
+	if n <= 0 {
+		return
+	}
+	regular := len(w.sites)
+	for i := n - 1; i < regular; i += n {
+		s := &w.sites[i]
+		if i == w.seedIndex || s.kind != kindGenerated {
+			continue
+		}
+		name := "www." + s.name
+		if apex, ok := strings.CutPrefix(s.name, "www."); ok && strings.Contains(apex, ".") {
+			name = apex
+		}
+		if _, taken := w.index[name]; taken {
+			continue
+		}
+		s.twin, s.hasTwin = int32(len(w.sites)), true
+		w.index[name] = len(w.sites)
+		w.sites = append(w.sites, site{name: name, kind: kindTwin, twin: int32(i), robots: robotsPlain})
+	}
+}
+
+// linkName is the name pages link to host i by: its twin's, if it has one.
+func (w *Web) linkName(i int32) string {
+	if s := &w.sites[i]; s.hasTwin {
+		return w.sites[s.twin].name
+	}
+	return w.sites[i].name
+}
+
+// Twin returns the host a twin name (Config.ApexEvery) redirects to, or
+// "" when host is no twin.
+func (w *Web) Twin(host string) string {
+	if i := w.lookup(host); i >= 0 && w.sites[i].kind == kindTwin {
+		return w.sites[w.sites[i].twin].name
+	}
+	return ""
+}
+
+// addScripts makes the hosts of Config.Scripts, in name order.
+func (w *Web) addScripts() {
+	names := make([]string, 0, len(w.cfg.Scripts))
+	for name := range w.cfg.Scripts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sc := w.cfg.Scripts[name]
+		s := site{name: normalizeHost(name), kind: kindScript, script: &sc}
+		if i, ok := w.index[s.name]; ok {
+			w.sites[i] = s
+			continue
+		}
+		w.index[s.name] = len(w.sites)
+		w.sites = append(w.sites, s)
+	}
 }
 
 func (w *Web) buildIndex() {
