@@ -29,6 +29,11 @@ type Info struct {
 	// are (against the <base href> before it), without fragment; "" when
 	// there was none or it is not an http(s) URL of at most MaxURLLen bytes.
 	Canonical string
+	// Refresh is where the page's first valid <meta http-equiv="refresh">
+	// sends the reader (see ParseRefresh), resolved as links are; nil when
+	// it has none, when that refresh reloads the page itself, or when its
+	// URL is not an http(s) URL of at most MaxURLLen bytes.
+	Refresh *url.URL
 }
 
 // Link is a link of a page with what its rel attribute says.
@@ -259,7 +264,7 @@ func (r *pageRun) headTag(name []byte, tt html.TokenType) {
 			r.e.baseTag(r.z, &r.p, r.pageURL)
 		}
 	case equalLower(name, "meta"):
-		r.e.meta(r.z, &r.info)
+		r.e.meta(r.z, &r.info, &r.p, r.pageURL)
 	case equalLower(name, "title"):
 		// The tokenizer reads <title/> as <title> too, as browsers do.
 		r.p.inTitle = !r.p.titleDone && r.p.svg == 0
@@ -359,6 +364,7 @@ type pageState struct {
 	template  int      // depth of <template> elements, whose content is inert
 	svg       int      // depth of <svg> elements, whose <title> is not the page's
 	rawText   bool     // the next text token is a script's or style's (AnchorText only)
+	refreshed bool     // a valid refresh declaration was read: later ones do not count
 }
 
 // flushAnchor reports the pending link, if any, with the text read for
@@ -373,11 +379,11 @@ func (e *Extractor) flushAnchor(pend *Link, lfn func(Link) bool) bool {
 	return lfn(l)
 }
 
-// meta reads the current <meta> tag into info (robots) and e's buffers
-// (descriptions).
-func (e *Extractor) meta(z source, info *Info) {
-	var name, property, content []byte
-	var hasName, hasProperty, hasContent bool // only the first of repeated attributes counts
+// meta reads the current <meta> tag into info (robots, refresh) and e's
+// buffers (descriptions).
+func (e *Extractor) meta(z source, info *Info, p *pageState, pageURL *url.URL) {
+	var name, property, content, equiv []byte
+	var hasName, hasProperty, hasContent, hasEquiv bool // only the first of repeated attributes counts
 	a := z.attrs()
 	for {
 		key, val, ok := a.next()
@@ -391,9 +397,20 @@ func (e *Extractor) meta(z source, info *Info) {
 			property, hasProperty = trimSpace(val), true
 		case !hasContent && equalFold(key, "content"):
 			content, hasContent = val, true
+		case !hasEquiv && equalFold(key, "http-equiv"):
+			equiv, hasEquiv = val, true
 		}
 	}
 	if !hasContent {
+		return
+	}
+	if hasEquiv && !p.refreshed && equalFold(equiv, "refresh") {
+		// The first declaration a browser accepts is the one it follows
+		// (the document "will declaratively refresh" after it).
+		if _, _, ok := ParseRefresh(content); ok {
+			p.refreshed = true
+			info.Refresh = e.Refresh(content, p.base, pageURL)
+		}
 		return
 	}
 	switch {
