@@ -62,6 +62,7 @@ type Stats struct {
 	Pages        int64 `json:"pages"` // HTML answers recorded as crawled pages
 	Redirects    int64 `json:"redirects"`
 	NonHTML      int64 `json:"non_html"`
+	Failed       int64 `json:"failed"`      // answers cut by the connection or the clock, or whose body does not decode: no link
 	HTTPErrors   int64 `json:"http_errors"` // 4xx and 5xx answers
 	Robots       int64 `json:"robots"`
 	Requests     int64 `json:"requests"`
@@ -79,6 +80,7 @@ func (s *Stats) add(d *Stats) {
 	s.Pages += d.Pages
 	s.Redirects += d.Redirects
 	s.NonHTML += d.NonHTML
+	s.Failed += d.Failed
 	s.HTTPErrors += d.HTTPErrors
 	s.Robots += d.Robots
 	s.Requests += d.Requests

@@ -33,6 +33,7 @@ type raw struct {
 	ContentType string
 	TargetURI   string
 	Date        time.Time
+	Truncated   string // WARC-Truncated: "length" is a cap, any other a failed fetch
 
 	status    int
 	hasStatus bool
@@ -73,7 +74,7 @@ const maxRawPayload = 64 << 20
 // detach copies what parsing needs out of rec, reading its payload when
 // parsing will: an HTML answer below 300, or a WAT record's JSON.
 func detach(rec *warc.Record, maxBody int64) *raw {
-	r := &raw{Offset: rec.Offset, End: rec.End, Type: rec.Type, ContentType: rec.ContentType, TargetURI: rec.TargetURI, Date: rec.Date}
+	r := &raw{Offset: rec.Offset, End: rec.End, Type: rec.Type, ContentType: rec.ContentType, TargetURI: rec.TargetURI, Date: rec.Date, Truncated: rec.Truncated}
 	limit := int64(-1)
 	switch rec.Type {
 	case "response":

@@ -4,12 +4,16 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 
+	"github.com/weaver-crawler/weaver/crawl/decode"
 	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/graph"
 )
 
 func (im *parser) response(rec *raw) error {
@@ -38,14 +42,21 @@ func (im *parser) response(rec *raw) error {
 		im.stats.NonHTML++
 		return nil
 	}
+	if rec.Truncated != "" && !strings.EqualFold(rec.Truncated, "length") {
+		// Cut by the connection or the clock: a failed fetch gives no
+		// link, as in a crawl. Cut at a length cap, it is a page.
+		im.stats.Failed++
+		return nil
+	}
 	body, err := rec.Payload()
 	if err != nil {
 		return err
 	}
 	if err := im.readBody(body, h.Get("Transfer-Encoding"), h.Get("Content-Encoding")); err != nil {
-		// An answer whose encoding does not decode is still a page, as
-		// the crawl parses what it could read.
-		im.logf("%s: offset %d: %s: body: %v", rec.TargetURI, rec.Offset, host, err)
+		// A body that does not decode is a failed fetch, as in a crawl.
+		im.logf("%s: offset %d: %s: body: %v (a failed page, no link)", rec.TargetURI, rec.Offset, host, err)
+		im.stats.Failed++
+		return nil
 	}
 	data := im.body.Bytes()
 	sum := sha256.Sum256(data)
@@ -58,22 +69,42 @@ func (im *parser) response(rec *raw) error {
 	if p.desc == "" {
 		p.desc = p.title
 	}
-	p.targets = append([]pick.Target(nil), im.sel.Picked()...)
+	p.targets = im.withRefresh(append([]pick.Target(nil), im.sel.Picked()...), host, info.Refresh)
 	im.stats.Pages++
 	im.batch = append(im.batch, p)
 	return nil
 }
 
+// withRefresh adds to a page's targets the host its refresh sends it to
+// (nil: none), as the crawl counts it: a redirect, whatever the
+// selection's limit, unless the host is the page's own, excluded or a
+// target already.
+func (im *parser) withRefresh(targets []pick.Target, host string, refresh *url.URL) []pick.Target {
+	if refresh == nil {
+		return targets
+	}
+	h, err := graph.HostOf(refresh)
+	if err != nil || h == host || im.exclude.Excluded(h) {
+		return targets
+	}
+	for _, t := range targets {
+		if t.Host == h {
+			return targets
+		}
+	}
+	return append(targets, pick.Target{Host: h, Scheme: refresh.Scheme})
+}
+
 // readBody reads at most MaxBodyBytes of a payload into im.body, undoing
-// chunked transfer coding and gzip or deflate content coding as an HTTP
-// client would (archives keep the bytes as they were sent).
+// chunked transfer coding and content codings as the crawl does (package
+// decode; archives keep the bytes as they were sent).
 func (im *parser) readBody(r io.Reader, te, ce string) error {
 	im.body.Reset()
 	if strings.Contains(strings.ToLower(te), "chunked") {
 		r = httputil.NewChunkedReader(r)
 	}
-	switch strings.ToLower(strings.TrimSpace(ce)) {
-	case "gzip", "x-gzip":
+	switch c := strings.ToLower(strings.TrimSpace(ce)); c {
+	case "gzip", "x-gzip": // the common case, with a reader kept from record to record
 		var err error
 		if im.gz == nil {
 			im.gz, err = gzip.NewReader(r)
@@ -81,9 +112,14 @@ func (im *parser) readBody(r io.Reader, te, ce string) error {
 			err = im.gz.Reset(r)
 		}
 		if err != nil {
+			return fmt.Errorf("%w %s: %w", decode.ErrContentEncoding, c, err)
+		}
+		r = decode.Named(im.gz, c, nil)
+	default:
+		var err error
+		if r, err = decode.Reader(ce, r, nil); err != nil {
 			return err
 		}
-		r = im.gz
 	}
 	_, err := im.body.ReadFrom(io.LimitReader(r, im.opts.MaxBodyBytes))
 	return err

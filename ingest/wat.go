@@ -46,6 +46,7 @@ type watHTML struct {
 			Name     string `json:"name"`
 			Property string `json:"property"`
 			Content  string `json:"content"`
+			Equiv    string `json:"http-equiv"`
 		} `json:"Metas"`
 	} `json:"Head"`
 	Links []struct {
@@ -160,7 +161,16 @@ func (im *parser) watLinks(u *url.URL, host string, meta *watHTML) []pick.Target
 			break
 		}
 	}
-	return append([]pick.Target(nil), im.sel.Picked()...)
+	targets := append([]pick.Target(nil), im.sel.Picked()...)
+	for _, m := range meta.Head.Metas {
+		if strings.EqualFold(m.Equiv, "refresh") {
+			if _, _, ok := extract.ParseRefresh([]byte(m.Content)); ok {
+				// The first refresh a browser accepts is the one it follows.
+				return im.withRefresh(targets, host, im.ex.Refresh([]byte(m.Content), base, u))
+			}
+		}
+	}
+	return targets
 }
 
 // watTitle returns the title and description of the WAT page at u. They

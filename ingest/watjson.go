@@ -457,6 +457,8 @@ func (s *jsonScanner) html(dst **watHTML) error {
 								return s.string(&e.Property)
 							case fold(k, "content"):
 								return s.string(&e.Content)
+							case fold(k, "http-equiv"):
+								return s.string(&e.Equiv)
 							}
 							return s.skip()
 						})
