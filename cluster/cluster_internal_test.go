@@ -10,20 +10,22 @@ import (
 
 func TestLinkCodec(t *testing.T) {
 	for _, tc := range []struct {
-		host, scheme string
-		depth        int
-	}{{"www.example.com", "https", 3}, {"a.b", "http", 0}, {"xn--bcher-kva.example", "http", 1 << 20}} {
-		b := encodeLink(tc.host, tc.scheme, tc.depth)
-		h, s, d, err := decodeLink(b)
-		if err != nil || h != tc.host || s != tc.scheme || d != tc.depth {
-			t.Errorf("%v: decoded %q %q %d %v", tc, h, s, d, err)
+		host, scheme, first string
+		depth               int
+	}{{"www.example.com", "https", "", 3}, {"a.b", "http", "", 0}, {"xn--bcher-kva.example", "http", "", 1 << 20},
+		{"www.example.com", "https", "https://www.example.com/en/?a=1", 2}, {"a.b", "http", "http://a.b/x", 0}} {
+		b := encodeLink(tc.host, tc.scheme, tc.first, tc.depth)
+		h, s, f, d, err := decodeLink(b)
+		if err != nil || h != tc.host || s != tc.scheme || f != tc.first || d != tc.depth {
+			t.Errorf("%v: decoded %q %q %q %d %v", tc, h, s, f, d, err)
 		}
 	}
-	if n := len(encodeLink("www.example.com", "https", 3)); n != 17 {
+	if n := len(encodeLink("www.example.com", "https", "", 3)); n != 17 {
 		t.Errorf("www.example.com at depth 3: %d bytes, want 17", n)
 	}
-	for _, bad := range [][]byte{nil, {}, {0x80}, {3}, {3, 'x', 'a'}, {0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'h', 'a'}} {
-		if _, _, _, err := decodeLink(bad); err == nil {
+	for _, bad := range [][]byte{nil, {}, {0x80}, {3}, {3, 'x', 'a'}, {0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'h', 'a'},
+		{3, 'S', 'a'}, {3, 'H', 'a', 0}, {3, 'H', 0, 'x'}} {
+		if _, _, _, _, err := decodeLink(bad); err == nil {
 			t.Errorf("decodeLink(%x) accepted", bad)
 		}
 	}

@@ -95,9 +95,9 @@ func (n *Node) sleep(ctx context.Context, backoff *time.Duration) {
 // link, a host that is not one) is logged and dropped.
 func (n *Node) apply(msgs []jetstream.Msg) error {
 	type link struct {
-		key          []byte
-		host, scheme string
-		depth        int
+		key                 []byte
+		host, scheme, first string
+		depth               int
 	}
 	links := make([]link, 0, len(msgs))
 	for _, m := range msgs {
@@ -108,7 +108,7 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 			continue
 		}
 		l := link{key: key}
-		host, scheme, depth, err := decodeLink(m.Data())
+		host, scheme, first, depth, err := decodeLink(m.Data())
 		if err == nil {
 			host, err = graph.NormalizeHost(host, scheme)
 		}
@@ -116,7 +116,7 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 			// Counted as received all the same: its sender counted it sent.
 			n.logf("WARN", "Cluster: message %s: %v", id, err)
 		} else {
-			l.host, l.scheme, l.depth = host, scheme, depth
+			l.host, l.scheme, l.first, l.depth = host, scheme, first, depth
 		}
 		links = append(links, l)
 	}
@@ -127,7 +127,7 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 				continue
 			}
 			if l.host != "" {
-				if _, err := n.crawler.Admit(tx, l.host, l.scheme, l.depth); err != nil {
+				if _, err := n.crawler.Admit(tx, l.host, l.scheme, l.first, l.depth); err != nil {
 					return err
 				}
 			}

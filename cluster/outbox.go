@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -18,39 +19,63 @@ import (
 
 // A link travels as its depth (uvarint), its scheme (one byte: 's' for
 // https, 'h' for http) and its host: "www.example.com" at depth 3 over
-// https is 17 bytes. The outbox stores the same bytes.
-func encodeLink(host, scheme string, depth int) []byte {
-	b := binary.AppendUvarint(make([]byte, 0, len(host)+4), uint64(max(depth, 0)))
+// https is 17 bytes. A link with a first page to crawl (a redirect's
+// target other than the home page) has its scheme byte upper case ('S',
+// 'H') and the page's URL after the host and a NUL, which no host holds.
+// The outbox stores the same bytes.
+func encodeLink(host, scheme, first string, depth int) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, len(host)+len(first)+5), uint64(max(depth, 0)))
+	c := byte('h')
 	if scheme == "https" {
-		b = append(b, 's')
-	} else {
-		b = append(b, 'h')
+		c = 's'
 	}
-	return append(b, host...)
+	if first != "" {
+		c -= 'a' - 'A'
+	}
+	b = append(append(b, c), host...)
+	if first != "" {
+		b = append(append(b, 0), first...)
+	}
+	return b
 }
 
 // errLink is a message this weaver did not write.
 var errLink = errors.New("malformed link")
 
-func decodeLink(b []byte) (host, scheme string, depth int, err error) {
+func decodeLink(b []byte) (host, scheme, first string, depth int, err error) {
 	d, n := binary.Uvarint(b)
 	if n <= 0 || d > 1<<30 || len(b) < n+2 {
-		return "", "", 0, errLink
+		return "", "", "", 0, errLink
 	}
+	withFirst := false
 	switch b[n] {
+	case 'S':
+		withFirst = true
+		fallthrough
 	case 's':
 		scheme = "https"
+	case 'H':
+		withFirst = true
+		fallthrough
 	case 'h':
 		scheme = "http"
 	default:
-		return "", "", 0, errLink
+		return "", "", "", 0, errLink
 	}
-	return string(b[n+1:]), scheme, int(d), nil
+	rest := b[n+1:]
+	if withFirst {
+		i := bytes.IndexByte(rest, 0)
+		if i <= 0 || i == len(rest)-1 {
+			return "", "", "", 0, errLink
+		}
+		first, rest = string(rest[i+1:]), rest[:i]
+	}
+	return string(rest), scheme, first, int(d), nil
 }
 
 // Forward implements crawl.Peer: the link goes into the outbox, in the
 // page's transaction, under the next outbox sequence.
-func (n *Node) Forward(tx *kv.Tx, host, scheme string, depth int) error {
+func (n *Node) Forward(tx *kv.Tx, host, scheme, first string, depth int) error {
 	seq, err := tx.AddCounter(metaOutboxSeq, 1)
 	if err != nil {
 		return err
@@ -58,7 +83,7 @@ func (n *Node) Forward(tx *kv.Tx, host, scheme string, depth int) error {
 	if _, err := tx.AddCounter(metaOutbox, 1); err != nil {
 		return err
 	}
-	return tx.PutRaw(kv.BucketOutbox, kv.U64(seq), encodeLink(host, scheme, depth))
+	return tx.PutRaw(kv.BucketOutbox, kv.U64(seq), encodeLink(host, scheme, first, depth))
 }
 
 // msgID is a message's Nats-Msg-Id: the crawl, the sending shard and its
@@ -154,7 +179,7 @@ func (n *Node) publishBatch(ctx context.Context) (int, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(batch))
 	var perr error
 	for _, e := range batch {
-		host, _, _, err := decodeLink(e.link)
+		host, _, _, _, err := decodeLink(e.link)
 		if err != nil {
 			perr = fmt.Errorf("outbox entry %d: %w", e.seq, err)
 			break

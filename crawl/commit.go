@@ -79,10 +79,8 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	p.nodesCreated = int64(after.Nodes - before.Nodes)
 	p.edgesCreated = int64(after.Edges - before.Edges)
 	p.linksAdded = int64(after.Weight - before.Weight)
-	if p.robots != nil {
-		if err := tx.Put(kv.BucketRobots, []byte(p.lease.Host), p.robots); err != nil {
-			return err
-		}
+	if err := putRobots(tx, p.lease.Host, p.robotsOf, p.robots); err != nil {
+		return err
 	}
 	held, err := frontier.Release(tx, id)
 	if err == nil && !held {
@@ -93,6 +91,23 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	return err
 }
 
+// putRobots caches rec (nil: nothing) as host's robots.txt and, when its
+// redirects led to another host's own robots.txt (of, "" for none), as
+// that host's too, unless it has a record as fresh.
+func putRobots(tx *kv.Tx, host, of string, rec *robotsRecord) error {
+	if rec == nil {
+		return nil
+	}
+	if err := tx.Put(kv.BucketRobots, []byte(host), rec); err != nil || of == "" {
+		return err
+	}
+	var old robotsRecord
+	if ok, err := tx.Get(kv.BucketRobots, []byte(of), &old); err != nil || (ok && !old.Fetched.Before(rec.Fetched)) {
+		return err
+	}
+	return tx.Put(kv.BucketRobots, []byte(of), rec)
+}
+
 // noteOutcome records on n, the page's node, what its fetch found: a
 // disallow, a failure, or an answer (a 304 leaves the page as the last
 // crawl read it).
@@ -101,7 +116,14 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 	case p.disallow:
 		c.noteTried(p.lease.NodeID)
 		n.Status = graph.StatusRobotsDisallow
-		n.Error = "robots.txt disallows " + p.lease.URL
+		switch {
+		case p.disallowWhy != "":
+			n.Error = p.disallowWhy
+		case p.disallowed != "":
+			n.Error = "robots.txt disallows " + p.disallowed + " (a redirect of " + p.lease.URL + ")"
+		default:
+			n.Error = "robots.txt disallows " + p.lease.URL
+		}
 		return nil
 	case !p.fetched:
 		c.noteTried(p.lease.NodeID)
@@ -125,6 +147,7 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 	n.Title, n.Description = p.title, p.desc
 	n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
 	n.ETag, n.LastModified = p.etag, p.lastModified
+	n.RedirectTo = p.redirectTo
 	if p.warc != nil {
 		n.Warc = p.warc.Ref.String()
 	}
@@ -160,7 +183,12 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 	// a lookup per link.
 	adds := make([]graph.EdgeAdd, 0, len(p.targets))
 	for _, t := range p.targets {
-		dst, created, err := c.ensureHead(tx, p, t.host, t.scheme, depth, now)
+		d := depth
+		if t.home && depth == 1 {
+			// A seed's redirect: where the URL the user named leads.
+			d = 0
+		}
+		dst, created, err := c.ensureHead(tx, p, t.host, t.scheme, d, now)
 		if err != nil {
 			return nil, err
 		}
@@ -178,9 +206,9 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 		if !c.owns(t.host) {
 			// The edge is this shard's (it owns the source); the target's
 			// node here is a stub, and its owner decides about queueing.
-			fw, err = c.forward(tx, t.host, &dst, depth)
+			fw, err = c.forward(tx, t.host, t.first, &dst, d)
 		} else {
-			_, fw, err = c.target(tx, t.host, &dst, created, depth, now)
+			_, fw, err = c.target(tx, t.host, t.first, &dst, created, d, now)
 		}
 		if err != nil {
 			return nil, err

@@ -337,7 +337,7 @@ func (c *Crawler) parsePages(s *stages) {
 	w := &parser{h: sha256.New()}
 	for t := range s.parse {
 		c.parse(w, t)
-		if c.nextPage(t) {
+		if c.follow(t) || c.nextPage(t) {
 			s.again <- t
 			continue
 		}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -36,8 +37,15 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 	for len(work) > 0 {
 		r := work[len(work)-1]
 		work = work[:len(work)-1]
-		d := r.depth + 1
+		redirect, err := c.seedRedirect(tx, r.id, r.depth)
+		if err != nil {
+			return forwarded, err
+		}
 		for _, to := range graph.Targets(tx, r.id) {
+			d := r.depth + 1
+			if to == redirect {
+				d = 0 // a seed's redirect is a seed (see commitTargets)
+			}
 			h, ok, err := graph.GetHead(tx, to)
 			if err != nil {
 				return forwarded, err
@@ -53,14 +61,14 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 				return forwarded, err
 			}
 			if !c.owns(n.Host) {
-				fw, err := c.forward(tx, n.Host, &h, d)
+				fw, err := c.forward(tx, n.Host, "", &h, d)
 				if err != nil {
 					return forwarded, err
 				}
 				forwarded = forwarded || fw
 				continue
 			}
-			_, lowered, err := c.admit(tx, n.Host, &h, false, d, now)
+			_, lowered, err := c.admit(tx, n.Host, "", &h, false, d, now)
 			if err != nil {
 				return forwarded, err
 			}
@@ -70,6 +78,28 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 		}
 	}
 	return forwarded, nil
+}
+
+// seedRedirect returns the node the home page of from redirected to when
+// from is a seed (depth 0), else 0: that host is a seed too.
+func (c *Crawler) seedRedirect(tx *kv.Tx, from uint64, depth int) (uint64, error) {
+	if depth != 0 {
+		return 0, nil
+	}
+	n, ok, err := graph.Get(tx, from)
+	if err != nil || !ok || n.RedirectTo == "" {
+		return 0, err
+	}
+	u, err := url.Parse(n.RedirectTo)
+	if err != nil {
+		return 0, nil
+	}
+	host, err := graph.HostOf(u)
+	if err != nil {
+		return 0, nil
+	}
+	id, _ := graph.Lookup(tx, host)
+	return id, nil
 }
 
 // admitSubdomain is graph.AdmitSubdomain for host reached at depth, with

@@ -8,12 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -31,7 +34,8 @@ const (
 	KindConnect   ErrorKind = "connect" // connection refused or unreachable
 	KindReset     ErrorKind = "reset"   // connection reset, closed before an answer, or body cut short
 	KindRedirects ErrorKind = "redirects"
-	KindHTTP      ErrorKind = "http" // 4xx/5xx answer
+	KindHTTP      ErrorKind = "http"     // 4xx/5xx answer
+	KindEncoding  ErrorKind = "encoding" // a body whose Content-Encoding does not decode
 	KindOther     ErrorKind = "other"
 )
 
@@ -72,6 +76,8 @@ func classify(err error) ErrorKind {
 		return KindDNS // the name gave no address to dial
 	case errors.Is(err, errTooManyRedirects):
 		return KindRedirects
+	case errors.Is(err, ErrContentEncoding):
+		return KindEncoding
 	case classifyTLS(err) != "":
 		return classifyTLS(err)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
@@ -127,20 +133,37 @@ type response struct {
 	capture      *Capture // the exchange, built for the archive (--warc)
 	validators   validators
 	cacheControl string // robots.txt's Cache-Control, for its max-age
+	refresh      string // a Refresh header: a meta refresh of the answer's own
+}
+
+// ask is one GET to make: its URL, its deadline, what a revisit sends and
+// archives, and the lease's cookies.
+type ask struct {
+	url     string
+	timeout time.Duration
+	prev    *WarcRef   // where the last crawl archived the page (--warc), or nil
+	cond    validators // a conditional request's validators, or none
+	// jar holds the cookies the host set during its lease; nil until it
+	// sets one. Each lease has its own: none is kept after the commit, so
+	// no host follows the crawl to another and a long crawl keeps none.
+	jar **cookiejar.Jar
 }
 
 // validators are a page's ETag and Last-Modified, sent back on a revisit
 // as If-None-Match and If-Modified-Since (issue 27).
 type validators struct{ etag, lastModified string }
 
-// get performs one GET with its own deadline, hands the size-capped body
-// to read (which must consume what it needs before returning), and
-// returns the response or a transport error. A nil read discards the body.
-// Redirects are not followed: a redirect is the scheduler's next step, so
-// that a hop waits for its host's delay without holding a worker.
-func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration, prev *WarcRef, cond validators, read func(io.Reader, *response) error) (*response, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// get performs one GET with its own deadline, hands the size-capped body,
+// decoded, to read (which must consume what it needs before returning),
+// and returns the response or a transport error. A nil read discards the
+// body. Redirects are not followed: a redirect is the scheduler's next
+// step, so that a hop waits for its host's delay without holding a worker.
+// A body that cannot be decoded (a Content-Encoding that is not what it
+// says, or one weaver does not know) is an error, as one cut short is.
+func (c *Crawler) get(ctx context.Context, a ask, read func(io.Reader, *response) error) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
+	rawURL, prev, cond := a.url, a.prev, a.cond
 	var remote string
 	if c.archive != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
@@ -161,12 +184,22 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 	if cond.lastModified != "" {
 		req.Header.Set("If-Modified-Since", cond.lastModified)
 	}
+	if a.jar != nil && *a.jar != nil {
+		for _, ck := range (*a.jar).Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+	}
 	sent := c.now()
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	keepCookies(a.jar, resp)
+	decoded, err := decodeBody(resp)
+	if err != nil {
+		return nil, err
+	}
 	r := &response{
 		status:       resp.StatusCode,
 		finalURL:     resp.Request.URL,
@@ -177,8 +210,9 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 		robotsTag:    resp.Header.Values("X-Robots-Tag"),
 		validators:   validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
 		cacheControl: resp.Header.Get("Cache-Control"),
+		refresh:      resp.Header.Get("Refresh"),
 	}
-	var body io.Reader = io.LimitReader(resp.Body, c.cfg.MaxBodyBytes)
+	var body io.Reader = io.LimitReader(decoded, c.cfg.MaxBodyBytes)
 	var kept *bytes.Buffer
 	if c.archive != nil {
 		// --warc: the body the crawl reads is also kept for the record,
@@ -200,7 +234,7 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 		if _, err := io.Copy(io.Discard, body); err != nil {
 			return nil, err
 		}
-		truncated := int64(kept.Len()) >= c.cfg.MaxBodyBytes && peekMore(resp.Body)
+		truncated := int64(kept.Len()) >= c.cfg.MaxBodyBytes && peekMore(decoded)
 		capture, err := c.archive.Record(ctx, req, resp, kept.Bytes(), truncated, remote, sent, prev)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrArchive, err)
@@ -210,6 +244,22 @@ func (c *Crawler) get(ctx context.Context, rawURL string, timeout time.Duration,
 	// Whatever read left is not needed: the connection is not reused
 	// rather than draining an endless or dripping body.
 	return r, nil
+}
+
+// keepCookies keeps the cookies resp sets in *jar, made at the first.
+func keepCookies(jar **cookiejar.Jar, resp *http.Response) {
+	if jar == nil {
+		return
+	}
+	cookies := resp.Cookies()
+	if len(cookies) == 0 {
+		return
+	}
+	if *jar == nil {
+		// cookiejar.New fails only for options it is not given.
+		*jar, _ = cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+	}
+	(*jar).SetCookies(resp.Request.URL, cookies)
 }
 
 // peekMore reports whether r has a byte more to give.

@@ -33,13 +33,11 @@ func (c *Crawler) pauseBack(buf []frontier.Lease, open []*task) error {
 // stop now loses neither, and the resumed crawl waits as this one would.
 func (c *Crawler) parkCommit(t *task, fatal chan<- error) {
 	t.persist = false
-	rec, id, host, at := t.p.robots, t.p.lease.NodeID, t.p.lease.Host, t.readyAt
-	t.p.robots = nil
+	rec, of, id, host, at := t.p.robots, t.p.robotsOf, t.p.lease.NodeID, t.p.lease.Host, t.readyAt
+	t.p.robots, t.p.robotsOf = nil, ""
 	done := c.store.Commit(func(tx *kv.Tx) error {
-		if rec != nil {
-			if err := tx.Put(kv.BucketRobots, []byte(host), rec); err != nil {
-				return err
-			}
+		if err := putRobots(tx, host, of, rec); err != nil {
+			return err
 		}
 		_, err := frontier.Park(tx, id, at)
 		return err
@@ -96,10 +94,8 @@ func (c *Crawler) giveBackTx(tx *kv.Tx, buf []frontier.Lease, open []*task) erro
 		}
 	}
 	for _, t := range open {
-		if rec := t.p.robots; rec != nil {
-			if err := tx.Put(kv.BucketRobots, []byte(t.p.lease.Host), rec); err != nil {
-				return err
-			}
+		if err := putRobots(tx, t.p.lease.Host, t.p.robotsOf, t.p.robots); err != nil {
+			return err
 		}
 		if t.readyAt.After(c.now()) {
 			if _, err := frontier.Park(tx, t.p.lease.NodeID, t.readyAt); err != nil {

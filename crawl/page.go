@@ -29,7 +29,11 @@ type page struct {
 	err      string
 	fetched  bool // an HTTP answer was received for the page
 	disallow bool // robots.txt forbids the page
-	forGood  bool // failed in a way asking again in this run will not mend
+	// disallowed is the page robots.txt forbids when it is not the
+	// lease's own (a redirect's); disallowWhy says why when robots.txt
+	// could not be read (after a redirect to another host).
+	disallowed, disallowWhy string
+	forGood                 bool // failed in a way asking again in this run will not mend
 	// firstCrawl: the host's first page answered in this run (set by the
 	// commit, which reads the node's last crawl).
 	firstCrawl bool
@@ -49,6 +53,7 @@ type page struct {
 	warc       *Capture       // the home page's final exchange (--warc): its Ref goes to the node
 	captures   []*Capture     // every exchange of the host's crawl, in order, written with its commit (--warc)
 	redirected bool           // the home page redirected to another host
+	redirectTo string         // where: the Location it named
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.
 	renders, renderFailures int
@@ -57,6 +62,7 @@ type page struct {
 	canonical               string        // the home page's <link rel=canonical>
 	directives              string        // the home page's robots directives (meta and X-Robots-Tag)
 	robots                  *robotsRecord // fetched robots.txt, to cache
+	robotsOf                string        // another host whose own robots.txt it is (a redirect's), cached for it too
 
 	// body is the final answer's (capped) body, kept by the fetch for the
 	// parse stage, which hashes and extracts it and gives it back.
@@ -147,22 +153,6 @@ func (w *parser) noteAnchor(l extract.Link, source, pageURL string, n int) {
 	w.anchors[h] = append(list, graph.Anchor{Page: pageURL, URL: to, Text: l.Text, Rel: l.RelAttr})
 }
 
-// redirectAnchor is the example link of a page of p that redirected to
-// another host: from the URL that answered with the redirect when it was
-// not followed (out of scope), else from the home page's URL when it is
-// the home page that redirected ("" for another page, whose URL the
-// redirects followed replaced).
-func (p *page) redirectAnchor(t *task) graph.Anchor {
-	a := graph.Anchor{URL: p.final.String(), Redirect: true}
-	switch {
-	case t.outRedirect:
-		a.Page = t.url
-	case t.pageNo == 0:
-		a.Page = p.lease.URL
-	}
-	return a
-}
-
 // readBody keeps the (capped) body of the final answer for parse. A read
 // error fails the attempt as a streaming read would (a reset is retried).
 func (p *page) readBody(body io.Reader, r *response) error {
@@ -201,16 +191,14 @@ func (c *Crawler) parse(w *parser, t *task) {
 	p := t.p
 	nAnchors := c.cfg.AnchorsPerEdge
 	clear(w.anchors)
-	if t.outRedirect {
+	gen := t.pageNo + 1
+	if t.redirectTo != nil {
+		// A redirect to another host: the page's one link.
 		w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
-		w.sel.add(p.final)
 		if t.pageNo == 0 {
 			p.redirected = true
 		}
-		if nAnchors > 0 {
-			w.redirectAnchor(p, t)
-		}
-		p.addTargets(w.sel.picked(), true, w.anchors, nAnchors)
+		p.addRedirect(w, t.redirectTo, t.url, gen, nAnchors, c.exclude)
 		return
 	}
 	if p.body == nil || p.notModified {
@@ -229,23 +217,10 @@ func (c *Crawler) parse(w *parser, t *task) {
 	w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
 	more := c.cfg.PagesPerHost > 1
 	var inner []*url.URL
-	finalHost, _ := graph.HostOf(p.final)
 	robots := extract.RobotsTag(t.robotsTag, "weaver")
-	redirect := false
+	var refresh *url.URL
 	switch {
 	case t.status >= 300:
-	case finalHost != "" && finalHost != p.lease.Host:
-		w.sel.add(p.final)
-		redirect = true
-		if nAnchors > 0 {
-			w.redirectAnchor(p, t)
-		}
-		if home {
-			// The body is another host's: it says nothing of this one
-			// (no content hash, so no mirror of the target).
-			p.redirected = true
-			p.hash = ""
-		}
 	case extract.IsHTML(t.ctype):
 		full := false
 		// An in-memory body has no read error to report.
@@ -273,6 +248,11 @@ func (c *Crawler) parse(w *parser, t *task) {
 			return more || !full // the host's own links are wanted to the end
 		})
 		robots = info.Robots.Merge(robots)
+		refresh = info.Refresh
+		if t.refreshHeader != "" {
+			// A Refresh header comes before the document's own.
+			refresh = w.ex.Refresh([]byte(t.refreshHeader), p.final, p.final)
+		}
 		if home {
 			p.title, p.desc = info.Title, info.Description
 			if p.desc == "" {
@@ -281,16 +261,33 @@ func (c *Crawler) parse(w *parser, t *task) {
 			p.canonical = info.Canonical
 		}
 	}
-	if home && !p.redirected {
+	if home {
 		p.directives = robots.List
 		if robots.NoIndex && !c.cfg.IgnoreRobots {
 			p.title, p.desc = "", ""
 		}
 	}
+	t.refresh = nil
+	if t.navigated != nil {
+		// The rendered page's scripts sent the browser to another host:
+		// a redirect, as a refresh is.
+		p.addRedirect(w, t.navigated, p.final.String(), gen, nAnchors, c.exclude)
+	}
+	if refresh != nil {
+		// A refresh is a redirect that keeps the page: to another host an
+		// edge, and that host's own crawl; within the host the page's
+		// next step (follow). Robots directives are about links: a
+		// browser follows a refresh whatever they say.
+		if h, err := graph.HostOf(refresh); err == nil && h != p.lease.Host {
+			p.addRedirect(w, refresh, p.final.String(), gen, nAnchors, c.exclude)
+		} else if err == nil {
+			t.refresh = refresh
+		}
+	}
 	if robots.NoFollow && !c.cfg.IgnoreRobots {
 		return
 	}
-	p.addTargets(w.sel.picked(), redirect, w.anchors, nAnchors)
+	p.addTargets(w.sel.picked(), gen, w.anchors, nAnchors)
 	for _, u := range inner {
 		t.queuePage(u)
 	}
@@ -300,50 +297,87 @@ func (c *Crawler) parse(w *parser, t *task) {
 // queue of pages.
 const maxInnerLinks = 1000
 
-// addTargets adds one page's selected targets: a page adds at most 1 to
-// the weight of a target, so a target's weight is the number of the
-// host's pages that link to it. Each target also takes the page's example
-// links to it (anchors, by host) while it has fewer than n.
-func (p *page) addTargets(picked []pick.Target, redirect bool, anchors map[string][]graph.Anchor, n int) {
+// addTargets adds the selected targets of page gen (the host's pages are
+// numbered from 1): a page adds at most 1 to the weight of a target, so a
+// target's weight is the number of the host's pages that link to it (or
+// redirect to it); the documents a page's refreshes lead to are the same
+// page. Each target also takes the page's example links to it (anchors,
+// by host) while it has fewer than n.
+func (p *page) addTargets(picked []pick.Target, gen int, anchors map[string][]graph.Anchor, n int) {
 	for _, t := range picked {
-		i, ok := p.targetAt[t.Host]
-		if !ok {
-			if p.targetAt == nil {
-				// Room for this page's targets at once: a page of 40 links
-				// grew the slice seven times.
-				p.targetAt = make(map[string]int, len(picked))
-				p.targets = slices.Grow(p.targets, len(picked))
+		tg := p.targetOf(t.Host, t.Scheme, len(picked))
+		switch {
+		case tg.page != gen:
+			tg.page, tg.typed = gen, t.Typed
+			tg.weight++
+			if t.Typed {
+				tg.nofollow++
 			}
-			i = len(p.targets)
-			p.targetAt[t.Host] = i
-			p.targets = append(p.targets, target{host: t.Host, scheme: t.Scheme})
+		case tg.typed && !t.Typed:
+			// The page counted already, but not every link of it is typed.
+			tg.typed = false
+			tg.nofollow--
 		}
-		p.targets[i].weight++
-		if t.Typed {
-			p.targets[i].nofollow++
-		}
-		if redirect {
-			p.targets[i].redirect++
-		}
-		if tg := &p.targets[i]; n > 0 && len(tg.anchors) < n {
-			for _, a := range anchors[t.Host] {
-				if len(tg.anchors) < n {
-					tg.anchors = append(tg.anchors, a)
-				}
-			}
-		}
+		tg.addAnchors(anchors[t.Host], n)
 	}
 }
 
-// redirectAnchor keeps the redirect of a page of p to another host as
-// the example link of that host's edge.
-func (w *parser) redirectAnchor(p *page, t *task) {
-	h, err := graph.HostOf(p.final)
-	if err != nil {
+// targetOf is the page's target host, added if new (with room for size
+// more at once: a page of 40 links grew the slice seven times).
+func (p *page) targetOf(host, scheme string, size int) *target {
+	i, ok := p.targetAt[host]
+	if !ok {
+		if p.targetAt == nil {
+			p.targetAt = make(map[string]int, size)
+			p.targets = slices.Grow(p.targets, size)
+		}
+		i = len(p.targets)
+		p.targetAt[host] = i
+		p.targets = append(p.targets, target{host: host, scheme: scheme})
+	}
+	return &p.targets[i]
+}
+
+// addAnchors keeps example links while the target has fewer than n.
+func (tg *target) addAnchors(as []graph.Anchor, n int) {
+	for _, a := range as {
+		if len(tg.anchors) >= n {
+			return
+		}
+		tg.anchors = append(tg.anchors, a)
+	}
+}
+
+// addRedirect counts page gen's redirect (a 3xx or a refresh) from
+// pageURL to u, on another host: a target with redirect counted, whatever
+// max_outbound_links (a redirect is where the page goes, not one of its
+// links), unless the host is excluded. The target is queued with u as its
+// first page.
+func (p *page) addRedirect(w *parser, u *url.URL, pageURL string, gen, n int, x *excluder) {
+	host, err := graph.HostOf(u)
+	if err != nil || host == p.lease.Host || x.excluded(host) {
 		return
 	}
-	if w.anchors == nil {
-		w.anchors = map[string][]graph.Anchor{}
+	v := *u
+	v.Host = host // as a request sends it: IDNA, lower case, no default port
+	u = &v
+	tg := p.targetOf(host, u.Scheme, 1)
+	tg.home = tg.home || gen == 1
+	if tg.page != gen {
+		tg.page, tg.typed = gen, false
+		tg.weight++
+	} else if tg.typed {
+		tg.typed = false
+		tg.nofollow--
 	}
-	w.anchors[h] = append(w.anchors[h][:0], p.redirectAnchor(t))
+	if tg.redirectPage != gen {
+		tg.redirectPage = gen
+		tg.redirect++
+	}
+	if tg.first == "" {
+		tg.first = u.String()
+	}
+	if n > 0 && len(tg.anchors) < n {
+		tg.anchors = append(tg.anchors, graph.Anchor{Page: pageURL, URL: u.String(), Redirect: true})
+	}
 }

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -17,9 +18,10 @@ type Peer interface {
 	// and subdomain cap. Every shard answers the same for the same host.
 	Owns(host string) bool
 	// Forward records, in the page's own transaction, a link to host (owned
-	// by another shard) found at depth hops from a seed: a transactional
-	// outbox, published once the transaction is durable.
-	Forward(tx *kv.Tx, host, scheme string, depth int) error
+	// by another shard) found at depth hops from a seed, first the page to
+	// crawl first ("" for its home page; a redirect's target): a
+	// transactional outbox, published once the transaction is durable.
+	Forward(tx *kv.Tx, host, scheme, first string, depth int) error
 	// Forwarded is called after a transaction that called Forward is
 	// durable, so that the outbox is drained without polling.
 	Forwarded()
@@ -59,14 +61,23 @@ type ClusterStatus struct {
 
 // forward hands a link to a host that another shard owns to the peer, once
 // per (host, depth): the owner's frontier decides whether to queue it.
-func (c *Crawler) forward(tx *kv.Tx, host string, dst *graph.Head, depth int) (bool, error) {
+func (c *Crawler) forward(tx *kv.Tx, host, first string, dst *graph.Head, depth int) (bool, error) {
 	if frontier.Forwarded(tx, dst.ID, depth) {
 		return false, nil
 	}
-	if err := c.peer.Forward(tx, host, dst.Scheme, depth); err != nil {
+	if err := c.peer.Forward(tx, host, dst.Scheme, first, depth); err != nil {
 		return false, err
 	}
 	return true, frontier.MarkForwarded(tx, dst.ID, depth)
+}
+
+// firstPage is u as a frontier entry's first page of host: "" for its home
+// page by scheme (what a Peer sends without a URL).
+func firstPage(u, scheme, host string) string {
+	if u == frontier.HomeURL(scheme, host) {
+		return ""
+	}
+	return u
 }
 
 // inScope reports whether host may be fetched under --scope.
@@ -81,19 +92,28 @@ func (c *Crawler) owns(host string) bool { return c.peer == nil || c.peer.Owns(h
 // updated, the depth limit, crawl count and subdomain cap are applied, and
 // the frontier's dedup decides. A host crawled already at a greater depth
 // brings the hosts it links to closer (see relax), which may forward links
-// to other shards. It reports whether an entry was queued. Call Wake, and
-// the peer's Forwarded, once the transaction is durable.
-func (c *Crawler) Admit(tx *kv.Tx, host, scheme string, depth int) (bool, error) {
+// to other shards. first is the page to crawl first ("": the home page).
+// It reports whether an entry was queued. Call Wake, and the peer's
+// Forwarded, once the transaction is durable.
+func (c *Crawler) Admit(tx *kv.Tx, host, scheme, first string, depth int) (bool, error) {
 	h, err := graph.NormalizeHost(host, scheme)
 	if err != nil {
 		return false, err
+	}
+	if first != "" {
+		// Only a page of the host itself is its first page.
+		if u, err := url.Parse(first); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			first = ""
+		} else if fh, err := graph.HostOf(u); err != nil || fh != h {
+			first = ""
+		}
 	}
 	now := c.now()
 	dst, created, err := graph.EnsureHeadAt(tx, h, scheme, depth, now)
 	if err != nil {
 		return false, err
 	}
-	queued, _, err := c.target(tx, h, &dst, created, depth, now)
+	queued, _, err := c.target(tx, h, first, &dst, created, depth, now)
 	return queued, err
 }
 
@@ -112,8 +132,10 @@ func (c *Crawler) Wake() {
 // seed than its node says and the host was crawled, the hosts it links to
 // are brought closer too (see relax). It reports whether an entry was
 // queued for host, and whether a link went to another shard's outbox.
-func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (queued, forwarded bool, err error) {
-	queued, lowered, err := c.admit(tx, host, dst, created, depth, now)
+// first is the page of host to crawl first when it is queued ("": its
+// home page).
+func (c *Crawler) target(tx *kv.Tx, host, first string, dst *graph.Head, created bool, depth int, now time.Time) (queued, forwarded bool, err error) {
+	queued, lowered, err := c.admit(tx, host, first, dst, created, depth, now)
 	if err != nil || !lowered {
 		return queued, false, err
 	}
@@ -124,7 +146,7 @@ func (c *Crawler) target(tx *kv.Tx, host string, dst *graph.Head, created bool, 
 // admit is target for host alone. The node itself is read and rewritten
 // only when something a user sees changed. It reports whether an entry
 // was queued, and whether the node's depth was lowered.
-func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time) (queued, lowered bool, err error) {
+func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created bool, depth int, now time.Time) (queued, lowered bool, err error) {
 	// last-seen is kept to the minute.
 	changed := !created && now.Sub(dst.LastSeen) > time.Minute
 	status := dst.Status
@@ -152,7 +174,10 @@ func (c *Crawler) admit(tx *kv.Tx, host string, dst *graph.Head, created bool, d
 			if created {
 				push = frontier.PushNew
 			}
-			ok, err := push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: frontier.HomeURL(dst.Scheme, host), Depth: depth})
+			if first == "" {
+				first = frontier.HomeURL(dst.Scheme, host)
+			}
+			ok, err := push(tx, frontier.Entry{NodeID: dst.ID, Host: host, URL: first, Depth: depth})
 			if err != nil {
 				return false, false, err
 			}

@@ -226,7 +226,7 @@ func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bo
 						// seed now, it is at depth 0, and so closer are the
 						// hosts it linked to if it was crawled.
 						h := node.Head()
-						if _, fw, err := c.target(tx, s.host, &h, false, 0, now); err != nil {
+						if _, fw, err := c.target(tx, s.host, s.fetch, &h, false, 0, now); err != nil {
 							return err
 						} else if fw {
 							forwarded = true
@@ -419,7 +419,7 @@ func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
 			}
 			switch {
 			case !c.owns(host):
-				if err := c.peer.Forward(tx, host, scheme, 0); err != nil {
+				if err := c.peer.Forward(tx, host, scheme, firstPage(fetch, scheme, host), 0); err != nil {
 					return err
 				}
 				forwarded = true

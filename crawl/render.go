@@ -36,9 +36,13 @@ type RenderPage struct {
 
 // RenderResult is a rendered page.
 type RenderResult struct {
-	HTML     []byte        // the rendered DOM (capped)
-	FinalURL string        // what its links resolve against
-	Took     time.Duration // the render's time
+	HTML     []byte // the rendered DOM (capped)
+	FinalURL string // what its links resolve against
+	// Navigated is where the page's scripts (or a refresh) tried to send
+	// the browser once the page had come, "" when nowhere: to another host
+	// it is the page's redirect there, an edge and that host's own crawl.
+	Navigated string
+	Took      time.Duration // the render's time
 }
 
 // ErrRenderLost wraps a render that failed because the browser was lost.
@@ -111,6 +115,11 @@ func (c *Crawler) renderStep(ctx context.Context, t *task) {
 	}
 	if t.pageNo == 0 {
 		p.homeRendered = true
+	}
+	if u, err := url.Parse(res.Navigated); err == nil && res.Navigated != "" {
+		if h, err := graph.HostOf(u); err == nil && h != host {
+			t.navigated = u
+		}
 	}
 	t.done = true
 }

@@ -21,6 +21,17 @@ type target struct {
 	// anchors are example links to it from the host's pages, with
 	// anchors_per_edge (graph.Anchor).
 	anchors []graph.Anchor
+	// first is the page of the host to crawl first, when a page of the
+	// source redirected to it ("": its home page, by its scheme).
+	first string
+	// page and redirectPage are the last page of the source (numbered from
+	// 1) that counted it and that redirected to it; typed, whether that
+	// page's links to it were all typed so far.
+	page, redirectPage int
+	typed              bool
+	// home: the home page redirected to it, so that a seed's redirect
+	// target is a seed too (depth 0: the user named it).
+	home bool
 }
 
 // excluder decides whether a host is excluded (pick.Excluder).

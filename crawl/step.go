@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/robots"
@@ -43,15 +45,24 @@ type task struct {
 	status    int      // the current page's answer
 	ctype     string   // its Content-Type
 	robotsTag []string // its X-Robots-Tag headers
-	// outRedirect: the page redirected to a host outside the scope, which
-	// is not fetched; the redirect is the page's one link.
-	outRedirect bool
-	rendered    []byte          // the current page's DOM after --render, parsed instead of its HTML
-	warcPrev    *WarcRef        // where the home page was recorded by the last crawl (--warc)
-	cond        validators      // the home page's validators from the last crawl: a conditional request
-	queue       []string        // the host's own pages found so far and not yet fetched, in order
-	seen        map[string]bool // pages queued or fetched (URL without fragment)
-	rules       *robots.Rules   // kept for the pages after the home page
+	// redirectTo: the page redirected to another host (a 3xx), where its
+	// crawl ends: the redirect is the page's one link, and that host's
+	// crawl its own (queued as a linked host is).
+	redirectTo *url.URL
+	// refresh: the page's meta refresh (or Refresh header) names another
+	// page of the host, to follow as a redirect once the page is parsed.
+	refresh       *url.URL
+	refreshHeader string          // the answer's Refresh header, a meta refresh the page need not carry
+	refreshed     []string        // the URLs this page's refreshes led to, a loop's guard
+	navigated     *url.URL        // --render: another host the page's scripts sent the browser to
+	robotsChain   []string        // the URLs robots.txt's redirects led to, a loop's guard
+	jar           *cookiejar.Jar  // the cookies the host set during this lease (nil: none yet)
+	rendered      []byte          // the current page's DOM after --render, parsed instead of its HTML
+	warcPrev      *WarcRef        // where the home page was recorded by the last crawl (--warc)
+	cond          validators      // the home page's validators from the last crawl: a conditional request
+	queue         []string        // the host's own pages found so far and not yet fetched, in order
+	seen          map[string]bool // pages queued or fetched (URL without fragment)
+	rules         *robots.Rules   // kept for the pages after the home page
 
 	readyAt  time.Time     // the next step may not start before
 	parkedAt time.Time     // when the task was last parked (zero: never)
@@ -106,12 +117,39 @@ func (c *Crawler) nextPage(t *task) bool {
 			return false
 		}
 		t.pageNo++
-		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.outRedirect, t.rendered = stagePage, next, p.lease.Host, 0, 0, false, false, nil
-		t.netFault = false
+		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.redirectTo, t.rendered = stagePage, next, p.lease.Host, 0, 0, false, nil, nil
+		t.netFault, t.refresh, t.refreshed, t.navigated = false, nil, nil, nil
 		t.readyAt = c.gate.nextAt(t.host)
 		return true
 	}
 	return false
+}
+
+// follow makes the refresh of the page just parsed, to a page of the same
+// host, the page's next step, as a redirect within the host is: through
+// robots.txt and the host's gate, at most maxRedirects hops, never to a
+// page the chain fetched already. The document it leads to is the same
+// page: its links count with the first's (a target once), its title and
+// answer replace the first's. It reports whether there is one.
+func (c *Crawler) follow(t *task) bool {
+	u, p := t.refresh, t.p
+	t.refresh = nil
+	if u == nil || p.returned || p.kind != "" || t.hops >= maxRedirects || t.status >= 300 || !c.allows(t, u) {
+		return false
+	}
+	to := u.String()
+	if to == t.url || slices.Contains(t.refreshed, to) {
+		return false
+	}
+	t.refreshed = append(t.refreshed, t.url)
+	t.hops++
+	if t.pageNo > 0 {
+		p.pages-- // the page is counted once, at its last document's answer
+	}
+	t.stage, t.url, t.host, t.attempt, t.done, t.redirectTo, t.rendered, t.navigated = stagePage, to, p.lease.Host, 0, false, nil, nil, nil
+	t.netFault, t.status, t.ctype, t.robotsTag, t.refreshHeader = false, 0, "", nil, ""
+	t.readyAt = c.gate.nextAt(t.host)
+	return true
 }
 
 // step runs t's next request (after the checks of a task's start) and
@@ -148,7 +186,7 @@ func (c *Crawler) start(t *task) {
 		return
 	}
 	if !c.cfg.AllowPrivateNetworks && forbiddenHost(u.Hostname()) {
-		c.fail(t, KindRefused, ErrRefusedAddress)
+		c.fail(t, KindRefused, fmt.Errorf("%w: %s", ErrRefusedAddress, u.Hostname()))
 		return
 	}
 	t.stage = stagePage
@@ -197,6 +235,7 @@ func (c *Crawler) start(t *task) {
 	}
 	t.stage = stageRobots
 	t.url = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}).String()
+	t.robotsChain = append(t.robotsChain[:0], t.url)
 }
 
 // cachedRobots returns host's robots.txt rules from the store's cache when
@@ -224,9 +263,8 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 // a Crawl-delay).
 func (c *Crawler) obey(t *task, rules *robots.Rules) {
 	p := t.p
-	if c.cfg.PagesPerHost > 1 || c.renderer != nil {
-		t.rules = rules
-	}
+	t.rules = rules // for the redirects and the pages after the home page
+	t.robotsChain = nil
 	if !rules.Allowed(c.cfg.UserAgent, p.lease.URL) {
 		p.disallow = true
 		t.done = true
@@ -245,6 +283,10 @@ func (c *Crawler) obey(t *task, rules *robots.Rules) {
 func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
 	t.done = true
 	t.netFault, t.failedAt = netFault(kind, err), c.now()
+	// A page that failed gives no link: not even what a body cut short
+	// had brought before the failure.
+	t.p.dropBody()
+	t.rendered, t.redirectTo, t.refresh = nil, nil, nil
 	if t.pageNo > 0 {
 		// A page after the home page failed: the host's crawl goes on.
 		t.p.pagesBad++
@@ -280,7 +322,7 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 			cond = t.cond
 		}
 	}
-	resp, err := c.get(ctx, t.url, timeout, prev, cond, func(body io.Reader, r *response) error {
+	resp, err := c.get(ctx, ask{url: t.url, timeout: timeout, prev: prev, cond: cond, jar: &t.jar}, func(body io.Reader, r *response) error {
 		if r.status >= 500 || r.status == http.StatusTooManyRequests {
 			return nil // retried or recorded; the body is not wanted
 		}
@@ -326,9 +368,18 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 			c.retry(t, 0)
 			return
 		}
+		if t.stage == stageRobots && t.host != p.lease.Host {
+			c.robotsUnreachable(t, kind, err)
+			return
+		}
 		c.fail(t, kind, err)
 	case isRedirect(resp.status) && resp.location != "":
 		c.redirect(t, resp)
+	case isRedirect(resp.status) && t.stage == stagePage:
+		c.answered(t, resp)
+		if t.pageNo == 0 {
+			p.err = "redirect without a Location"
+		}
 	case resp.status >= 500 || resp.status == http.StatusTooManyRequests:
 		if resp.retryAfter <= maxRetryAfter && t.attempt < c.cfg.RetryAttempts {
 			c.logf("WARN", "%s answered %d (retry %d/%d)", t.host, resp.status, t.attempt+1, c.cfg.RetryAttempts)
@@ -353,42 +404,109 @@ func (c *Crawler) retry(t *task, retryAfter time.Duration) {
 	t.persist = true
 }
 
-// redirect makes the Location t's next step, through its host's gate.
+// redirect takes a redirect's answer: robots.txt's are followed as RFC
+// 9309 says (robotsRedirect); a page's ends the page when it goes to
+// another host (leave), and is the page's next step when it stays on the
+// host, through robots.txt and the host's gate.
 func (c *Crawler) redirect(t *task, resp *response) {
+	if t.stage == stageRobots {
+		c.robotsRedirect(t, resp)
+		return
+	}
+	loc, host, err := location(t.url, resp.location)
+	if err != nil {
+		// The redirect is the page's answer, and it names no page.
+		c.answered(t, resp)
+		if t.pageNo == 0 {
+			t.p.err = err.Error()
+		}
+		return
+	}
+	if host != t.p.lease.Host {
+		c.leave(t, resp, loc)
+		return
+	}
 	t.hops++
 	if t.hops > maxRedirects {
 		c.fail(t, KindRedirects, errTooManyRedirects)
 		return
 	}
-	base, _ := url.Parse(t.url)
-	loc, err := base.Parse(resp.location)
+	if !c.allows(t, loc) {
+		c.disallowHop(t, loc)
+		return
+	}
+	t.url, t.attempt = loc.String(), 0
+	t.readyAt = c.gate.nextAt(t.host)
+}
+
+// location resolves a redirect's Location against the URL that sent it:
+// an http(s) URL without fragment, and its host.
+func location(from, loc string) (*url.URL, string, error) {
+	base, err := url.Parse(from)
 	if err != nil {
-		c.fail(t, KindOther, fmt.Errorf("redirect to %q: %w", resp.location, err))
-		return
+		return nil, "", err
 	}
-	if loc.Scheme != "http" && loc.Scheme != "https" {
-		c.fail(t, KindOther, fmt.Errorf("redirect to unsupported protocol scheme %q", loc.Scheme))
-		return
-	}
-	host, err := graph.HostOf(loc)
+	u, err := base.Parse(loc)
 	if err != nil {
-		c.fail(t, KindOther, fmt.Errorf("redirect to %q: %w", resp.location, err))
+		return nil, "", fmt.Errorf("redirect to %q: %w", loc, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", fmt.Errorf("redirect to unsupported protocol scheme %q", u.Scheme)
+	}
+	host, err := graph.HostOf(u)
+	if err != nil {
+		return nil, "", fmt.Errorf("redirect to %q: %w", loc, err)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.Host = host // as a request sends it: IDNA, lower case, no default port
+	return u, host, nil
+}
+
+// leave ends the page at a redirect to another host: the redirect is the
+// page's link to it (parse), and the host is queued as a linked host is,
+// loc its first page. The page's answer is the redirect.
+func (c *Crawler) leave(t *task, resp *response, loc *url.URL) {
+	p := t.p
+	t.done, t.redirectTo = true, loc
+	t.status, t.ctype = resp.status, ""
+	if t.pageNo > 0 {
+		p.pages++
 		return
 	}
-	loc.Fragment = ""
-	if !c.inScope(host) {
-		// Not fetched: the redirect itself is the page's link to it.
-		t.done, t.outRedirect = true, true
-		t.status, t.ctype = resp.status, ""
-		t.p.final = loc
-		if t.pageNo == 0 {
-			t.p.fetched, t.p.pages = true, 1
-			t.p.status, t.p.ctype, t.p.server = resp.status, resp.contentType, resp.server
-		} else {
-			t.p.pages++
-		}
+	p.fetched, p.pages = true, 1
+	p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
+	p.warc = resp.capture
+	p.redirectTo = loc.String()
+}
+
+// allows reports whether robots.txt (the host's, as this lease read it)
+// lets the crawl ask for u, a page of the lease's host.
+func (c *Crawler) allows(t *task, u *url.URL) bool {
+	return c.cfg.IgnoreRobots || t.rules == nil || t.rules.Allowed(c.cfg.UserAgent, u.String())
+}
+
+// disallowHop ends a page whose redirect within its host leads to a page
+// robots.txt disallows: never asked. The home page is then the host's
+// disallow; a later page is not counted, as a disallowed link is not.
+func (c *Crawler) disallowHop(t *task, u *url.URL) {
+	t.done = true
+	if t.pageNo == 0 {
+		t.p.disallow, t.p.disallowed = true, u.String()
+	}
+}
+
+// robotsRedirect follows a redirect of robots.txt, to any host and outside
+// --scope (fetching robots.txt is not crawling, and no edge): RFC 9309
+// §2.3.1.2 asks for at least five. More than maxRedirects, a loop or a
+// Location that names no http(s) URL is "unavailable", which allows.
+func (c *Crawler) robotsRedirect(t *task, resp *response) {
+	t.hops++
+	loc, host, err := location(t.url, resp.location)
+	if err != nil || t.hops > maxRedirects || slices.Contains(t.robotsChain, loc.String()) {
+		c.robotsRules(t, resp.status, nil, resp.cacheControl)
 		return
 	}
+	t.robotsChain = append(t.robotsChain, loc.String())
 	t.url, t.host, t.attempt = loc.String(), host, 0
 	t.readyAt = c.gate.nextAt(host)
 }
@@ -398,18 +516,12 @@ func (c *Crawler) redirect(t *task, resp *response) {
 func (c *Crawler) answered(t *task, resp *response) {
 	p := t.p
 	if t.stage == stageRobots {
-		c.stats.robotsFetched.Add(1)
-		rules := robots.FromResponse(resp.status, t.body)
-		t.body = nil
-		if data, err := rules.MarshalBinary(); err == nil {
-			p.robots = &robotsRecord{Fetched: c.now(), Rules: data, MaxAge: maxAge(resp.cacheControl)}
-			t.persist = true
-		}
-		c.obey(t, rules)
+		c.robotsRules(t, resp.status, t.body, resp.cacheControl)
 		return
 	}
 	t.done = true
 	t.status, t.ctype, t.robotsTag = resp.status, resp.contentType, resp.robotsTag
+	t.refreshHeader = resp.refresh
 	if t.pageNo > 0 {
 		if resp.status >= 400 {
 			p.pagesBad++
@@ -442,4 +554,36 @@ func (c *Crawler) answered(t *task, resp *response) {
 		t.stage, t.done, t.attempt = stageRender, false, 0
 		t.readyAt = c.gate.nextAt(t.host)
 	}
+}
+
+// robotsRules takes robots.txt's answer (status and body, after its
+// redirects) as the host's rules, cached for the host, and makes the
+// page the next step if they allow it.
+func (c *Crawler) robotsRules(t *task, status int, body []byte, cacheControl string) {
+	p := t.p
+	c.stats.robotsFetched.Add(1)
+	rules := robots.FromResponse(status, body)
+	t.body = nil
+	if data, err := rules.MarshalBinary(); err == nil {
+		p.robots = &robotsRecord{Fetched: c.now(), Rules: data, MaxAge: maxAge(cacheControl)}
+		t.persist = true
+		// A redirect to another host's own robots.txt (apex to www, as
+		// most sites send it) has read that host's rules too: they are
+		// cached for it, which saves it the same request.
+		if u, err := url.Parse(t.url); err == nil && t.host != p.lease.Host && u.Path == "/robots.txt" && u.RawQuery == "" {
+			p.robotsOf = t.host
+		}
+	}
+	c.obey(t, rules)
+}
+
+// robotsUnreachable ends a host whose robots.txt redirected to another
+// host that could not be reached: the host itself answered, so it has not
+// failed, but its rules are unknown, which RFC 9309 §2.3.1.4 takes as a
+// complete disallow. Nothing is cached: the next crawl asks again.
+func (c *Crawler) robotsUnreachable(t *task, kind ErrorKind, err error) {
+	t.done = true
+	t.netFault, t.failedAt = netFault(kind, err), c.now()
+	t.p.disallow = true
+	t.p.disallowWhy = fmt.Sprintf("robots.txt unreachable at %s: %s: %v", t.url, kind, err)
 }

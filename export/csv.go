@@ -88,6 +88,7 @@ var csvNodeColumns = []column[graph.Node]{
 	{"mirror_of", colLong, func(_ *view, n *graph.Node) string { return csvNonZero(n.MirrorOf) }},
 	{"pages_fetched", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.PagesFetched) }},
 	{"render_ms", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.RenderMS) }},
+	{"redirect_to", colText, func(_ *view, n *graph.Node) string { return n.RedirectTo }},
 }
 
 // csvRankColumns follow csvNodeColumns unless Options.NoRanks.

@@ -32,6 +32,7 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="robots" for="node" attr.name="robots" attr.type="string"/>
   <key id="mirror_of" for="node" attr.name="mirror_of" attr.type="string"/>
   <key id="pages_fetched" for="node" attr.name="pages_fetched" attr.type="int"><default>0</default></key>
+  <key id="redirect_to" for="node" attr.name="redirect_to" attr.type="string"/>
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
   <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
   <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
@@ -73,8 +74,9 @@ var graphmlKeysNoRanks = func() string {
 // GraphML schema: node ids are "n" and the store id, nodes carry host,
 // domain, title, description, status, crawl_count and http_status (empty
 // strings and a zero HTTP status are left out), canonical, robots,
-// mirror_of (the host of the mirror group's first host, for a copy) and
-// pages_fetched (default 0), pagerank and harmonic
+// mirror_of (the host of the mirror group's first host, for a copy),
+// pages_fetched (default 0) and redirect_to (where the home page sent the
+// crawl to another host), pagerank and harmonic
 // (doubles; the graph's harmonic_method says whether harmonic is exact;
 // Options.NoRanks leaves out all three and their keys), edges their
 // weight, nofollow and redirect (default 0, written when not), first_seen
@@ -168,6 +170,7 @@ func appendGraphMLNode(b []byte, v *view, n *graph.Node) []byte {
 	b = graphmlData(b, "", "robots", n.RobotsDirectives)
 	b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
 	b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
+	b = graphmlData(b, "", "redirect_to", n.RedirectTo)
 	b = graphmlData(b, "", "as_of", v.asOf)
 	if pr, h, ok := v.rankOf(n.ID); ok {
 		b = append(b, `<data key="pagerank">`...)

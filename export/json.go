@@ -46,6 +46,8 @@ type jsonNode struct {
 	// RenderMS is the browser's time on the home page (--render), 0 when
 	// it was not rendered.
 	RenderMS int64 `json:"render_ms,omitempty"`
+	// RedirectTo is where the home page sent the crawl to another host.
+	RedirectTo string `json:"redirect_to,omitempty"`
 	// PageRank and Harmonic are the node's ranks (see package rank); left
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
@@ -152,7 +154,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-				PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
+				RedirectTo: n.RedirectTo, PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
 				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 				Community: community, X: x, Y: y,
 			})

@@ -76,7 +76,8 @@ const (
     pages_fetched INTEGER DEFAULT 0,
     community INTEGER,
     x REAL,
-    y REAL
+    y REAL,
+    redirect_to TEXT
 )`
 	edgeFactsTable = `CREATE TABLE edge_facts (
     edge_id INTEGER PRIMARY KEY REFERENCES edges(edge_id),

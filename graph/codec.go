@@ -146,6 +146,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	optNum("nm", int64(n.NotModified), false)
 	opt("et", n.ETag)
 	opt("lm", n.LastModified)
+	opt("rt", n.RedirectTo)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields, without its
@@ -310,6 +311,8 @@ func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
 		n.ETag, err = dec.DecodeString()
 	case "lm":
 		n.LastModified, err = dec.DecodeString()
+	case "rt":
+		n.RedirectTo, err = dec.DecodeString()
 	default:
 		err = dec.Skip()
 	}

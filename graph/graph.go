@@ -86,6 +86,10 @@ type Node struct {
 	// 200 answer, sent back on a revisit (If-None-Match, If-Modified-Since).
 	ETag         string `msgpack:"et,omitempty"`
 	LastModified string `msgpack:"lm,omitempty"`
+	// RedirectTo is where the home page of the host's last crawl
+	// redirected, when it sent the crawl to another host (a 3xx's
+	// Location, absolute); "" when it did not. Since schema 4.
+	RedirectTo string `msgpack:"rt,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

@@ -24,5 +24,5 @@ func (f ForCrawl) Render(ctx context.Context, pg crawl.RenderPage) (crawl.Render
 		}
 		return crawl.RenderResult{}, err
 	}
-	return crawl.RenderResult{HTML: res.HTML, FinalURL: res.FinalURL, Took: res.Took}, nil
+	return crawl.RenderResult{HTML: res.HTML, FinalURL: res.FinalURL, Navigated: res.Navigated, Took: res.Took}, nil
 }

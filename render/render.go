@@ -138,6 +138,11 @@ type Result struct {
 	// Fetches lists the requests of the page, in the order they came: what
 	// was fetched and what was refused, and why.
 	Fetches []Fetch
+	// Navigated is where the page's main frame tried to go once it had
+	// come (a script's location change, a refresh): the first such http(s)
+	// URL, without fragment, "" when none. The navigation is refused (the
+	// page stays); a crawler records it as the page's redirect.
+	Navigated string
 }
 
 // Fetch is one request the browser made for a page.

@@ -228,6 +228,13 @@ func TestPool_HostilePages(t *testing.T) {
 				if res.FinalURL != "http://"+host+"/" {
 					t.Errorf("FinalURL %q: the page left", res.FinalURL)
 				}
+				wantNav := ""
+				if sh == fakeweb.ShellNavigate {
+					wantNav = "http://" + seed + "/" // refused, and said: the page's redirect
+				}
+				if res.Navigated != wantNav {
+					t.Errorf("Navigated %q, want %q", res.Navigated, wantNav)
+				}
 			}
 			if n := s.web.RequestCount(seed); n != 0 {
 				t.Errorf("the seed host %s got %d requests: a navigation or a popup escaped", seed, n)

@@ -90,6 +90,7 @@ type run struct {
 	docDone     bool            // the page's final document was given to the browser
 	docErr      error           // why the page itself failed
 	docURL      *url.URL        // the page's URL after redirects
+	navigated   string          // the first navigation refused once the page had come
 	docStatus   int             // the HTTP status of the page's last document response
 	site        string          // registrable domain of docURL's host
 	scriptHosts map[string]bool // hosts the page's HTML names in <script src>
@@ -144,6 +145,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, given *Page) (Result, e
 	r.mu.Lock()
 	res.Fetches = slices.Clone(r.fetches)
 	res.Status = r.docStatus
+	res.Navigated = r.navigated
 	docErr := r.docErr
 	r.mu.Unlock()
 	if err == nil {
@@ -304,6 +306,11 @@ func (r *run) admit(ev fetch.EventRequestPaused) (isDoc bool, err error) {
 		case ev.FrameID != r.mainFrame:
 			return false, fmt.Errorf("%w: frames are not loaded", ErrNotLoaded)
 		case r.docDone:
+			if r.navigated == "" {
+				v := *u
+				v.Fragment, v.RawFragment = "", ""
+				r.navigated = v.String()
+			}
 			return false, fmt.Errorf("%w: the page navigates away", ErrNotLoaded)
 		case r.docs > maxRedirects:
 			r.docErr = fmt.Errorf("%w: %s: more than %d redirects", ErrFetch, r.page, maxRedirects)

@@ -30,11 +30,15 @@ type Summary struct {
 	// NodesByError counts the nodes whose last fetch failed by the kind
 	// of failure their last_error names (crawl.ErrorKind: dns, timeout,
 	// tls_expired, tls_unknown_ca, ...).
-	NodesByError    map[string]uint64 `json:"nodes_by_error"`
-	Edges           uint64            `json:"edges"`
-	TotalWeight     uint64            `json:"total_weight"`
-	FrontierSize    uint64            `json:"frontier_size"`
-	FrontierByDepth []DepthCount      `json:"frontier_by_depth"` // by depth, ascending
+	NodesByError map[string]uint64 `json:"nodes_by_error"`
+	// Redirected counts the hosts whose home page, at their last crawl,
+	// redirected to another host (Node.RedirectTo): crawled, and that
+	// host crawled on its own.
+	Redirected      uint64       `json:"redirected"`
+	Edges           uint64       `json:"edges"`
+	TotalWeight     uint64       `json:"total_weight"`
+	FrontierSize    uint64       `json:"frontier_size"`
+	FrontierByDepth []DepthCount `json:"frontier_by_depth"` // by depth, ascending
 	// HostsByDepth counts the hosts at each depth, their distance in links
 	// recorded from the nearest seed, and of them the hosts crawled.
 	HostsByDepth   []DepthHosts  `json:"hosts_by_depth"` // by depth, ascending
@@ -256,6 +260,9 @@ func (s *summarizer) edge(e *graph.Edge) error {
 // graph, and to the top hosts if it is among them.
 func (s *summarizer) node(n *graph.Node) error {
 	s.sum.NodesByStatus[string(n.Status)]++
+	if n.RedirectTo != "" {
+		s.sum.Redirected++
+	}
 	d := s.byDepth[n.Depth]
 	d.Hosts++
 	if n.CrawlCount > 0 {

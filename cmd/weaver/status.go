@@ -150,6 +150,9 @@ func printStoreTables(tw io.Writer, st *serve.Summary) {
 	if len(st.NodesByError) > 0 {
 		fmt.Fprintf(tw, "  failed by cause\t%s\n", countList(st.NodesByError))
 	}
+	if st.Redirected > 0 {
+		fmt.Fprintf(tw, "  redirected\t%d (crawled; the home page sends to another host, crawled on its own)\n", st.Redirected)
+	}
 	if len(st.HostsByDepth) > 0 {
 		fmt.Fprintln(tw, "\nHosts by depth (links from the nearest seed)")
 		for _, d := range st.HostsByDepth {
