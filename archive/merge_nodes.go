@@ -90,14 +90,14 @@ func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
 		mergeNode(&cur, n)
 	case stub:
 		// The owner's record is in: the stub only widens it.
-		cur.Depth = min(cur.Depth, n.Depth)
+		cur.Depth, cur.SeedRedirects = closer(&cur, n)
 		cur.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
 		cur.LastSeen = latest(cur.LastSeen, n.LastSeen)
 	default:
 		// The owner's record replaces the stubs'.
 		acc := *n
 		acc.ID = cur.ID
-		acc.Depth = min(cur.Depth, n.Depth)
+		acc.Depth, acc.SeedRedirects = closer(&cur, n)
 		acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
 		acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
 		acc.CrawlCount += cur.CrawlCount
@@ -166,10 +166,20 @@ func mergeNode(acc, n *graph.Node) {
 	}
 	acc.CrawlCount += n.CrawlCount
 	acc.FailCount += n.FailCount
-	acc.Depth = min(acc.Depth, n.Depth)
+	acc.Depth, acc.SeedRedirects = closer(acc, n)
 	acc.FirstSeen = earliest(acc.FirstSeen, n.FirstSeen)
 	acc.LastSeen = latest(acc.LastSeen, n.LastSeen)
 	acc.LastCrawl = latest(acc.LastCrawl, n.LastCrawl)
+}
+
+// closer returns the depth of whichever of a and b is nearer a seed, with
+// its place in a seed's chain of redirects (graph.Node.SeedRedirects): a
+// seed itself before a seed's redirect.
+func closer(a, b *graph.Node) (depth, seedRedirects int) {
+	if b.Depth < a.Depth || (b.Depth == a.Depth && b.SeedRedirects < a.SeedRedirects) {
+		return b.Depth, b.SeedRedirects
+	}
+	return a.Depth, a.SeedRedirects
 }
 
 // earliest returns the earlier of two times, ignoring zero ones.

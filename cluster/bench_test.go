@@ -76,7 +76,7 @@ func forward(tb testing.TB, m *member, prefix string, owner shard.Spec, n, perTx
 	for i := 0; i < n; i += perTx {
 		err := m.store.Update(func(tx *kv.Tx) error {
 			for _, h := range hosts[i:min(i+perTx, n)] {
-				if err := m.node.Forward(tx, h, "http", "", 1); err != nil {
+				if err := m.node.Forward(tx, crawl.Link{Host: h, Scheme: "http", Depth: 1}); err != nil {
 					return err
 				}
 			}

@@ -5,27 +5,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
 func TestLinkCodec(t *testing.T) {
-	for _, tc := range []struct {
-		host, scheme, first string
-		depth               int
-	}{{"www.example.com", "https", "", 3}, {"a.b", "http", "", 0}, {"xn--bcher-kva.example", "http", "", 1 << 20},
-		{"www.example.com", "https", "https://www.example.com/en/?a=1", 2}, {"a.b", "http", "http://a.b/x", 0}} {
-		b := encodeLink(tc.host, tc.scheme, tc.first, tc.depth)
-		h, s, f, d, err := decodeLink(b)
-		if err != nil || h != tc.host || s != tc.scheme || f != tc.first || d != tc.depth {
-			t.Errorf("%v: decoded %q %q %q %d %v", tc, h, s, f, d, err)
+	for _, l := range []crawl.Link{{Host: "www.example.com", Scheme: "https", Depth: 3}, {Host: "a.b", Scheme: "http"},
+		{Host: "xn--bcher-kva.example", Scheme: "http", Depth: 1 << 20},
+		{Host: "www.example.com", Scheme: "https", First: "https://www.example.com/en/?a=1", Depth: 2},
+		{Host: "a.b", Scheme: "http", First: "http://a.b/x", SeedRedirects: 3}, {Host: "a.b", Scheme: "https", SeedRedirects: 1}} {
+		got, err := decodeLink(encodeLink(l))
+		if err != nil || got != l {
+			t.Errorf("%+v: decoded %+v, %v", l, got, err)
 		}
 	}
-	if n := len(encodeLink("www.example.com", "https", "", 3)); n != 17 {
+	if n := len(encodeLink(crawl.Link{Host: "www.example.com", Scheme: "https", Depth: 3})); n != 17 {
 		t.Errorf("www.example.com at depth 3: %d bytes, want 17", n)
 	}
 	for _, bad := range [][]byte{nil, {}, {0x80}, {3}, {3, 'x', 'a'}, {0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'h', 'a'},
-		{3, 'S', 'a'}, {3, 'H', 'a', 0}, {3, 'H', 0, 'x'}} {
-		if _, _, _, _, err := decodeLink(bad); err == nil {
+		{3, 'S', 'a'}, {3, 'H', 'a', 0}, {3, 'H', 0, 'x'}, {3, 'H', 'a', 0, 0x80}} {
+		if _, err := decodeLink(bad); err == nil {
 			t.Errorf("decodeLink(%x) accepted", bad)
 		}
 	}

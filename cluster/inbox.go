@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -95,9 +96,8 @@ func (n *Node) sleep(ctx context.Context, backoff *time.Duration) {
 // link, a host that is not one) is logged and dropped.
 func (n *Node) apply(msgs []jetstream.Msg) error {
 	type link struct {
-		key                 []byte
-		host, scheme, first string
-		depth               int
+		key []byte
+		l   crawl.Link // Host "" for a message dropped
 	}
 	links := make([]link, 0, len(msgs))
 	for _, m := range msgs {
@@ -108,15 +108,15 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 			continue
 		}
 		l := link{key: key}
-		host, scheme, first, depth, err := decodeLink(m.Data())
+		dl, err := decodeLink(m.Data())
 		if err == nil {
-			host, err = graph.NormalizeHost(host, scheme)
+			dl.Host, err = graph.NormalizeHost(dl.Host, dl.Scheme)
 		}
 		if err != nil {
 			// Counted as received all the same: its sender counted it sent.
 			n.logf("WARN", "Cluster: message %s: %v", id, err)
 		} else {
-			l.host, l.scheme, l.first, l.depth = host, scheme, first, depth
+			l.l = dl
 		}
 		links = append(links, l)
 	}
@@ -126,8 +126,8 @@ func (n *Node) apply(msgs []jetstream.Msg) error {
 			if tx.GetRaw(kv.BucketInbox, l.key) != nil {
 				continue
 			}
-			if l.host != "" {
-				if _, err := n.crawler.Admit(tx, l.host, l.scheme, l.first, l.depth); err != nil {
+			if l.l.Host != "" {
+				if _, err := n.crawler.Admit(tx, l.l); err != nil {
 					return err
 				}
 			}

@@ -13,28 +13,31 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/shard"
 )
 
 // A link travels as its depth (uvarint), its scheme (one byte: 's' for
 // https, 'h' for http) and its host: "www.example.com" at depth 3 over
-// https is 17 bytes. A link with a first page to crawl (a redirect's
-// target other than the home page) has its scheme byte upper case ('S',
-// 'H') and the page's URL after the host and a NUL, which no host holds.
-// The outbox stores the same bytes.
-func encodeLink(host, scheme, first string, depth int) []byte {
-	b := binary.AppendUvarint(make([]byte, 0, len(host)+len(first)+5), uint64(max(depth, 0)))
+// https is 17 bytes. A redirect's link (crawl.Link's First or
+// SeedRedirects set) has its scheme byte upper case ('S', 'H') and, after
+// the host, a NUL (which no host holds), its SeedRedirects (uvarint) and
+// its First. The outbox stores the same bytes.
+func encodeLink(l crawl.Link) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, len(l.Host)+len(l.First)+6), uint64(max(l.Depth, 0)))
 	c := byte('h')
-	if scheme == "https" {
+	if l.Scheme == "https" {
 		c = 's'
 	}
-	if first != "" {
+	ext := l.First != "" || l.SeedRedirects > 0
+	if ext {
 		c -= 'a' - 'A'
 	}
-	b = append(append(b, c), host...)
-	if first != "" {
-		b = append(append(b, 0), first...)
+	b = append(append(b, c), l.Host...)
+	if ext {
+		b = binary.AppendUvarint(append(b, 0), uint64(max(l.SeedRedirects, 0)))
+		b = append(b, l.First...)
 	}
 	return b
 }
@@ -42,40 +45,46 @@ func encodeLink(host, scheme, first string, depth int) []byte {
 // errLink is a message this weaver did not write.
 var errLink = errors.New("malformed link")
 
-func decodeLink(b []byte) (host, scheme, first string, depth int, err error) {
+func decodeLink(b []byte) (crawl.Link, error) {
+	var l crawl.Link
 	d, n := binary.Uvarint(b)
 	if n <= 0 || d > 1<<30 || len(b) < n+2 {
-		return "", "", "", 0, errLink
+		return l, errLink
 	}
-	withFirst := false
+	ext := false
 	switch b[n] {
 	case 'S':
-		withFirst = true
+		ext = true
 		fallthrough
 	case 's':
-		scheme = "https"
+		l.Scheme = "https"
 	case 'H':
-		withFirst = true
+		ext = true
 		fallthrough
 	case 'h':
-		scheme = "http"
+		l.Scheme = "http"
 	default:
-		return "", "", "", 0, errLink
+		return l, errLink
 	}
 	rest := b[n+1:]
-	if withFirst {
+	if ext {
 		i := bytes.IndexByte(rest, 0)
-		if i <= 0 || i == len(rest)-1 {
-			return "", "", "", 0, errLink
+		if i <= 0 {
+			return crawl.Link{}, errLink
 		}
-		first, rest = string(rest[i+1:]), rest[:i]
+		hop, m := binary.Uvarint(rest[i+1:])
+		if m <= 0 || hop > 1<<10 {
+			return crawl.Link{}, errLink
+		}
+		l.SeedRedirects, l.First, rest = int(hop), string(rest[i+1+m:]), rest[:i]
 	}
-	return string(rest), scheme, first, int(d), nil
+	l.Host, l.Depth = string(rest), int(d)
+	return l, nil
 }
 
 // Forward implements crawl.Peer: the link goes into the outbox, in the
 // page's transaction, under the next outbox sequence.
-func (n *Node) Forward(tx *kv.Tx, host, scheme, first string, depth int) error {
+func (n *Node) Forward(tx *kv.Tx, l crawl.Link) error {
 	seq, err := tx.AddCounter(metaOutboxSeq, 1)
 	if err != nil {
 		return err
@@ -83,7 +92,7 @@ func (n *Node) Forward(tx *kv.Tx, host, scheme, first string, depth int) error {
 	if _, err := tx.AddCounter(metaOutbox, 1); err != nil {
 		return err
 	}
-	return tx.PutRaw(kv.BucketOutbox, kv.U64(seq), encodeLink(host, scheme, first, depth))
+	return tx.PutRaw(kv.BucketOutbox, kv.U64(seq), encodeLink(l))
 }
 
 // msgID is a message's Nats-Msg-Id: the crawl, the sending shard and its
@@ -179,12 +188,12 @@ func (n *Node) publishBatch(ctx context.Context) (int, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(batch))
 	var perr error
 	for _, e := range batch {
-		host, _, _, _, err := decodeLink(e.link)
+		l, err := decodeLink(e.link)
 		if err != nil {
 			perr = fmt.Errorf("outbox entry %d: %w", e.seq, err)
 			break
 		}
-		msg := nats.NewMsg(subject(n.name, shard.Owner(host, n.spec.N)))
+		msg := nats.NewMsg(subject(n.name, shard.Owner(l.Host, n.spec.N)))
 		msg.Data = e.link
 		f, err := n.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID(n.name, n.spec.K, e.seq)))
 		if err != nil {

@@ -55,7 +55,11 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 		}
 	}
 	before := graph.GetCounts(tx)
-	links, err := c.commitTargets(tx, p, n.Depth+1, now)
+	chain := -1 // a seed's redirect is a seed, while its chain is short
+	if n.Depth == 0 && n.SeedRedirects < maxRedirects {
+		chain = n.SeedRedirects
+	}
+	links, err := c.commitTargets(tx, p, n.Depth+1, chain, now)
 	if err != nil {
 		return err
 	}
@@ -169,9 +173,11 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 
 // commitTargets writes the page's edges to its targets, at depth, each
 // target's node made if new, and queued (or forwarded to the shard that
-// owns it). It returns the links a fetched page records in its crawl
-// history.
-func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([]graph.Link, error) {
+// owns it). chain is, for a page of a seed (or of a seed's redirect) that
+// may pass depth 0 on to where its home page redirected, its own place in
+// the seed's chain of redirects; -1 when it may not. It returns the links
+// a fetched page records in its crawl history.
+func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth, chain int, now time.Time) ([]graph.Link, error) {
 	id := p.lease.NodeID
 	p.forwarded = false
 	var links []graph.Link
@@ -184,7 +190,8 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 	adds := make([]graph.EdgeAdd, 0, len(p.targets))
 	for _, t := range p.targets {
 		d := depth
-		if t.home && depth == 1 {
+		seedHop := t.home && chain >= 0
+		if seedHop {
 			// A seed's redirect: where the URL the user named leads.
 			d = 0
 		}
@@ -192,6 +199,7 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 		if err != nil {
 			return nil, err
 		}
+		wasDeeper := created || dst.Depth > 0
 		if dst.ID == id {
 			continue // never a self-loop
 		}
@@ -206,16 +214,36 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth int, now time.Time) ([
 		if !c.owns(t.host) {
 			// The edge is this shard's (it owns the source); the target's
 			// node here is a stub, and its owner decides about queueing.
-			fw, err = c.forward(tx, t.host, t.first, &dst, d)
+			l := Link{Host: t.host, First: t.first, Depth: d}
+			if seedHop && wasDeeper {
+				l.SeedRedirects = chain + 1
+			}
+			fw, err = c.forward(tx, l, &dst)
 		} else {
 			_, fw, err = c.target(tx, t.host, t.first, &dst, created, d, now)
 		}
 		if err != nil {
 			return nil, err
 		}
+		if seedHop && wasDeeper && dst.ID != id {
+			if err := markSeedRedirect(tx, dst.ID, chain+1); err != nil {
+				return nil, err
+			}
+		}
 		p.forwarded = p.forwarded || fw
 	}
 	return links, graph.AddEdges(tx, id, adds, now)
+}
+
+// markSeedRedirect records on node id, brought to depth 0 by a seed's
+// chain of redirects, its place in that chain (graph.Node.SeedRedirects).
+func markSeedRedirect(tx *kv.Tx, id uint64, hop int) error {
+	n, ok, err := graph.Get(tx, id)
+	if err != nil || !ok || n.Depth != 0 || n.SeedRedirects == hop {
+		return err
+	}
+	n.SeedRedirects = hop
+	return graph.Put(tx, &n)
 }
 
 // lastTargets makes a 304's targets those of the host's last crawl.

@@ -37,7 +37,7 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 	for len(work) > 0 {
 		r := work[len(work)-1]
 		work = work[:len(work)-1]
-		redirect, err := c.seedRedirect(tx, r.id, r.depth)
+		redirect, hop, err := c.seedRedirect(tx, r.id, r.depth)
 		if err != nil {
 			return forwarded, err
 		}
@@ -61,7 +61,11 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 				return forwarded, err
 			}
 			if !c.owns(n.Host) {
-				fw, err := c.forward(tx, n.Host, "", &h, d)
+				l := Link{Host: n.Host, Depth: d}
+				if d == 0 {
+					l.SeedRedirects = hop
+				}
+				fw, err := c.forward(tx, l, &h)
 				if err != nil {
 					return forwarded, err
 				}
@@ -69,6 +73,9 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 				continue
 			}
 			_, lowered, err := c.admit(tx, n.Host, "", &h, false, d, now)
+			if err == nil && lowered && d == 0 {
+				err = markSeedRedirect(tx, to, hop)
+			}
 			if err != nil {
 				return forwarded, err
 			}
@@ -80,26 +87,28 @@ func (c *Crawler) relax(tx *kv.Tx, from uint64, depth int, now time.Time) (forwa
 	return forwarded, nil
 }
 
-// seedRedirect returns the node the home page of from redirected to when
-// from is a seed (depth 0), else 0: that host is a seed too.
-func (c *Crawler) seedRedirect(tx *kv.Tx, from uint64, depth int) (uint64, error) {
+// seedRedirect returns the node the home page of from redirected to, and
+// that node's place in the seed's chain of redirects, when from is a seed
+// (depth 0) whose chain is short enough (see graph.Node.SeedRedirects),
+// else 0: that host is a seed too.
+func (c *Crawler) seedRedirect(tx *kv.Tx, from uint64, depth int) (uint64, int, error) {
 	if depth != 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	n, ok, err := graph.Get(tx, from)
-	if err != nil || !ok || n.RedirectTo == "" {
-		return 0, err
+	if err != nil || !ok || n.RedirectTo == "" || n.SeedRedirects >= maxRedirects {
+		return 0, 0, err
 	}
 	u, err := url.Parse(n.RedirectTo)
 	if err != nil {
-		return 0, nil
+		return 0, 0, nil
 	}
 	host, err := graph.HostOf(u)
 	if err != nil {
-		return 0, nil
+		return 0, 0, nil
 	}
 	id, _ := graph.Lookup(tx, host)
-	return id, nil
+	return id, n.SeedRedirects + 1, nil
 }
 
 // admitSubdomain is graph.AdmitSubdomain for host reached at depth, with

@@ -17,11 +17,10 @@ type Peer interface {
 	// Owns reports whether this shard crawls host: its frontier, robots.txt
 	// and subdomain cap. Every shard answers the same for the same host.
 	Owns(host string) bool
-	// Forward records, in the page's own transaction, a link to host (owned
-	// by another shard) found at depth hops from a seed, first the page to
-	// crawl first ("" for its home page; a redirect's target): a
-	// transactional outbox, published once the transaction is durable.
-	Forward(tx *kv.Tx, host, scheme, first string, depth int) error
+	// Forward records, in the page's own transaction, a link to a host
+	// another shard owns: a transactional outbox, published once the
+	// transaction is durable.
+	Forward(tx *kv.Tx, l Link) error
 	// Forwarded is called after a transaction that called Forward is
 	// durable, so that the outbox is drained without polling.
 	Forwarded()
@@ -59,16 +58,32 @@ type ClusterStatus struct {
 	Done       bool `json:"done"` // the whole cluster is quiescent
 }
 
-// forward hands a link to a host that another shard owns to the peer, once
-// per (host, depth): the owner's frontier decides whether to queue it.
-func (c *Crawler) forward(tx *kv.Tx, host, first string, dst *graph.Head, depth int) (bool, error) {
-	if frontier.Forwarded(tx, dst.ID, depth) {
+// Link is a link to a host one shard of a cluster forwards to the shard
+// that owns it (Peer.Forward, Crawler.Admit).
+type Link struct {
+	Host   string // the host, normalised
+	Scheme string // of the link: "http" or "https"
+	// First is the page of the host to crawl first: a redirect's target
+	// when it is not the home page; "" for the home page.
+	First string
+	Depth int // hops from a seed
+	// SeedRedirects is, for a link at depth 0 that a seed's chain of
+	// redirects made, its place in that chain (graph.Node.SeedRedirects).
+	SeedRedirects int
+}
+
+// forward hands l, a link to a host that another shard owns (whose node's
+// head here is dst), to the peer, once per (host, depth): the owner's
+// frontier decides whether to queue it.
+func (c *Crawler) forward(tx *kv.Tx, l Link, dst *graph.Head) (bool, error) {
+	if frontier.Forwarded(tx, dst.ID, l.Depth) {
 		return false, nil
 	}
-	if err := c.peer.Forward(tx, host, dst.Scheme, first, depth); err != nil {
+	l.Scheme = dst.Scheme
+	if err := c.peer.Forward(tx, l); err != nil {
 		return false, err
 	}
-	return true, frontier.MarkForwarded(tx, dst.ID, depth)
+	return true, frontier.MarkForwarded(tx, dst.ID, l.Depth)
 }
 
 // firstPage is u as a frontier entry's first page of host: "" for its home
@@ -92,11 +107,11 @@ func (c *Crawler) owns(host string) bool { return c.peer == nil || c.peer.Owns(h
 // updated, the depth limit, crawl count and subdomain cap are applied, and
 // the frontier's dedup decides. A host crawled already at a greater depth
 // brings the hosts it links to closer (see relax), which may forward links
-// to other shards. first is the page to crawl first ("": the home page).
-// It reports whether an entry was queued. Call Wake, and the peer's
-// Forwarded, once the transaction is durable.
-func (c *Crawler) Admit(tx *kv.Tx, host, scheme, first string, depth int) (bool, error) {
-	h, err := graph.NormalizeHost(host, scheme)
+// to other shards. It reports whether an entry was queued. Call Wake, and
+// the peer's Forwarded, once the transaction is durable.
+func (c *Crawler) Admit(tx *kv.Tx, l Link) (bool, error) {
+	scheme, first, depth := l.Scheme, l.First, l.Depth
+	h, err := graph.NormalizeHost(l.Host, scheme)
 	if err != nil {
 		return false, err
 	}
@@ -113,7 +128,11 @@ func (c *Crawler) Admit(tx *kv.Tx, host, scheme, first string, depth int) (bool,
 	if err != nil {
 		return false, err
 	}
+	wasDeeper := created || dst.Depth > 0
 	queued, _, err := c.target(tx, h, first, &dst, created, depth, now)
+	if err == nil && depth == 0 && l.SeedRedirects > 0 && wasDeeper {
+		err = markSeedRedirect(tx, dst.ID, min(l.SeedRedirects, maxRedirects))
+	}
 	return queued, err
 }
 

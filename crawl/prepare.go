@@ -419,7 +419,7 @@ func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
 			}
 			switch {
 			case !c.owns(host):
-				if err := c.peer.Forward(tx, host, scheme, firstPage(fetch, scheme, host), 0); err != nil {
+				if err := c.peer.Forward(tx, Link{Host: host, Scheme: scheme, First: firstPage(fetch, scheme, host)}); err != nil {
 					return err
 				}
 				forwarded = true

@@ -241,6 +241,12 @@ func (c *Crawler) start(t *task) {
 // cachedRobots returns host's robots.txt rules from the store's cache when
 // younger than the TTL, or nil.
 func (c *Crawler) cachedRobots(host string) *robots.Rules {
+	r, _ := c.cachedRobotsRecord(host)
+	return r
+}
+
+// cachedRobotsRecord is cachedRobots with the cache's record.
+func (c *Crawler) cachedRobotsRecord(host string) (*robots.Rules, *robotsRecord) {
 	var rec robotsRecord
 	var found bool
 	err := c.store.View(func(tx *kv.Tx) error {
@@ -249,13 +255,13 @@ func (c *Crawler) cachedRobots(host string) *robots.Rules {
 		return err
 	})
 	if err != nil || !found || !rec.fresh(c.now(), c.cfg.robotsTTL()) {
-		return nil
+		return nil, nil
 	}
 	var r robots.Rules
 	if err := r.UnmarshalBinary(rec.Rules); err != nil {
-		return nil
+		return nil, nil
 	}
-	return &r
+	return &r, &rec
 }
 
 // obey applies robots.txt's rules to the page: a disallowed page ends the
@@ -505,6 +511,16 @@ func (c *Crawler) robotsRedirect(t *task, resp *response) {
 	if err != nil || t.hops > maxRedirects || slices.Contains(t.robotsChain, loc.String()) {
 		c.robotsRules(t, resp.status, nil, resp.cacheControl)
 		return
+	}
+	if host != t.p.lease.Host && loc.Path == "/robots.txt" && loc.RawQuery == "" {
+		if rules, rec := c.cachedRobotsRecord(host); rules != nil {
+			// That host's own robots.txt (apex to www), read before and
+			// fresh: the same answer, not asked again. It is the host's
+			// until the record it was read from expires.
+			t.p.robots, t.persist = rec, true
+			c.obey(t, rules)
+			return
+		}
 	}
 	t.robotsChain = append(t.robotsChain, loc.String())
 	t.url, t.host, t.attempt = loc.String(), host, 0

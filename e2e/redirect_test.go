@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/serve"
 )
 
 // Issue 50: every request through the rules of the host it goes to, every
@@ -70,6 +73,17 @@ var redirectNodes = map[string]wantNode{
 	"chain50.test":      {status: graph.StatusFetchError, err: "redirects: too many redirects"},
 	"pages.test":        {status: graph.StatusCrawled, http: 200},
 	"deflate.test":      {status: graph.StatusCrawled, http: 200},
+	"xhop8.test":        {status: graph.StatusCrawled, http: 200, depth: 2},
+}
+
+func init() {
+	// xhop1.test → … → xhop8.test: a seed's chain of redirects is a seed's
+	// for five hops, then each hop is one of depth.
+	for k := 1; k < 8; k++ {
+		from, to := fmt.Sprintf("xhop%d.test", k), fmt.Sprintf("xhop%d.test", k+1)
+		redirectNodes[from] = wantNode{status: graph.StatusCrawled, http: 301, redirectTo: "http://" + to + "/", depth: max(k-6, 0)}
+		redirectEdges[[2]string{from, to}] = fakeweb.ExpectedEdge{Weight: 1, Redirect: 1}
+	}
 }
 
 // redirectEdges are the edges of the cases: weight, redirect.
@@ -112,12 +126,13 @@ func TestRedirects_PoliteAndExact(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	checkPolite(t, w.Requests())
+	checkPolite(t, w.Requests(), true)
 	checkRedirectGraph(t, db, redirectEdges)
 }
 
-// checkPolite checks a crawl's requests of the cases' web.
-func checkPolite(t *testing.T, reqs []fakeweb.Request) {
+// checkPolite checks a crawl's requests of the cases' web; once, that no
+// page was answered twice (a crawl without revisits).
+func checkPolite(t *testing.T, reqs []fakeweb.Request, once bool) {
 	t.Helper()
 	// Paths robots.txt disallows, by host, and the requests that are a
 	// robots.txt's redirects (not pages).
@@ -148,6 +163,9 @@ func checkPolite(t *testing.T, reqs []fakeweb.Request) {
 		if q.Status >= 200 && q.Status < 300 && q.Host != "cut.test" {
 			answered[hp]++
 		}
+	}
+	if !once {
+		return
 	}
 	for hp, n := range answered {
 		if n > 1 {
@@ -211,7 +229,7 @@ func TestRedirects_PagesPerHost(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	checkPolite(t, w.Requests())
+	checkPolite(t, w.Requests(), true)
 	want := maps.Clone(redirectEdges)
 	want[[2]string{"pages.test", "target3.test"}] = fakeweb.ExpectedEdge{Weight: 1, Redirect: 1}
 	want[[2]string{"pages.test", "aboutlinked.test"}] = fakeweb.ExpectedEdge{Weight: 1}
@@ -260,4 +278,149 @@ func TestRedirects_KillResume(t *testing.T) {
 		t.Log("no kill landed before the crawl ended")
 	}
 	checkRedirectGraph(t, db, redirectEdges)
+}
+
+// TestRedirects_ApexWeb: the bundled web with every second host reached
+// through a twin name that redirects to it (robots.txt included), crawled
+// whole, records the fake web's ground truth (each twin an edge to its
+// host) and answers no page twice: the twin's crawl ends at its redirect,
+// its host's is its own.
+func TestRedirects_ApexWeb(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 300, Topics: 8, Seed: 1, ApexEvery: 2})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.bolt")
+	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-subdomains-per-root", "0", w.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := w.ExpectedEdges(10, excluded)
+	twins := 0
+	for k := range want {
+		if w.Twin(k[0]) == k[1] {
+			twins++
+		}
+	}
+	if twins < 100 {
+		t.Fatalf("the web has %d twins' redirects, want about 150", twins)
+	}
+	if got := edges(t, db); !maps.Equal(got, want) {
+		t.Errorf("graph: %d edges, want the ground truth's %d", len(got), len(want))
+	}
+	answered := map[string]int{}
+	for _, q := range w.Requests() {
+		// robots.txt is not counted: a twin's redirect to its host's own
+		// robots.txt is answered from the cache, but may come while the
+		// host's own fetch of it is not yet committed.
+		if q.Status >= 200 && q.Status < 300 && q.Path != "/robots.txt" {
+			if answered[q.Host+" "+q.Path]++; answered[q.Host+" "+q.Path] == 2 {
+				t.Errorf("%s %s answered twice", q.Host, q.Path)
+			}
+		}
+	}
+}
+
+// TestRedirects_Cluster: two shards crawling the cases, merged, record the
+// graph one process records: a redirect's target is crawled by the shard
+// that owns it, from the first page the redirect named, at the depth (and
+// place in a seed's chain of redirects) the redirect gave it.
+func TestRedirects_Cluster(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 3, Scripts: fakeweb.RedirectCases()})
+	srv := startWeb(t, w)
+	ns := startNATS(t)
+	dir := t.TempDir()
+	var dbs []string
+	var procs []*shardProc
+	for k := range 2 {
+		db := filepath.Join(dir, fmt.Sprintf("s%d.bolt", k))
+		dbs = append(dbs, db)
+		args := append(crawlArgs(srv, db, "--cluster", ns.URL(), "--shard", fmt.Sprintf("%d/2", k)), redirectScope...)
+		procs = append(procs, startShard(t, dir, nil, append(args, fakeweb.RedirectSeeds()...)...))
+	}
+	waitShards(t, procs, 3*time.Minute)
+	checkPolite(t, w.Requests(), true)
+	checkRedirectGraph(t, mergeShards(t, dir, dbs), redirectEdges)
+}
+
+// TestRedirects_Revisit: under --revisit each crawl of a host that
+// redirects is that redirect again (its edge's every page a redirect),
+// and every request still goes through the rules of its host.
+func TestRedirects_Revisit(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 3, Scripts: fakeweb.RedirectCases()})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "v.bolt")
+	args := append(crawlArgs(srv, db, "--revisit", "1s", "--max-duration", "5s"), redirectScope...)
+	if r := weaver(t, dir, append(args, fakeweb.RedirectSeeds()...)...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	checkPolite(t, w.Requests(), false)
+	facts := edgeFacts(t, db)
+	revisited := 0
+	for k, want := range redirectEdges {
+		e, ok := facts[k]
+		switch {
+		case !ok:
+			t.Errorf("no edge %s → %s", k[0], k[1])
+		case want.Redirect > 0 && e.Redirect != e.Weight, want.Redirect == 0 && e.Redirect != 0:
+			t.Errorf("edge %s → %s: %+v, want every page a redirect or none (%+v)", k[0], k[1], e, want)
+		case e.Weight > 1:
+			revisited++
+		}
+	}
+	if revisited == 0 {
+		t.Errorf("no edge was seen by more than one crawl in 5 s of revisits every second")
+	}
+	got := nodes(t, db)
+	for h, wn := range redirectNodes {
+		if n := got[h]; n.Status != wn.status || n.RedirectTo != wn.redirectTo {
+			t.Errorf("%s: %s, redirect %q; want %s, redirect %q", h, n.Status, n.RedirectTo, wn.status, wn.redirectTo)
+		}
+	}
+}
+
+// TestRedirects_ServeJob: a job of weaver serve crawls by the same rules:
+// src.test's redirect is an edge to noentry.test, whose page robots.txt
+// forbids and no request asks for; apex.test's is an edge to
+// www.apex.test, whose home page is fetched once.
+func TestRedirects_ServeJob(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 3, Scripts: fakeweb.RedirectCases()})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	p := start(t, dir, "serve", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "jobs"), "--connect-to", srv.ConnectTo())
+	a := jobAPI(t, p)
+	for _, seed := range []string{"http://src.test/", "http://apex.test/"} {
+		var created serve.CreatedAnswer
+		a.json("POST", "/crawl", fmt.Sprintf(`{"url": %q, "max_depth": 1, "politeness_delay_ms": 0, "retry_delay_ms": 10}`, seed), http.StatusCreated, &created)
+		var full fullJob
+		p.poll(t, "the job to complete", func() bool {
+			a.json("GET", "/crawl/"+created.JobID, "", http.StatusOK, &full)
+			return full.Job.Status == serve.JobCompleted || full.Job.Status == serve.JobFailed
+		})
+		got := map[string]string{}
+		for _, n := range full.Job.Nodes {
+			got[n.Host] = fmt.Sprintf("%s %d", n.Status, n.HTTPStatus)
+		}
+		var edges []string
+		for _, e := range full.Job.Edges {
+			edges = append(edges, fmt.Sprintf("%s→%s %d", e.From, e.To, e.Weight))
+		}
+		slices.Sort(edges)
+		want := map[string][]string{
+			"http://src.test/":  {"src.test→noentry.test 1"},
+			"http://apex.test/": {"apex.test→www.apex.test 1", "www.apex.test→target.test 1"},
+		}[seed]
+		if !slices.Equal(edges, want) {
+			t.Errorf("job of %s: edges %v, want %v (nodes %v)", seed, edges, want, got)
+		}
+	}
+	checkPolite(t, w.Requests(), true)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.out.String())
+	}
 }

@@ -266,3 +266,37 @@ func TestRender_ResumeKeepsBrowser(t *testing.T) {
 		t.Error("no shell crawled: the test proves nothing")
 	}
 }
+
+// TestRender_NavigationIsARedirect: a rendered page whose script sends the
+// browser to another host (location.href = the seed) records that as its
+// redirect there, an edge with redirect counted; the browser never goes:
+// the seed's home page is asked once, by its own crawl.
+func TestRender_NavigationIsARedirect(t *testing.T) {
+	browser := chromiumPath(t)
+	hosts := fakeweb.New(fakeweb.Config{Hosts: 24, Seed: 53, RobotsDisallowEvery: -1}).Hosts()
+	nav := hosts[3]
+	w := fakeweb.New(fakeweb.Config{Hosts: 24, Seed: 53, RobotsDisallowEvery: -1, Shells: map[string]fakeweb.Shell{nav: fakeweb.ShellNavigate}})
+	srv := startWeb(t, w)
+	seed := hosts[0]
+	dir := t.TempDir()
+	db := filepath.Join(dir, "nav.bolt")
+	r := weaver(t, dir, crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--render", "auto", "--browser", browser, w.Seed())...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want := w.ExpectedEdges(10, excluded)
+	want[[2]string{nav, seed}] = 1
+	storetest.SameGraph(t, edges(t, db), want)
+	if e := edgeFacts(t, db)[[2]string{nav, seed}]; e.Redirect != 1 {
+		t.Errorf("edge %s → %s: %+v, want the navigation counted as a redirect", nav, seed, e)
+	}
+	home := 0
+	for _, rq := range w.Requests() {
+		if rq.Host == seed && rq.Path == "/" {
+			home++
+		}
+	}
+	if home != 1 {
+		t.Errorf("the seed's home page asked %d times, want once (the browser never goes)", home)
+	}
+}

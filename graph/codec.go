@@ -147,6 +147,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	opt("et", n.ETag)
 	opt("lm", n.LastModified)
 	opt("rt", n.RedirectTo)
+	optNum("sr", int64(n.SeedRedirects), false)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields, without its
@@ -313,6 +314,9 @@ func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
 		n.LastModified, err = dec.DecodeString()
 	case "rt":
 		n.RedirectTo, err = dec.DecodeString()
+	case "sr":
+		i, err = dec.DecodeInt64()
+		n.SeedRedirects = int(i)
 	default:
 		err = dec.Skip()
 	}

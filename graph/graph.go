@@ -90,6 +90,12 @@ type Node struct {
 	// redirected, when it sent the crawl to another host (a 3xx's
 	// Location, absolute); "" when it did not. Since schema 4.
 	RedirectTo string `msgpack:"rt,omitempty"`
+	// SeedRedirects is, for a host at depth 0 because a seed redirected
+	// to it (the user named it), how many redirects from that seed led
+	// here: a chain is a seed's for at most 5 hops, after which each hop
+	// is a hop of depth, so a redirect trap cannot hold max_depth off.
+	// 0 for a seed itself and for any other host. Since schema 4.
+	SeedRedirects int `msgpack:"sr,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

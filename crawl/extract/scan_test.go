@@ -34,6 +34,8 @@ var tricky = []string{
 	"text &amp; &copy &notit; &#169 more", "<a href=/x>link &amp; text\x00\r\n</a>", "<base href=/b/><a href=c>",
 	"<meta name=robots content=\"noindex,&#110;ofollow\">", "<link rel=canonical href=\"/c&amp;d\">", "<svg><title>i</title><a href=/s/></svg>",
 	"<template><a href=/t></template><a href=/u>", "<a href=x><img alt=\"A &amp; B\"></a>", "<area href=/ar alt=\"x&#10;y\">",
+	"<meta http-equiv=refresh content=\"0; url=http://r.test/&amp;x\">", "<META HTTP-EQUIV=Refresh CONTENT='5;URL=\"/in\"'>",
+	"<meta http-equiv=\"refresh\" content=\"0;url=&#x68;ttp://e.test/\">", "<meta content=1 http-equiv=refresh><meta http-equiv=refresh content=\"0,x\">",
 }
 
 // fakewebPages are home pages of the fake web a benchmark crawls (30 KB, 40
@@ -127,7 +129,9 @@ func extraction(e *extract.Extractor, doc []byte, scan, links bool, stop int) st
 	default:
 		info, err = e.Page(bytes.NewReader(doc), u, func(l *url.URL) bool { fmt.Fprintln(&b, l); return more() })
 	}
-	fmt.Fprintf(&b, "info %+v err %v", info, err)
+	refresh := info.Refresh
+	info.Refresh = nil // a pointer: printed by its URL below
+	fmt.Fprintf(&b, "info %+v refresh %v err %v", info, refresh, err)
 	return b.String()
 }
 

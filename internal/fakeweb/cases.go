@@ -131,6 +131,13 @@ func RedirectCases() map[string]Script {
 	// chain50.test: 50 redirects within the host: fetch_error, cause
 	// redirects, after the hop limit.
 	cases["chain50.test"] = Script{Robots: plain, Pages: chain}
+	// xhop1.test → xhop2.test → … → xhop8.test, a page: seven redirect
+	// edges. A seed's redirect is a seed, for five hops: xhop2 to xhop6
+	// are at depth 0, xhop7 at 1, xhop8 at 2.
+	for k := 1; k < 8; k++ {
+		cases["xhop"+strconv.Itoa(k)+".test"] = Script{Robots: plain, Pages: map[string]Answer{"/": moved(301, "http://xhop"+strconv.Itoa(k+1)+".test/")}}
+	}
+	cases["xhop8.test"] = Script{Robots: plain, Pages: map[string]Answer{"/": page("End of the hops")}}
 	return cases
 }
 
@@ -141,7 +148,7 @@ func RedirectSeeds() []string {
 	for _, h := range []string{"src.test", "samehost.test", "tofb.test", "apex.test", "to403.test", "refresh.test",
 		"refresh2.test", "reload.test", "refreshsame.test", "robotscdn.test", "robotsloop.test", "robotschain.test",
 		"cookie.test", "cut.test", "loopa.test", "sameloop.test", "emptyloc.test", "relloc.test", "idnloc.test",
-		"ftploc.test", "privloc.test", "badgzip.test", "chain50.test", "pages.test", "deflate.test"} {
+		"ftploc.test", "privloc.test", "badgzip.test", "chain50.test", "pages.test", "deflate.test", "xhop1.test"} {
 		out = append(out, "http://"+h+"/")
 	}
 	sort.Strings(out)

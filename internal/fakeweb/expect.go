@@ -68,7 +68,7 @@ func (w *Web) base(i int) string {
 	}
 	switch s.base {
 	case baseOther:
-		return "http://" + w.sites[s.out[0]].name + "/"
+		return "http://" + w.linkName(s.out[0]) + "/"
 	case baseSame:
 		return "/blog/"
 	}

@@ -383,7 +383,7 @@ func (p *page) renderHead(title, desc string) {
 	p.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	switch p.s.base {
 	case baseOther:
-		p.raw(`<base href="http://`, p.w.sites[p.s.out[0]].name, "/\">\n")
+		p.raw(`<base href="http://`, p.w.linkName(p.s.out[0]), "/\">\n")
 	case baseSame:
 		p.raw("<base href=\"/blog/\">\n")
 	case baseTarget:
@@ -442,7 +442,7 @@ func (p *page) renderArticle(its []item) int {
 				// <area> is not <a>: it points at a host already linked so
 				// counting it or not gives the same hosts.
 				p.raw("<div class=\"figure\"><img src=\"/img/map.png\" usemap=\"#m\" alt=\"\"><map name=\"m\"><area shape=\"rect\" coords=\"0,0,40,40\" href=\"http://",
-					p.w.sites[p.s.out[0]].name, "/map.html\" alt=\"map\"></map></div>\n")
+					p.w.linkName(p.s.out[0]), "/map.html\" alt=\"map\"></map></div>\n")
 			}
 		case 2:
 			p.raw("<!-- old mirror: <a href=\"http://old.", p.reg, "/\">old site</a> -->\n")

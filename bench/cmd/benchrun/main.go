@@ -44,7 +44,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 // sections are the parts of the run, in the issue's order.
-var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc", "links", "history"}
+var sections = []string{"polite", "throughput", "cpu", "scale", "export", "micro", "rank", "cluster", "render", "warc", "links", "history", "redirects"}
 
 // options are benchrun's flags.
 type options struct {
@@ -134,7 +134,9 @@ weaver and Colly alternately), 3 cpu (zero latency, robots off and on),
 HyperBall on 1M hosts / 10M edges), 8 cluster, 9 render, 10 warc, 11 links
 (40 links a page, every link kept: CPU per page and per link, bytes per
 edge), 12 history (unchanged revisits: the store's growth per revisit, the
-history's page fill). Progress goes to stderr.
+history's page fill), 13 redirects (the bundled web, and with every second
+host behind a twin name that redirects: requests by kind, pages fetched
+twice). Progress goes to stderr.
 
 Flags:
 `)
@@ -221,7 +223,7 @@ Examples:
 	steps := map[string]func(context.Context) ([]row, error){
 		"polite": h.polite, "throughput": h.throughput, "cpu": h.cpu, "scale": h.scale, "export": h.export, "micro": h.micro,
 		"rank": h.ranks, "cluster": h.clusterSection, "render": h.renderSection, "warc": h.warcSection,
-		"links": h.linksSection, "history": h.historySection,
+		"links": h.linksSection, "history": h.historySection, "redirects": h.redirectsSection,
 	}
 	for _, s := range sections {
 		if !want[s] {

@@ -15,30 +15,44 @@ import (
 // TestSchema2Store_ReadsAndResumes: a store an older weaver wrote (schema
 // 2, before issue 43's compact records: testdata/schema2, see its README)
 // exports as that weaver exported it, without being changed; merged or
-// repaired into a new store (schema 3 records), it exports the same; and
-// a crawl resumed in it, reading its frontier entries and nodes in the
-// older form and writing the new one beside them, ends with the graph an
-// uninterrupted crawl gives, in a store of schema 3 that passes every
-// check.
+// repaired into a new store (the current schema's records), it exports the
+// same; and a crawl resumed in it, reading its frontier entries and nodes
+// in the older form and writing the new one beside them, ends with the
+// graph an uninterrupted crawl gives, in a store of the current schema
+// that passes every check.
 func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 	t.Parallel()
+	olderStore(t, "testdata/schema2", 2)
+}
+
+// TestSchema3Store_ReadsAndResumes is the same for a store of schema 3
+// (testdata/schema3, written before issue 50's redirect records).
+func TestSchema3Store_ReadsAndResumes(t *testing.T) {
+	t.Parallel()
+	olderStore(t, "testdata/schema3", 3)
+}
+
+// olderStore checks the store of schema version in fixture (store.bolt.gz,
+// a crawl of 25 pages of the web below, and export.json.gz, the export of
+// the weaver that wrote it).
+func olderStore(t *testing.T, fixtureDir string, version int) {
 	w := fakeweb.New(fakeweb.Config{Hosts: 80, Seed: 43, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	if seed := w.Seed(); seed != "http://www.linden-130.com/" {
-		t.Fatalf("the fake web changed (seed %s): make testdata/schema2 again as its README says", seed)
+		t.Fatalf("the fake web changed (seed %s): make %s again as its README says", seed, fixtureDir)
 	}
 	srv := startWeb(t, w)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.bolt")
-	if err := os.WriteFile(db, tooltest.Gunzip(t, "testdata/schema2/store.bolt.gz"), 0o600); err != nil {
+	if err := os.WriteFile(db, tooltest.Gunzip(t, fixtureDir+"/store.bolt.gz"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaOf(t, db); v != 2 {
-		t.Fatalf("the fixture is of schema %d, want 2", v)
+	if v := schemaOf(t, db); v != version {
+		t.Fatalf("the fixture is of schema %d, want %d", v, version)
 	}
 
 	// Read as it is, and copied into new stores by merge and repair: each
 	// exports as the older weaver exported the fixture.
-	old := exportGraph(t, tooltest.Gunzip(t, "testdata/schema2/export.json.gz"))
+	old := exportGraph(t, tooltest.Gunzip(t, fixtureDir+"/export.json.gz"))
 	for _, c := range []struct {
 		name string
 		make []string // the command that writes the store, "" for none
@@ -67,11 +81,12 @@ func TestSchema2Store_ReadsAndResumes(t *testing.T) {
 			t.Errorf("the export of %s differs from the older weaver's of the fixture:\n%s", c.name, got)
 		}
 	}
-	if v := schemaOf(t, db); v != 2 {
-		t.Errorf("export, merge and repair left the fixture at schema %d, want it untouched (2)", v)
+	if v := schemaOf(t, db); v != version {
+		t.Errorf("export, merge and repair left the fixture at schema %d, want it untouched (%d)", v, version)
 	}
 
-	// Resumed: 25 of the 80 hosts were crawled, 41 wait in its frontier.
+	// Resumed: 25 of the 80 hosts were crawled, the rest wait in its
+	// frontier or are yet to be found.
 	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--ignore-robots", "--max-pages", "0")
 	if r := weaver(t, dir, args...); r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
