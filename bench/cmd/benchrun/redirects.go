@@ -56,7 +56,7 @@ func (h *harness) redirectsSection(ctx context.Context) ([]row, error) {
 			Metric: fmt.Sprintf("13. Redirects, %s: requests (robots.txt + pages), pages answered more than once, CPU", name),
 			Weaver: fmt.Sprintf("%d (%d + %d), %d twice, %.2f s", rc.all, rc.robots, rc.pages, rc.twice, p.CPU.Seconds()),
 			Target: "no page twice", Met: verdict(rc.twice == 0),
-			Load:   fmt.Sprintf("%.2f–%.2f", min(load, load1()), max(load, load1())),
+			Load: fmt.Sprintf("%.2f–%.2f", min(load, load1()), max(load, load1())),
 		})
 	}
 	return rows, nil
