@@ -52,10 +52,6 @@ type selector struct{ s pick.Selector }
 
 func (s *selector) reset(source string, max int, x *excluder) { s.s.Reset(source, max, x.x) }
 
-// add considers one link; it returns false once max targets are picked,
-// so extraction can stop.
-func (s *selector) add(u *url.URL) bool { return s.s.Add(u) }
-
 // addLink is add for a link whose rel is typed or not.
 func (s *selector) addLink(u *url.URL, typed bool) bool { return s.s.AddLink(u, typed) }
 
