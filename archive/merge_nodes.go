@@ -153,7 +153,7 @@ func mergeNode(acc, n *graph.Node) {
 		acc.HTTPStatus, acc.ContentType, acc.Server = n.HTTPStatus, n.ContentType, n.Server
 		acc.Bytes, acc.FetchMS, acc.ContentHash, acc.Error = n.Bytes, n.FetchMS, n.ContentHash, n.Error
 		acc.Canonical, acc.RobotsDirectives, acc.PagesFetched = n.Canonical, n.RobotsDirectives, n.PagesFetched
-		acc.ETag, acc.LastModified, acc.RedirectTo = n.ETag, n.LastModified, n.RedirectTo
+		acc.ETag, acc.LastModified, acc.RedirectTo, acc.Home = n.ETag, n.LastModified, n.RedirectTo, n.Home
 		if !n.NextDue.IsZero() {
 			acc.NextDue, acc.IntervalMS = n.NextDue, n.IntervalMS
 		}

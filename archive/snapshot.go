@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/weaver-crawler/weaver/kv"
@@ -135,6 +136,49 @@ func dropMeta(path string, keys []string) error {
 // locked, and the address is bound to this machine, so it is not kept in
 // the store.
 func ListenPath(db string) string { return db + ".listen" }
+
+// ListenToken returns the token a running crawl's API on db wants, as the
+// crawl left it in ListenPath(db) (a line "token TOKEN" after the
+// address; the file is the crawl's user's alone, mode 0600): "" when it
+// left none (a --listen without a token), or the file cannot be read.
+func ListenToken(db string) string {
+	data, err := os.ReadFile(ListenPath(db))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(line), "token "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+// WriteListen records in ListenPath(db), for this machine's readers of a
+// busy store, the address of the status API of the crawl running on it
+// and the token the API wants ("" for none), through a temporary file
+// and a rename, readable by its owner only.
+func WriteListen(db, addr, token string) error {
+	content := addr + "\n"
+	if token != "" {
+		content += "token " + token + "\n"
+	}
+	path := ListenPath(db)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
 
 // ListenAddr returns the base URL (http://host:port) of the status API of
 // the crawl running on db, read from ListenPath(db). A wildcard listen

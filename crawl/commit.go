@@ -23,10 +23,10 @@ func (c *Crawler) commitPage(tx *kv.Tx, p *page) error {
 	if tx.GetRaw(kv.BucketLeases, kv.U64(id)) == nil {
 		return fmt.Errorf("%w: node %d (%s)", errLeaseLost, id, p.lease.Host)
 	}
-	if c.archive != nil && len(p.captures) > 0 {
+	if c.archive != nil && len(p.robotsCaptures)+len(p.captures) > 0 {
 		// The page's exchanges are written and on disk before the page is
 		// in the store, and gone if it never is.
-		if err := c.archive.Write(tx, p.captures); err != nil {
+		if err := c.archive.Write(tx, append(p.robotsCaptures, p.captures...)); err != nil {
 			return fmt.Errorf("%w: %w", ErrArchive, err)
 		}
 	}
@@ -146,6 +146,7 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 		n.Status = graph.StatusCrawled
 		return nil
 	}
+	noteHome(n, p.home)
 	n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
 	n.Bytes, n.ContentHash = p.bytes, p.hash
 	n.Title, n.Description = p.title, p.desc

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/weaver-crawler/weaver/suggest"
 )
 
 // ConfigError names the key (and the source) of a bad configuration value.
@@ -58,7 +60,7 @@ func (c *Config) LoadJSON(data []byte, source string) error {
 		seen[key] = true
 		f, ok := c.field(key)
 		if !ok {
-			return &ConfigError{Source: source, Key: key, Msg: "unknown key (known: " + strings.Join(Keys(), ", ") + ")"}
+			return &ConfigError{Source: source, Key: key, Msg: unknownKey(key)}
 		}
 		if err := setJSON(f, raw); err != nil {
 			return &ConfigError{Source: source, Key: key, Msg: err.Error()}
@@ -72,6 +74,22 @@ func (c *Config) LoadJSON(data []byte, source string) error {
 		return &ConfigError{Source: source, Msg: "trailing data after the JSON object"}
 	}
 	return nil
+}
+
+// unknownKey says why key is no config key, with the nearest one: the key
+// of a flag of that name (a config file takes keys: "workers" is
+// concurrent_workers), else the key nearest by spelling, else the list.
+func unknownKey(key string) string {
+	norm := strings.ToLower(strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-"))
+	for _, s := range Table {
+		if s.Flag != "" && s.Flag == norm {
+			return fmt.Sprintf("unknown key: did you mean %q? (a config file takes config keys; --%s sets %s)", s.Key, s.Flag, s.Key)
+		}
+	}
+	if near, ok := suggest.Closest(key, Keys()); ok {
+		return fmt.Sprintf("unknown key: did you mean %q?", near)
+	}
+	return "unknown key (known: " + strings.Join(Keys(), ", ") + ")"
 }
 
 // wantDuration says what a *_ms key accepts.

@@ -3,10 +3,13 @@ package crawl
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -42,22 +45,27 @@ type Options struct {
 	// back in the queue at their depth (--retry-failed); 0: none. It
 	// belongs to one run: it is not a setting the store remembers.
 	RetryFailed FailCause
+	// ForceMetrics lets the run replace a metrics file of another store,
+	// or of none (weaver crawl --force); without it, such a file is kept
+	// and the run's metrics go beside the store (see metricsPath).
+	ForceMetrics bool
 }
 
 // Crawler runs a crawl on one store.
 type Crawler struct {
-	cfg         Config
-	store       *kv.Store
-	client      *http.Client
-	probeClient *http.Client // client's way without its idle connections (probe)
-	exclude     *excluder
-	scope       *regexp.Regexp // hosts that may be fetched; nil: all
-	gate        *gate
-	log         func(level, msg string)
-	now         func() time.Time
-	grace       time.Duration
-	peer        Peer
-	retryFailed FailCause // Options.RetryFailed
+	cfg          Config
+	store        *kv.Store
+	client       *http.Client
+	probeClient  *http.Client // client's way without its idle connections (probe)
+	exclude      *excluder
+	scope        *regexp.Regexp // hosts that may be fetched; nil: all
+	gate         *gate
+	log          func(level, msg string)
+	now          func() time.Time
+	grace        time.Duration
+	peer         Peer
+	retryFailed  FailCause // Options.RetryFailed
+	forceMetrics bool      // Options.ForceMetrics
 
 	stats     stats
 	fetchHist histogram
@@ -101,7 +109,7 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, wake: make(chan struct{}, 1), failed: map[uint64]bool{}, tried: map[uint64]bool{}}
+	c := &Crawler{cfg: cfg, store: store, log: opt.Log, now: opt.Now, grace: opt.Grace, peer: opt.Peer, retryFailed: opt.RetryFailed, forceMetrics: opt.ForceMetrics, wake: make(chan struct{}, 1), failed: map[uint64]bool{}, tried: map[uint64]bool{}}
 	c.cfg.UncapRevisits(true)
 	if c.now == nil {
 		c.now = time.Now
@@ -436,14 +444,32 @@ func (c *Crawler) result(start time.Time, reason string) Result {
 		c.logf("WARN", "Reading the store's totals for metrics.log: %v", err)
 	}
 	if reason == ReasonQueueEmpty && res.PagesFetched+res.PagesFailed == 0 && res.TotalNodes > 0 {
-		// A finished store: every host was asked for already.
-		if res.NextDue != nil {
-			c.logf("INFO", "Nothing is due: the next host is due at %s", res.NextDue.Format(time.RFC3339))
-		} else {
-			c.logf("INFO", "Nothing is due: every host was crawled (crawl with --revisit DURATION to crawl them again)")
-		}
+		c.nothingDue(res.NextDue)
 	}
 	return res
+}
+
+// nothingDue says why a run of a finished store fetched nothing: every
+// host was asked for already, and when some of them failed, how many and
+// how to ask them again.
+func (c *Crawler) nothingDue(next *time.Time) {
+	if next != nil {
+		c.logf("INFO", "Nothing is due: the next host is due at %s", next.Format(time.RFC3339))
+		return
+	}
+	var failed Requeued
+	err := c.store.View(func(tx *kv.Tx) error {
+		var err error
+		failed, err = c.failedHosts(tx)
+		return err
+	})
+	switch n := failed.Total(); {
+	case err != nil || n == 0 || c.retryFailed != 0:
+		c.logf("INFO", "Nothing is due: every host was crawled (crawl with --revisit DURATION to crawl them again)")
+	default:
+		c.logf("INFO", "Nothing is due: every host was asked for, and %s failed (%s): weaver crawl --retry-failed asks them again (--retry-failed=%s for some causes only)",
+			hostCount(n), failed, failed.causes())
+	}
 }
 
 // writeMetrics writes metrics.log. A file system without room pauses the
@@ -451,21 +477,70 @@ func (c *Crawler) result(start time.Time, reason string) Result {
 // stop before) leaves it unwritten, with a line that says so: the store
 // holds the crawl.
 func (c *Crawler) writeMetrics(ctx context.Context, res Result) error {
+	res.Store = c.storePath()
+	path := c.metricsPath(res.Store)
 	for {
-		err := WriteMetrics(c.cfg.MetricsPath, res)
+		err := WriteMetrics(path, res)
 		switch {
 		case err == nil:
-			c.logf("INFO", "Metrics written to %s", c.cfg.MetricsPath)
+			c.logf("INFO", "Metrics written to %s", path)
 			return nil
 		case kv.IsFull(err) && ctx.Err() == nil && c.disk.waitRoom(err, ctx.Done()):
 			continue
 		case kv.IsFull(err):
-			c.logf("WARN", "%s not written, for want of room (%v): the store holds the crawl", c.cfg.MetricsPath, err)
+			c.logf("WARN", "%s not written, for want of room (%v): the store holds the crawl", path, err)
 			return nil
 		}
-		c.logf("ERROR", "writing %s: %v", c.cfg.MetricsPath, err)
+		c.logf("ERROR", "writing %s: %v", path, err)
 		return fmt.Errorf("crawl: write metrics: %w", err)
 	}
+}
+
+// storePath is the store's absolute path ("" when it cannot be told).
+func (c *Crawler) storePath() string {
+	p := c.store.Path()
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// metricsPath is where the run's metrics go: metrics_path, unless it is a
+// file of another store's metrics, or of anything else than a store's
+// (a file an older weaver wrote says no store), which the run keeps
+// (ForceMetrics replaces it): then beside the store, STORE.metrics.log,
+// said in one line. A device or pipe (/dev/null) is written as it is.
+func (c *Crawler) metricsPath(store string) string {
+	path := c.cfg.MetricsPath
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || c.forceMetrics {
+		return path
+	}
+	var m struct {
+		Store string `json:"store"`
+	}
+	data, err := os.ReadFile(path)
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Store != "" && sameFile(m.Store, store) {
+		return path
+	}
+	whose := "is not the metrics of a weaver store"
+	if m.Store != "" {
+		whose = "holds the metrics of another store, " + m.Store
+	}
+	instead := store + ".metrics.log"
+	c.logf("WARN", "%s %s: kept (--force replaces it); this run's metrics go to %s", path, whose, instead)
+	return instead
+}
+
+// sameFile reports whether a and b name the same file: the same path, or
+// the same file found at both.
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // toParse hands pages let go by net to the parse stage, from a goroutine
@@ -540,4 +615,12 @@ func (c *Crawler) progress(stop <-chan struct{}) {
 			c.logf("INFO", "%s", c.Status().Progress())
 		}
 	}
+}
+
+// hostCount is "1 host" or "N hosts".
+func hostCount(n int) string {
+	if n == 1 {
+		return "1 host"
+	}
+	return fmt.Sprintf("%d hosts", n)
 }

@@ -145,6 +145,7 @@ func (c *Crawler) admitSubdomain(tx *kv.Tx, host string, depth int) (bool, error
 			return false, err
 		}
 		n.Status = graph.StatusExcludedByLimit
+		n.Error = c.limitText(other, n.Depth, false)
 		if err := graph.Put(tx, &n); err != nil {
 			return false, err
 		}

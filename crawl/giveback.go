@@ -34,9 +34,13 @@ func (c *Crawler) pauseBack(buf []frontier.Lease, open []*task) error {
 func (c *Crawler) parkCommit(t *task, fatal chan<- error) {
 	t.persist = false
 	rec, of, id, host, at := t.p.robots, t.p.robotsOf, t.p.lease.NodeID, t.p.lease.Host, t.readyAt
+	var caps []*Capture
+	if rec != nil {
+		caps, t.p.robotsCaptures = t.p.robotsCaptures, nil
+	}
 	t.p.robots, t.p.robotsOf = nil, ""
 	done := c.store.Commit(func(tx *kv.Tx) error {
-		if err := putRobots(tx, host, of, rec); err != nil {
+		if err := c.putRobotsArchived(tx, host, of, rec, caps); err != nil {
 			return err
 		}
 		_, err := frontier.Park(tx, id, at)
@@ -94,7 +98,7 @@ func (c *Crawler) giveBackTx(tx *kv.Tx, buf []frontier.Lease, open []*task) erro
 		}
 	}
 	for _, t := range open {
-		if err := putRobots(tx, t.p.lease.Host, t.p.robotsOf, t.p.robots); err != nil {
+		if err := c.putRobotsArchived(tx, t.p.lease.Host, t.p.robotsOf, t.p.robots, t.p.robotsCaptures); err != nil {
 			return err
 		}
 		if t.readyAt.After(c.now()) {
@@ -107,4 +111,19 @@ func (c *Crawler) giveBackTx(tx *kv.Tx, buf []frontier.Lease, open []*task) erro
 		}
 	}
 	return nil
+}
+
+// putRobotsArchived is putRobots (rec nil: nothing) with robots.txt's
+// exchanges (--warc), written in the same transaction: the archive holds
+// the robots.txt every cached record came from, whatever stops the crawl.
+func (c *Crawler) putRobotsArchived(tx *kv.Tx, host, of string, rec *robotsRecord, caps []*Capture) error {
+	if rec == nil {
+		return nil
+	}
+	if c.archive != nil && len(caps) > 0 {
+		if err := c.archive.Write(tx, caps); err != nil {
+			return fmt.Errorf("%w: %w", ErrArchive, err)
+		}
+	}
+	return putRobots(tx, host, of, rec)
 }

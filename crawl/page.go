@@ -52,8 +52,14 @@ type page struct {
 	pagesBad   int            // pages after the home page that failed
 	warc       *Capture       // the home page's final exchange (--warc): its Ref goes to the node
 	captures   []*Capture     // every exchange of the host's crawl, in order, written with its commit (--warc)
-	redirected bool           // the home page redirected to another host
-	redirectTo string         // where: the Location it named
+	// robotsCaptures are robots.txt's exchanges (--warc), written with the
+	// robots.txt record they gave, whichever transaction writes it: the
+	// page's commit, or a park's or a give-back's before it (a resumed
+	// crawl uses the record and never asks robots.txt again).
+	robotsCaptures []*Capture
+	redirected     bool   // the home page redirected to another host
+	redirectTo     string // where: the Location it named
+	home           string // the URL that answered the first page, after the redirects within the host
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.
 	renders, renderFailures int

@@ -3,6 +3,7 @@ package crawl
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -136,6 +137,15 @@ func (c *Crawler) Admit(tx *kv.Tx, l Link) (bool, error) {
 	return queued, err
 }
 
+// limitText names the limit that leaves host, reached at depth, out: the
+// node's error, so that excluded_by_limit says which.
+func (c *Crawler) limitText(host string, depth int, byDepth bool) string {
+	if byDepth {
+		return fmt.Sprintf("excluded by max_depth %d (the host is %d links from the nearest seed)", c.cfg.MaxDepth, depth)
+	}
+	return fmt.Sprintf("excluded by max_subdomains_per_root %d (%s has that many hosts already)", c.cfg.MaxSubdomainsPerRoot, graph.RegistrableDomain(host))
+}
+
 // Wake tells a running crawl that entries were queued from outside (Admit,
 // AddSeeds): a dispatcher waiting for work claims again.
 func (c *Crawler) Wake() {
@@ -168,6 +178,7 @@ func (c *Crawler) target(tx *kv.Tx, host, first string, dst *graph.Head, created
 func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created bool, depth int, now time.Time) (queued, lowered bool, err error) {
 	// last-seen is kept to the minute.
 	changed := !created && now.Sub(dst.LastSeen) > time.Minute
+	limit := "" // the error a host left out gets: which limit; "-" to clear it
 	status := dst.Status
 	if !created && depth < dst.Depth {
 		changed = true
@@ -182,8 +193,8 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 		// A host asked for before, or being fetched now, is not fetched
 		// again for this link (issue 27: one fetch of a host per crawl).
 		// A node created for this link has no lease, mark or entry yet.
-		admitted := false
-		if c.cfg.MaxDepth == 0 || depth <= c.cfg.MaxDepth {
+		admitted, byDepth := false, c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth
+		if !byDepth {
 			if admitted, err = c.admitSubdomain(tx, host, depth); err != nil {
 				return false, false, err
 			}
@@ -202,10 +213,10 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 			}
 			queued = ok
 			if status == graph.StatusExcludedByLimit {
-				status, changed = graph.StatusDiscovered, true
+				status, changed, limit = graph.StatusDiscovered, true, "-"
 			}
 		} else if status == graph.StatusDiscovered {
-			status, changed = graph.StatusExcludedByLimit, true
+			status, changed, limit = graph.StatusExcludedByLimit, true, c.limitText(host, depth, byDepth)
 		}
 	}
 	if !changed {
@@ -219,6 +230,12 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 		return false, false, err
 	}
 	n.LastSeen, n.Status = now, status
+	switch {
+	case limit == "-" && strings.HasPrefix(n.Error, "excluded by "):
+		n.Error = "" // in again: the limit's word is stale
+	case limit != "" && limit != "-":
+		n.Error = limit
+	}
 	if !created && depth < n.Depth {
 		n.Depth, lowered = depth, true
 	}

@@ -317,7 +317,7 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 			if fetch != "" {
 				depth = 0
 			} else {
-				fetch = frontier.HomeURL(node.Scheme, node.Host)
+				fetch = homeOf(node)
 			}
 			if c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth {
 				continue

@@ -78,7 +78,7 @@ func (c *Crawler) reach(tx *kv.Tx, left *graph.Node) (bool, error) {
 	if err != nil || !admitted {
 		return false, err
 	}
-	ok, err = frontier.Push(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: frontier.HomeURL(node.Scheme, node.Host), Depth: node.Depth})
+	ok, err = frontier.Push(tx, frontier.Entry{NodeID: node.ID, Host: node.Host, URL: homeOf(&node), Depth: node.Depth})
 	if err != nil {
 		return false, err
 	}

@@ -66,6 +66,11 @@ func ParseFailCauses(s string) (FailCause, error) {
 // when the node did not fail. A fetch_error without a known kind (a store
 // of an older weaver) is other.
 func causeOf(n *graph.Node) (FailCause, bool) {
+	if kind, _, _ := strings.Cut(n.Error, ": "); ErrorKind(kind).IsTLS() && n.Status != graph.StatusCrawled {
+		// Every TLS cause (tls_unknown_ca, tls_expired, a handshake's
+		// timeout, ...), whatever status it left.
+		return CauseTLS, true
+	}
 	switch n.Status {
 	case graph.StatusDNSError:
 		return CauseDNS, true
@@ -163,7 +168,7 @@ func (c *Crawler) requeueFailed(causes FailCause, rules seedRules, seeds Seeds) 
 			}
 			fetch := seedURL[m.Host]
 			if fetch == "" {
-				fetch = frontier.HomeURL(m.Scheme, m.Host)
+				fetch = homeOf(m)
 			}
 			if _, err := frontier.Requeue(tx, frontier.Entry{NodeID: m.ID, Host: m.Host, URL: fetch, Depth: m.Depth}); err != nil {
 				return err
@@ -173,4 +178,28 @@ func (c *Crawler) requeueFailed(causes FailCause, rules seedRules, seeds Seeds) 
 		return nil
 	})
 	return out, err
+}
+
+// failedHosts counts, by cause, the hosts whose last fetch failed and that
+// --retry-failed would put back (not excluded, in scope, this shard's).
+func (c *Crawler) failedHosts(tx *kv.Tx) (Requeued, error) {
+	out := Requeued{}
+	err := graph.ForEachNode(tx, func(n *graph.Node) error {
+		if cause, failed := causeOf(n); failed && !c.exclude.excluded(n.Host) && c.inScope(n.Host) && c.owns(n.Host) {
+			out[cause]++
+		}
+		return nil
+	})
+	return out, err
+}
+
+// causes is the causes r counts, as --retry-failed takes them ("dns,tls").
+func (r Requeued) causes() FailCause {
+	var c FailCause
+	for k, n := range r {
+		if n > 0 {
+			c |= k
+		}
+	}
+	return c
 }

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -131,9 +132,9 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 		n.NextDue = time.Time{}
 		return changed, nil
 	}
-	url := p.lease.URL // kept only when not the home page: a seed's own path
-	if url == frontier.HomeURL(n.Scheme, n.Host) {
-		url = ""
+	url := n.Home // "" for the home page, which promoteDue makes by the node's scheme
+	if url == "" && !p.fetched && p.lease.URL != frontier.HomeURL(n.Scheme, n.Host) {
+		url = p.lease.URL // a seed's own path, not answered this time
 	}
 	return changed, frontier.Schedule(tx, n.ID, n.NextDue, url)
 }
@@ -170,4 +171,30 @@ func (c *Crawler) nextDueAt() time.Time {
 		return time.Unix(0, ns)
 	}
 	return time.Time{}
+}
+
+// homeOf is the URL a crawl of n asks first: where the redirects within
+// the host led its last crawl (graph.Node.Home), else its home page.
+func homeOf(n *graph.Node) string {
+	if n.Home != "" {
+		return n.Home
+	}
+	return frontier.HomeURL(n.Scheme, n.Host)
+}
+
+// noteHome records on n the URL that answered its first page (home; ""
+// when none did): its scheme becomes n's, and the URL n's Home when it is
+// not the home page by that scheme.
+func noteHome(n *graph.Node, home string) {
+	if home == "" {
+		return
+	}
+	u, err := url.Parse(home)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return
+	}
+	n.Scheme, n.Home = u.Scheme, home
+	if home == frontier.HomeURL(u.Scheme, n.Host) {
+		n.Home = ""
+	}
 }

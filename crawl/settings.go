@@ -107,6 +107,20 @@ var Table = []Setting{
 		Flag: "revisit-max", Usage: "with --revisit: the longest interval `DURATION` (default 32 × --revisit)"},
 	{Key: "anchors_per_edge", Field: func(c *Config) any { return &c.AnchorsPerEdge }, Stored: true,
 		Flag: "anchors", Usage: "keep up to `N` example links per host→host edge (page URL, target URL, anchor text, rel) for weaver show; 0 = none (default 0)"},
+	// Where each run's metrics go: stored absolute, so that a resume from
+	// any working directory writes them where the crawl's went.
+	{Key: "metrics_path", Field: func(c *Config) any { return &c.MetricsPath }, Default: "metrics.log", Stored: true, Machine: true,
+		Refused: "a job's metrics are <id>.metrics.json in the server's --dir",
+		Flag:    "metrics", Usage: "write each run's metrics JSON to `FILE` (default metrics.log; the store remembers it as an absolute path, and a resume writes there)"},
+	// The status API's address and secret: a resume serves where the crawl
+	// did (an address that cannot be bound then is a warning: the crawl
+	// still serves this machine's readers on loopback).
+	{Key: "listen", Field: func(c *Config) any { return &c.Listen }, Stored: true,
+		Refused: "the API is weaver serve's",
+		Flag:    "listen", Usage: "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088); without it the crawl serves this machine's weaver commands on a loopback port of its own"},
+	{Key: "token_file", Field: func(c *Config) any { return &c.TokenFile }, Stored: true, Machine: true,
+		Refused: "the API's token is weaver serve's --token-file",
+		Flag:    "token-file", Usage: "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
 
 	// The seeds are in the store already (nodes and frontier):
 	// remembering them would make a bare resume re-queue them.
@@ -119,10 +133,7 @@ var Table = []Setting{
 	{Key: "db_path", Field: func(c *Config) any { return &c.DBPath }, Default: "weaver.bolt",
 		Refused: "a job's store is <id>.bolt in the server's --dir",
 		Flag:    "db", Usage: "the bbolt store `FILE` (default weaver.bolt)"},
-	// One run's output and budget, chosen again for each run.
-	{Key: "metrics_path", Field: func(c *Config) any { return &c.MetricsPath }, Default: "metrics.log",
-		Refused: "a job's metrics are <id>.metrics.json in the server's --dir",
-		Flag:    "metrics", Usage: "write the run's metrics JSON to `FILE` (default metrics.log)"},
+	// One run's budget, chosen again for each run.
 	{Key: "max_pages", Field: func(c *Config) any { return &c.MaxPages }, NoLimit: true,
 		Flag: "max-pages", Usage: "stop after `N` page fetches; 0 = no limit"},
 	{Key: "max_duration_ms", Field: func(c *Config) any { return &c.MaxDurationMS }, NoLimit: true,
@@ -133,13 +144,7 @@ var Table = []Setting{
 	{Key: "json_logs", Field: func(c *Config) any { return &c.JSONLogs },
 		Refused: "the operator decides the log's format (weaver serve --json-logs)",
 		Flag:    "json-logs", Usage: "log lines as JSON objects"},
-	// One run's status API, and a path to a secret.
-	{Key: "listen", Field: func(c *Config) any { return &c.Listen },
-		Refused: "the API is weaver serve's",
-		Flag:    "listen", Usage: "serve the status API on `ADDR` while crawling (e.g. 127.0.0.1:8088)"},
-	{Key: "token_file", Field: func(c *Config) any { return &c.TokenFile },
-		Refused: "the API's token is weaver serve's --token-file",
-		Flag:    "token-file", Usage: "demand the bearer token in `FILE` on every --listen endpoint (or set WEAVER_TOKEN); needed off loopback"},
+	// One run's openness of the status API.
 	{Key: "metrics_public", Field: func(c *Config) any { return &c.MetricsPublic },
 		Refused: "the API's token is weaver serve's --token-file",
 		Flag:    "metrics-public", Usage: "let /metrics answer without the token"},

@@ -124,6 +124,10 @@ type Result struct {
 	Unchanged   int64      `json:"unchanged"`
 	BytesSaved  int64      `json:"bytes_saved"`
 	NextDue     *time.Time `json:"next_due,omitempty"`
+	// Store is the absolute path of the store the crawl ran on: a metrics
+	// file says whose it is, and a run never replaces another store's
+	// (see Crawler.metricsPath).
+	Store string `json:"store,omitempty"`
 }
 
 // Termination reasons.

@@ -305,9 +305,10 @@ func (c *Crawler) Status() Status {
 }
 
 // Progress is the progress line: seed 000's "Queue: N | Nodes: N | Edges:
-// N", then the pages done (of max_pages), the errors, the rate and, with
-// max_pages, the time left at that rate. The log's line and the
-// terminal's live line are both this text.
+// N", then the pages done (of max_pages), the errors, the rate, with
+// max_pages the time left at that rate, and the time the run has taken
+// (elapsed h:mm:ss). The log's line and the terminal's live line are both
+// this text.
 func (st Status) Progress() string {
 	errs := int64(0)
 	for _, n := range st.ErrorsByType {
@@ -328,6 +329,7 @@ func (st Status) Progress() string {
 		}
 		s += " | ETA " + eta
 	}
+	s += " | elapsed " + clock(time.Duration(st.UptimeSeconds*float64(time.Second)))
 	if st.Paused != nil {
 		s += " | paused: " + st.Paused.Text(time.Now())
 	}

@@ -347,7 +347,11 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 		return
 	}
 	if err == nil && resp.capture != nil {
-		p.captures = append(p.captures, resp.capture)
+		if t.stage == stageRobots {
+			p.robotsCaptures = append(p.robotsCaptures, resp.capture)
+		} else {
+			p.captures = append(p.captures, resp.capture)
+		}
 	}
 	switch {
 	case err == nil:
@@ -547,6 +551,9 @@ func (c *Crawler) answered(t *task, resp *response) {
 	} else {
 		p.fetched = true
 		p.pages = 1
+		if resp.status < 400 && len(t.refreshed) == 0 {
+			p.home = t.url // where the redirects within the host led
+		}
 		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified

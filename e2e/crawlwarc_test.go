@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -484,5 +486,52 @@ func TestCrawlWARC_KillImport(t *testing.T) {
 	r = weaver(t, dir, "check", "--db", db, "--warc", warcs)
 	if r.code != 1 || !strings.Contains(r.stdout, "weight 2 in the WARC files, 1 in the store") {
 		t.Errorf("check --warc with pages archived twice: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCrawlWARC_InterruptKeepsRobots: a --warc crawl stopped by SIGINT
+// while hosts wait between their robots.txt and their page (the delay)
+// keeps those robots.txt records in the store, and their exchanges in the
+// archive: after the resume every robots.txt the store caches, and so
+// judged a page by, is in the WARC files (weaver check --warc compares
+// them), each once.
+func TestCrawlWARC_InterruptKeepsRobots(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 7, Topics: 8, Latency: 5 * time.Millisecond, Jitter: 10 * time.Millisecond})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--warc", warcs, "--workers", "8")
+	signalled, err := interrupt(t, dir, append(slices.Clone(args), "--delay", "400ms", w.Seed()), 2500*time.Millisecond, syscall.SIGINT)
+	if !signalled || err != nil {
+		t.Fatalf("the first run was to be interrupted: signalled %v, %v", signalled, err)
+	}
+	if r := weaver(t, dir, args...); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := weaver(t, dir, "check", "--db", db, "--warc", warcs); r.code != 0 {
+		t.Fatalf("check --warc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	robots := 0
+	for u, n := range warcResponses(t, warcs) {
+		if strings.HasSuffix(u, "/robots.txt") {
+			robots++
+			if n > 1 {
+				t.Errorf("%s: %d response records, want 1", u, n)
+			}
+		}
+	}
+	var cached int
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.View(func(tx *kv.Tx) error {
+		return crawl.ForEachRobots(tx, func(string, time.Time) error { cached++; return nil })
+	})
+	s.Close()
+	if robots < cached || cached < 300 {
+		t.Errorf("%d robots.txt exchanges archived, %d cached by the store (want every one, of about 400 hosts)", robots, cached)
 	}
 }

@@ -89,6 +89,7 @@ var csvNodeColumns = []column[graph.Node]{
 	{"pages_fetched", colInt, func(_ *view, n *graph.Node) string { return csvInt(n.PagesFetched) }},
 	{"render_ms", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.RenderMS) }},
 	{"redirect_to", colText, func(_ *view, n *graph.Node) string { return n.RedirectTo }},
+	{"home", colText, func(_ *view, n *graph.Node) string { return n.Home }},
 }
 
 // csvRankColumns follow csvNodeColumns unless Options.NoRanks.

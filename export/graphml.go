@@ -33,6 +33,7 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="mirror_of" for="node" attr.name="mirror_of" attr.type="string"/>
   <key id="pages_fetched" for="node" attr.name="pages_fetched" attr.type="int"><default>0</default></key>
   <key id="redirect_to" for="node" attr.name="redirect_to" attr.type="string"/>
+  <key id="home" for="node" attr.name="home" attr.type="string"/>
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
   <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
   <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
@@ -75,13 +76,15 @@ var graphmlKeysNoRanks = func() string {
 // domain, title, description, status, crawl_count and http_status (empty
 // strings and a zero HTTP status are left out), canonical, robots,
 // mirror_of (the host of the mirror group's first host, for a copy),
-// pages_fetched (default 0) and redirect_to (where the home page sent the
-// crawl to another host), pagerank and harmonic
+// pages_fetched (default 0), redirect_to (where the home page sent the
+// crawl to another host) and home (where the redirects within the host
+// led), pagerank and harmonic
 // (doubles; the graph's harmonic_method says whether harmonic is exact;
 // Options.NoRanks leaves out all three and their keys), edges their
-// weight, nofollow and redirect (default 0, written when not), first_seen
-// and last_seen (RFC 3339) and gone (default false: true for an edge its
-// source's latest crawl no longer links). With Options.At, nodes carry
+// weight, nofollow and redirect, first_seen and last_seen (RFC 3339) and
+// gone (true for an edge its source's latest crawl no longer links), the
+// facts on every edge though their keys declare defaults, for readers
+// that do not apply them (networkx 2.8). With Options.At, nodes carry
 // as_of and the graph node_attributes (see AsOfAt). Every
 // string is escaped for XML, and characters XML 1.0 cannot hold are
 // dropped, so any page title gives a well-formed file. It returns what was
@@ -171,6 +174,7 @@ func appendGraphMLNode(b []byte, v *view, n *graph.Node) []byte {
 	b = graphmlData(b, "", "mirror_of", v.mirrorHost(n.MirrorOf))
 	b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
 	b = graphmlData(b, "", "redirect_to", n.RedirectTo)
+	b = graphmlData(b, "", "home", n.Home)
 	b = graphmlData(b, "", "as_of", v.asOf)
 	if pr, h, ok := v.rankOf(n.ID); ok {
 		b = append(b, `<data key="pagerank">`...)
@@ -200,13 +204,18 @@ func appendGraphMLEdge(b []byte, v *view, e *graph.Edge) []byte {
 	b = append(b, `"><data key="weight">`...)
 	b = strconv.AppendUint(b, e.Weight, 10)
 	b = append(b, "</data>"...)
-	b = graphmlInt(b, "nofollow", e.Nofollow)
-	b = graphmlInt(b, "redirect", e.Redirect)
+	// Every edge carries its facts, the defaults too: a reader that does
+	// not apply GraphML's <default> (networkx 2.8) sees them all.
+	b = append(b, `<data key="nofollow">`...)
+	b = strconv.AppendUint(b, e.Nofollow, 10)
+	b = append(b, `</data><data key="redirect">`...)
+	b = strconv.AppendUint(b, e.Redirect, 10)
+	b = append(b, "</data>"...)
 	b = graphmlData(b, "", "first_seen", isoTime(e.FirstSeen))
 	b = graphmlData(b, "", "last_seen", isoTime(e.LastSeen))
-	if v.gone(e) {
-		b = append(b, `<data key="gone">true</data>`...)
-	}
+	b = append(b, `<data key="gone">`...)
+	b = strconv.AppendBool(b, v.gone(e))
+	b = append(b, "</data>"...)
 	return append(b, "</edge>\n"...)
 }
 

@@ -154,7 +154,7 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 
 	graphml := read(export.FormatGraphML)
 	if n := strings.Count(graphml, `<data key="gone">true</data>`); n != 1 ||
-		!strings.Contains(graphml, `<edge source="n`+id(b)+`" target="n`+id(c)+`"><data key="weight">1</data><data key="first_seen">2025-01-16T10:01:30Z</data><data key="last_seen">2025-01-16T10:01:30Z</data><data key="gone">true</data></edge>`) {
+		!strings.Contains(graphml, `<edge source="n`+id(b)+`" target="n`+id(c)+`"><data key="weight">1</data><data key="nofollow">0</data><data key="redirect">0</data><data key="first_seen">2025-01-16T10:01:30Z</data><data key="last_seen">2025-01-16T10:01:30Z</data><data key="gone">true</data></edge>`) {
 		t.Errorf("graphml: %d gone edges\n%s", n, graphml)
 	}
 	dot := read(export.FormatDOT)

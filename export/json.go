@@ -46,8 +46,11 @@ type jsonNode struct {
 	// RenderMS is the browser's time on the home page (--render), 0 when
 	// it was not rendered.
 	RenderMS int64 `json:"render_ms,omitempty"`
-	// RedirectTo is where the home page sent the crawl to another host.
+	// RedirectTo is where the home page sent the crawl to another host;
+	// Home where the redirects within the host led (the URL the next
+	// crawl asks first), when it is not the home page.
 	RedirectTo string `json:"redirect_to,omitempty"`
+	Home       string `json:"home,omitempty"`
 	// PageRank and Harmonic are the node's ranks (see package rank); left
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
@@ -154,7 +157,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-				RedirectTo: n.RedirectTo, PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
+				RedirectTo: n.RedirectTo, Home: n.Home, PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
 				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 				Community: community, X: x, Y: y,
 			})

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -64,6 +65,16 @@ type Options struct {
 	// history records them, and each node says how far in its as_of
 	// (see AsOfAt and nodeAt).
 	At time.Time
+	// Weights says what an edge's weight counts: WeightsAll (""), the
+	// pages that linked in every crawl, summed over the crawls, as seed
+	// 000 asks; WeightsLatest, those of the source's latest answered
+	// crawl only (a 304 carries the links of the crawl before it; a source
+	// without a crawl history, imported or of an older weaver, keeps its
+	// stored weights), so that a host revisited often weighs no more than
+	// one crawled once. Edges the latest crawl no longer makes are left
+	// out. With At, the weights are those of the crawl by At, whatever
+	// Weights says.
+	Weights Weights
 	// GEXFTimeline makes the GEXF export of a store with a crawl history
 	// a dynamic graph, which Gephi's timeline plays and networkx cannot
 	// read (see GEXF); without it GEXF is static.
@@ -83,6 +94,29 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Weights is what an edge's weight counts (Options.Weights).
+type Weights string
+
+// The values of Options.Weights.
+const (
+	WeightsAll    Weights = "all"    // summed over every crawl: the default
+	WeightsLatest Weights = "latest" // the source's latest answered crawl
+)
+
+// ParseWeights reads --weights: "all" (or "") or "latest".
+func ParseWeights(s string) (Weights, error) {
+	switch Weights(s) {
+	case "", WeightsAll:
+		return WeightsAll, nil
+	case WeightsLatest:
+		return WeightsLatest, nil
+	}
+	return "", fmt.Errorf("--weights %q: want all (summed over every crawl, the default) or latest (each host's latest crawl)", s)
+}
+
+// latest reports whether o's weights are the latest crawl's.
+func (o Options) latest() bool { return o.Weights == WeightsLatest && o.At.IsZero() }
 
 // TopMeasure is what Options.Top ranks nodes by.
 type TopMeasure string
@@ -123,6 +157,9 @@ func (o Options) filters() string {
 		" no_mirrors=" + strconv.FormatBool(o.NoMirrors) + o.atFilter()
 	if o.Top > 0 {
 		f += " top=" + strconv.Itoa(o.Top) + " top_by=" + string(o.topBy())
+	}
+	if o.latest() {
+		f += " weights=latest"
 	}
 	return f
 }

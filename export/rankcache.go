@@ -32,6 +32,7 @@ type rankKey struct {
 	top                                 int
 	topBy                               TopMeasure
 	at                                  int64 // At's UnixNano; 0 when zero
+	latest                              bool  // WeightsLatest
 }
 
 func (v *view) rankKey() rankKey {
@@ -40,6 +41,7 @@ func (v *view) rankKey() rankKey {
 	if !v.opt.At.IsZero() {
 		k.at = v.opt.At.UnixNano()
 	}
+	k.latest = v.opt.latest()
 	return k
 }
 

@@ -77,7 +77,8 @@ const (
     community INTEGER,
     x REAL,
     y REAL,
-    redirect_to TEXT
+    redirect_to TEXT,
+    home TEXT
 )`
 	edgeFactsTable = `CREATE TABLE edge_facts (
     edge_id INTEGER PRIMARY KEY REFERENCES edges(edge_id),

@@ -287,13 +287,21 @@ func (v *view) forEachNode(fn func(n *graph.Node, asOf string) error) error {
 	})
 }
 
-// forEachEdge walks the store's edges, or with At those present then.
+// forEachEdge walks the store's edges, or with At those present then, or
+// with WeightsLatest those of each source's latest crawl.
 func (v *view) forEachEdge(fn func(e *graph.Edge) error) error {
-	if !v.opt.At.IsZero() {
+	switch {
+	case !v.opt.At.IsZero():
 		return graph.EdgesAt(v.tx, v.opt.At, fn)
+	case v.opt.latest():
+		return graph.EdgesAt(v.tx, latestTime, fn)
 	}
 	return graph.ForEachEdge(v.tx, fn)
 }
+
+// latestTime is after every crawl: the graph "at" it is each source's
+// latest crawl.
+var latestTime = time.Unix(1<<40, 0)
 
 // gone reports whether e is missing from its source's latest crawl (never
 // with At, or for a domain edge, or a source without history). Edges come

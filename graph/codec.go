@@ -148,6 +148,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	opt("lm", n.LastModified)
 	opt("rt", n.RedirectTo)
 	optNum("sr", int64(n.SeedRedirects), false)
+	opt("hm", n.Home)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields, without its
@@ -317,6 +318,8 @@ func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
 	case "sr":
 		i, err = dec.DecodeInt64()
 		n.SeedRedirects = int(i)
+	case "hm":
+		n.Home, err = dec.DecodeString()
 	default:
 		err = dec.Skip()
 	}

@@ -96,6 +96,13 @@ type Node struct {
 	// is a hop of depth, so a redirect trap cannot hold max_depth off.
 	// 0 for a seed itself and for any other host. Since schema 4.
 	SeedRedirects int `msgpack:"sr,omitempty"`
+	// Home is the URL that answered the host's first page at its last
+	// crawl, after the redirects within the host (http → https, / →
+	// /en/), when it is not the home page by Scheme (which the crawl sets
+	// to the scheme that answered): the next crawl asks it directly, so a
+	// revisit's conditional request reaches the page that answers. Since
+	// schema 4.
+	Home string `msgpack:"hm,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

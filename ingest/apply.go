@@ -84,6 +84,13 @@ func (im *importer) commit(key string, st *fileState) error {
 // apply records one page in tx, as a crawl's commit does, its links in
 // memory.
 func (im *importer) apply(tx *kv.Tx, p *page) error {
+	switch {
+	case p.ua != "":
+		im.ua = p.ua // the agent of the requests that follow
+		return nil
+	case p.rules != nil:
+		return im.robots(tx, p)
+	}
 	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
 	if err != nil {
 		return err
@@ -108,6 +115,34 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 		im.link(n.ID, to, at)
 	}
 	return nil
+}
+
+// robots judges the home page of p's host by its robots.txt (p.rules) for
+// the agent of the archive's requests (weaver's when none was read), as
+// the crawl that archived it did: a host it disallows, and whose home
+// page is not imported, is robots_disallowed.
+func (im *importer) robots(tx *kv.Tx, p *page) error {
+	ua := im.ua
+	if ua == "" {
+		ua = "weaver"
+	}
+	home := p.scheme + "://" + p.host + "/"
+	if p.rules.Allowed(ua, home) {
+		return nil
+	}
+	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
+	if err != nil {
+		return err
+	}
+	if n.CrawlCount > 0 || n.Status == graph.StatusRobotsDisallow {
+		return nil // its page is in the archive after all, or it is said
+	}
+	n.Status, n.Error = graph.StatusRobotsDisallow, "robots.txt disallows "+home
+	if p.date.After(n.LastSeen) {
+		n.LastSeen = p.date
+	}
+	im.stats.RobotsDisallowed++
+	return graph.Put(tx, &n)
 }
 
 // target returns the id of a page's link's host, creating its node as a
@@ -191,6 +226,7 @@ func (im *importer) link(from, to uint64, at int64) {
 	}
 	im.pends = append(im.pends, pend{from: from, to: to, first: at, last: at, w: 1, seq: im.seq})
 	im.seq++
+	im.linksRead++
 }
 
 // facts records an HTML capture's facts in n. A host's facts (title,

@@ -89,7 +89,7 @@ func (im *importer) file(ctx context.Context, path string) error {
 	defer r.Close()
 	im.stats.Files++
 	im.pending[key] = st
-	f := &fileRead{im: im, key: key, path: path, st: st, nodesTo: nodesTo, r: r}
+	f := &fileRead{im: im, key: key, path: path, st: st, nodesTo: nodesTo, r: r, base: im.current(), links0: im.linksRead}
 	return f.read(ctx)
 }
 
@@ -102,6 +102,8 @@ type fileRead struct {
 	st      *fileState // committed with each batch
 	nodesTo int64      // the records before it have their nodes committed
 	r       *warc.Reader
+	base    Stats // the import's when the file began, for its own figures
+	links0  int64 // the import's links read when the file began
 
 	bytes, records int64 // read since the last commit
 }
@@ -206,5 +208,9 @@ func (f *fileRead) stopAt(err error) error {
 // progress reports the import's state in the file (done: at its end).
 func (f *fileRead) progress(done bool) {
 	im := f.im
-	im.opts.Progress(Progress{File: f.path, Offset: f.st.Offset, Size: f.r.Size(), Stats: im.current(), Elapsed: time.Since(im.start), Done: done})
+	now := im.current()
+	fs := now.since(f.base)
+	fs.Links = im.linksRead - f.links0
+	im.opts.Progress(Progress{File: f.path, Offset: f.st.Offset, Size: f.r.Size(), Stats: now, FileStats: fs,
+		Elapsed: time.Since(im.start), Done: done})
 }

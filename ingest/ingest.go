@@ -65,14 +65,17 @@ type Stats struct {
 	Failed       int64 `json:"failed"`      // answers cut by the connection or the clock, or whose body does not decode: no link
 	HTTPErrors   int64 `json:"http_errors"` // 4xx and 5xx answers
 	Robots       int64 `json:"robots"`
-	Requests     int64 `json:"requests"`
-	Revisits     int64 `json:"revisits"`
-	Metadata     int64 `json:"metadata"`     // WAT records of requests, warcinfo, ...
-	Other        int64 `json:"other"`        // warcinfo, resource, dns:, unparsable target URIs
-	OutOfScope   int64 `json:"out_of_scope"` // records of hosts outside Options.Scope
-	Links        int64 `json:"links"`        // weight added
-	NodesCreated int64 `json:"nodes_created"`
-	EdgesCreated int64 `json:"edges_created"`
+	// RobotsDisallowed counts the hosts whose archived robots.txt
+	// disallows their home page for the archive's agent.
+	RobotsDisallowed int64 `json:"robots_disallowed"`
+	Requests         int64 `json:"requests"`
+	Revisits         int64 `json:"revisits"`
+	Metadata         int64 `json:"metadata"`     // WAT records of requests, warcinfo, ...
+	Other            int64 `json:"other"`        // warcinfo, resource, dns:, unparsable target URIs
+	OutOfScope       int64 `json:"out_of_scope"` // records of hosts outside Options.Scope
+	Links            int64 `json:"links"`        // weight added
+	NodesCreated     int64 `json:"nodes_created"`
+	EdgesCreated     int64 `json:"edges_created"`
 }
 
 // add adds a record's counts to s.
@@ -92,12 +95,24 @@ func (s *Stats) add(d *Stats) {
 
 // Progress is the state of an import, reported as it goes.
 type Progress struct {
-	File    string
-	Offset  int64 // in File
-	Size    int64 // of File
-	Stats   Stats
-	Elapsed time.Duration
-	Done    bool // File is finished
+	File   string
+	Offset int64 // in File
+	Size   int64 // of File
+	Stats  Stats // the whole import's so far
+	// FileStats are File's own: its records, bytes, pages, nodes created
+	// and links read (the weight they add, once merged). Edges are merged
+	// once the links of every file are in (see edges.go), so a file's
+	// EdgesCreated is 0 and the import's grows at the end.
+	FileStats Stats
+	Elapsed   time.Duration
+	Done      bool // File is finished
+}
+
+// since returns the counts of s that came after b: the records, bytes,
+// pages, nodes and links of a file, from the import's before and after.
+func (s Stats) since(b Stats) Stats {
+	return Stats{Records: s.Records - b.Records, Bytes: s.Bytes - b.Bytes, Pages: s.Pages - b.Pages,
+		NodesCreated: s.NodesCreated - b.NodesCreated, Links: s.Links - b.Links}
 }
 
 // Run imports files (as Files returns them) into store. It returns the
@@ -218,7 +233,11 @@ type importer struct {
 	exclude *pick.Excluder
 	scope   *regexp.Regexp // nil: every host
 	stats   Stats
-	start   time.Time
+	ua      string // the User-Agent of the archive's last robots.txt request read
+	// linksRead counts the links applied (pends), for the progress of a
+	// file: Stats.Links grows only as they are merged.
+	linksRead int64
+	start     time.Time
 
 	batch        []page
 	relinks      []page                // pages whose nodes are committed: their links only

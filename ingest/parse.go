@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
+	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/warc"
 )
 
@@ -34,6 +35,7 @@ type raw struct {
 	TargetURI   string
 	Date        time.Time
 	Truncated   string // WARC-Truncated: "length" is a cap, any other a failed fetch
+	ua          string // a request's User-Agent, for a robots.txt request
 
 	status    int
 	hasStatus bool
@@ -76,13 +78,24 @@ const maxRawPayload = 64 << 20
 func detach(rec *warc.Record, maxBody int64) *raw {
 	r := &raw{Offset: rec.Offset, End: rec.End, Type: rec.Type, ContentType: rec.ContentType, TargetURI: rec.TargetURI, Date: rec.Date, Truncated: rec.Truncated}
 	limit := int64(-1)
+	robotsTxt := strings.HasSuffix(rec.TargetURI, "/robots.txt")
 	switch rec.Type {
+	case "request":
+		if robotsTxt {
+			if h := rec.HTTPHeader(); h != nil {
+				r.ua = h.Get("User-Agent")
+			}
+		}
 	case "response":
 		r.status, r.hasStatus = rec.HTTPStatus()
 		if !r.hasStatus {
 			return r
 		}
 		r.header = rec.HTTPHeader()
+		if robotsTxt && r.status >= 200 && r.status < 300 {
+			limit = robots.MaxBodyBytes
+			break
+		}
 		if r.status >= 200 && r.status < 300 && extract.IsHTML(r.header.Get("Content-Type")) {
 			limit = maxRawPayload
 			if r.header.Get("Content-Encoding") == "" && !strings.Contains(strings.ToLower(r.header.Get("Transfer-Encoding")), "chunked") {

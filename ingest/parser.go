@@ -11,6 +11,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/graph"
 )
 
@@ -55,6 +56,11 @@ type page struct {
 	hash         string
 	title, desc  string
 	targets      []pick.Target
+	// A robots.txt answer (rules not nil), to judge the host's home page
+	// by for the agent of the archive's requests; or a request (ua not
+	// ""), which says who made the requests after it. Neither is a page.
+	rules *robots.Rules
+	ua    string
 }
 
 // record turns one record into a page of the batch, or a count.
@@ -69,6 +75,9 @@ func (im *parser) record(rec *raw) error {
 		im.stats.Metadata++
 	case "request":
 		im.stats.Requests++
+		if rec.ua != "" {
+			im.batch = append(im.batch, page{ua: rec.ua})
+		}
 	case "revisit":
 		im.stats.Revisits++
 	default:

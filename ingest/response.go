@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/weaver-crawler/weaver/crawl/decode"
 	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/pick"
+	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/graph"
 )
 
@@ -31,6 +34,12 @@ func (im *parser) response(rec *raw) error {
 	switch {
 	case u.Path == "/robots.txt":
 		im.stats.Robots++
+		if status < 300 || status >= 400 {
+			// The host's own answer (a redirect's target is judged where
+			// it is): its rules, judged in order with the requests.
+			p.rules = robots.FromResponse(status, im.robotsBody(rec, h))
+			im.batch = append(im.batch, p)
+		}
 		return nil
 	case status >= 300 && status < 400:
 		im.redirect(&p, u, h.Get("Location"))
@@ -73,6 +82,19 @@ func (im *parser) response(rec *raw) error {
 	im.stats.Pages++
 	im.batch = append(im.batch, p)
 	return nil
+}
+
+// robotsBody is a robots.txt answer's body, its codings undone as a
+// crawl's are; nil when there is none or it does not decode (read as
+// empty, which allows, as an unreadable file would).
+func (im *parser) robotsBody(rec *raw, h http.Header) []byte {
+	if rec.payload == nil {
+		return nil
+	}
+	if err := im.readBody(bytes.NewReader(rec.payload), h.Get("Transfer-Encoding"), h.Get("Content-Encoding")); err != nil {
+		return nil
+	}
+	return bytes.Clone(im.body.Bytes())
 }
 
 // withRefresh adds to a page's targets the host its refresh sends it to

@@ -1,6 +1,10 @@
 package kv
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"os"
+)
 
 // Errors returned by Open. They are wrapped with the file name; test them
 // with errors.Is.
@@ -27,3 +31,17 @@ var (
 	// ErrNoBucket means a bucket name that Open did not create.
 	ErrNoBucket = errors.New("kv: no such bucket")
 )
+
+// pathError is err, about the file at path, said once: an *os.PathError
+// of path itself reads "path: permission denied", not "path: open path:
+// permission denied". It wraps what err wraps.
+func pathError(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		if errors.Is(pe.Err, os.ErrPermission) {
+			return fmt.Errorf("%s: %w (the file's owner or mode keeps this user out)", path, pe.Err)
+		}
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

@@ -25,7 +25,7 @@ const (
 func sniff(path string, size int64) (meta metaPage, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return meta, fmt.Errorf("%s: %w", path, err)
+		return meta, pathError(path, err)
 	}
 	defer f.Close()
 	var hdr [metaEnd]byte

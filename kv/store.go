@@ -104,12 +104,12 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, err
 		}
 		if fi, err = os.Stat(path); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, pathError(path, err)
 		}
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such store: %w", path, os.ErrNotExist)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, pathError(path, err)
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory: %w", path, ErrNotStore)

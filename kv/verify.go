@@ -73,7 +73,7 @@ const scanChunk = 4 << 20
 func verify(path string, m metaPage) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return pathError(path, err)
 	}
 	defer f.Close()
 	words := (m.hwm + 63) / 64

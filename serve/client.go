@@ -141,7 +141,7 @@ func (c *Client) status(ctx context.Context) (Status, string, error) {
 		return Status{}, "", fmt.Errorf("GET %s: %w", u, err)
 	}
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized && c.Token == "":
+	case resp.StatusCode == http.StatusUnauthorized && c.token() == "":
 		// The server's own advice (an Authorization header) is for HTTP
 		// clients; the command sends the header itself, given the token.
 		return Status{}, "", fmt.Errorf("the crawl holding %s wants its API token (%s answered 401): %s", c.Path, u, c.TokenHow)
@@ -169,7 +169,7 @@ func (c *Client) address() (string, error) {
 		return base, nil
 	}
 	if _, serr := os.Stat(archive.ListenPath(c.Path)); errors.Is(serr, os.ErrNotExist) {
-		return "", badInput{fmt.Errorf("%s is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs", c.Path)}
+		return "", badInput{fmt.Errorf("%s is in use by another weaver process that serves no status API (an import, a layout, a merge, or a crawl of an older weaver): wait for it to end", c.Path)}
 	}
 	return "", fmt.Errorf("%s is in use by another weaver process; reading its address: %w", c.Path, err)
 }
@@ -188,8 +188,18 @@ func (c *Client) get(ctx context.Context, u string) (*http.Response, error) {
 	return resp, nil
 }
 
-// httpClient is the direct client sending c.Token with each request.
-func (c *Client) httpClient() *http.Client { return WithToken(directClient, c.Token) }
+// httpClient is the direct client sending the token with each request:
+// c.Token, else the one the crawl left beside the store for this
+// machine's readers (archive.ListenToken).
+func (c *Client) httpClient() *http.Client { return WithToken(directClient, c.token()) }
+
+// token is c.Token, else the crawl's own from beside the store.
+func (c *Client) token() string {
+	if c.Token != "" {
+		return c.Token
+	}
+	return archive.ListenToken(c.Path)
+}
 
 // WithToken returns hc sending token (when not empty) as the bearer token
 // of each request.

@@ -52,7 +52,7 @@ func TestClient_Answers(t *testing.T) {
 	c := serve.Client{Path: db, Token: "right", TokenHow: "give a token", Timeout: 10 * time.Second}
 
 	_, err := c.Status(ctx)
-	if want := db + " is in use by another weaver process that has no --listen; restart it with --listen (e.g. --listen 127.0.0.1:8088) to watch it while it runs"; err == nil || err.Error() != want || !errors.Is(err, serve.ErrBadInput) {
+	if want := db + " is in use by another weaver process that serves no status API (an import, a layout, a merge, or a crawl of an older weaver): wait for it to end"; err == nil || err.Error() != want || !errors.Is(err, serve.ErrBadInput) {
 		t.Errorf("no address: %v, want %q wrapping ErrBadInput", err, want)
 	}
 	// A file being written (empty) is no address, and not the caller's to fix.

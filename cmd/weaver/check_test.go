@@ -154,7 +154,7 @@ func TestCheck_InUse(t *testing.T) {
 	}
 	defer s.Close()
 	code, _, errs := runArchiveCmd(t, "check", "--db", db)
-	if code != 2 || !strings.Contains(errs, "weaver snapshot") {
+	if code != 2 || !strings.Contains(errs, "wait for it to end") {
 		t.Errorf("exit %d, want 2 with a hint\n%s", code, errs)
 	}
 }
@@ -513,7 +513,7 @@ func TestCheck_Repair(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if r := runBin(t, bin, dir, "check", "--repair", "--db", base); r.code != 2 || !strings.Contains(r.stderr, "weaver snapshot") {
+	if r := runBin(t, bin, dir, "check", "--repair", "--db", base); r.code != 2 || !strings.Contains(r.stderr, "wait for it to end") {
 		t.Errorf("repair of a store in use: exit %d, want 2 with a hint\n%s", r.code, r.stderr)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/graph"
@@ -65,6 +67,11 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 	inputs, tmp, more := committedParts(files, end)
 	defer os.RemoveAll(tmp)
 	problems = append(problems, more...)
+	robots, err := checkWarcRobots(s, inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	problems = append(problems, robots...)
 	cfg := crawl.Defaults()
 	if settings != nil {
 		if err := cfg.Apply(settings, "the store's settings"); err != nil {
@@ -90,6 +97,49 @@ func checkWarcDir(ctx context.Context, s *kv.Store, dir string) (problems, notes
 		problems = append(problems, diffs...)
 	}
 	return problems, notes, nil
+}
+
+// checkWarcRobots lists, as problems, the robots.txt outcomes the store
+// caches (and judged pages by) that the committed WARC files hold no
+// robots.txt exchange of: every host's, since the first record of the
+// files (a record cached before the crawl archived has none).
+func checkWarcRobots(s *kv.Store, inputs []string) ([]string, error) {
+	archived := map[string]bool{}
+	var first time.Time
+	for _, path := range inputs {
+		r, err := warc.NewReader(path, 0)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break // the end, or damage, which the other checks report
+			}
+			if first.IsZero() || (!rec.Date.IsZero() && rec.Date.Before(first)) {
+				first = rec.Date
+			}
+			if u, err := url.Parse(rec.TargetURI); err == nil && rec.Type == "response" && u.Path == "/robots.txt" {
+				if h, err := graph.HostOf(u); err == nil {
+					archived[h] = true
+				}
+			}
+			rec.Close()
+		}
+		r.Close()
+	}
+	var problems []string
+	err := s.View(func(tx *kv.Tx) error {
+		return crawl.ForEachRobots(tx, func(host string, fetched time.Time) error {
+			// WARC-Date is the request's time, to the second or finer;
+			// the record's is its answer's.
+			if !archived[host] && !first.IsZero() && !fetched.Before(first.Add(-time.Second)) && len(problems) < maxWarcDiffs {
+				problems = append(problems, fmt.Sprintf("warc: the store caches the robots.txt of %s (read %s) but no WARC file holds its exchange", host, fetched.UTC().Format(time.RFC3339)))
+			}
+			return nil
+		})
+	})
+	return problems, err
 }
 
 // crawlFiles lists the WARC files of the crawl prefix in dir, in the order

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -47,15 +49,18 @@ type crawlCommand struct {
 	seeds []string   // the seed URLs given as arguments, else the config's
 	file  *seedsFile // seeds_file, checked whole; nil: none, or read into seeds (a cluster)
 
-	auth     serve.Auth
-	ln       net.Listener // --listen's, bound before the store is opened; nil: none
-	logf     func(level, msg string)
-	crawlLog func(level, msg string) // the crawler's lines: logf, or the live line's
-	live     *liveLine               // the progress line redrawn on a terminal; nil: none
-	store    *kv.Store
-	node     *cluster.Node // a cluster shard's; nil: none
-	crawler  *crawl.Crawler
-	started  bool // the crawl ran: its store is kept, whatever it returns
+	auth    serve.Auth
+	ln      net.Listener // --listen's, or a loopback port's (private), bound before the store is opened; nil: none
+	private bool         // ln is the loopback API for this machine's readers, not --listen's
+	// listenNote is a warning of listen's, said once the log is set up.
+	listenNote string
+	logf       func(level, msg string)
+	crawlLog   func(level, msg string) // the crawler's lines: logf, or the live line's
+	live       *liveLine               // the progress line redrawn on a terminal; nil: none
+	store      *kv.Store
+	node       *cluster.Node // a cluster shard's; nil: none
+	crawler    *crawl.Crawler
+	started    bool // the crawl ran: its store is kept, whatever it returns
 
 	cleanups []func() // what Run closes when it returns, last opened first
 }
@@ -87,6 +92,9 @@ func (c *crawlCommand) Run(ctx context.Context) error {
 		}
 	}
 	c.startLog()
+	if c.listenNote != "" {
+		c.logf("WARN", c.listenNote)
+	}
 	if err := c.openStore(ctx); err != nil {
 		return err
 	}
@@ -129,6 +137,9 @@ func (c *crawlCommand) config() error {
 	}
 	c.cfg = cfg
 	if err := checkStoredWarcDir(&c.cfg); err != nil {
+		return err
+	}
+	if err := checkStoredCAFile(&c.cfg); err != nil {
 		return err
 	}
 	if cfg.Render != crawl.RenderNever && cfg.Render != "" {
@@ -237,14 +248,39 @@ func (c *crawlCommand) listen() error {
 		return err
 	}
 	ln, err := listenIfSet(c.cfg.Listen)
-	if err != nil {
+	if err != nil && !strings.HasPrefix(c.cfg.Source("listen"), "settings stored in ") {
 		return err
 	}
-	if ln != nil {
-		c.onClose(func() { ln.Close() })
+	if err != nil {
+		// The address an earlier run served on is taken now: the crawl
+		// goes on, serving this machine's readers as below.
+		c.listenNote = fmt.Sprintf("Status API: the stored listen %s cannot be bound (%v): serving on loopback only; give --listen ADDR for another address", c.cfg.Listen, err)
 	}
+	if ln == nil {
+		// Without --listen the crawl still answers this machine's weaver
+		// status, show, rank, export, snapshot and diff: on a loopback
+		// port of its own, behind a fresh token that only the file
+		// beside the store (mode 0600) holds.
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			c.listenNote = fmt.Sprintf("Status API: no loopback port (%v): weaver status and export will not reach this crawl while it runs", err)
+			c.auth = auth
+			return nil
+		}
+		if auth.Token == "" {
+			auth.Token = freshToken()
+		}
+		c.private = true
+	}
+	c.onClose(func() { ln.Close() })
 	c.auth, c.ln = auth, ln
 	return nil
+}
+
+// freshToken is a token no one else knows: 128 random bits, in hex.
+func freshToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
 }
 
 // startLog chooses where the log lines go: lines of text or JSON, and on
@@ -336,7 +372,7 @@ func (c *crawlCommand) recordSettings() error {
 // cluster peer when the configuration asks for them.
 func (c *crawlCommand) newCrawler() error {
 	proxy := proxyFunc(c.e)
-	opts := crawl.Options{Proxy: proxy, Log: c.crawlLog, RetryFailed: c.flags.retryFailed.causes}
+	opts := crawl.Options{Proxy: proxy, Log: c.crawlLog, RetryFailed: c.flags.retryFailed.causes, ForceMetrics: c.flags.force}
 	if c.cfg.WarcDir != "" {
 		w, err := c.openWarc()
 		if err != nil {
@@ -430,7 +466,7 @@ func (c *crawlCommand) run(ctx context.Context) error {
 	if c.ln != nil {
 		// POST /stop cancels runCtx: the same graceful stop as SIGTERM,
 		// recorded as termination reason api_stop.
-		defer startStatusServer(c.ln, c.crawler, c.store, func() { cancelCause(crawl.ErrStopRequested) }, c.auth, c.logf)()
+		defer startStatusServer(c.ln, c.crawler, c.store, func() { cancelCause(crawl.ErrStopRequested) }, c.auth, c.private, c.logf)()
 	}
 	go c.stopOnSignals(runCtx, cancel)
 	if c.live != nil {

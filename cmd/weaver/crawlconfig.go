@@ -36,6 +36,7 @@ type crawlFlagValues struct {
 	lists       map[string][]string // a list's flag values (--scope, --exclude-host...), in their order
 	retryFailed retryFlag
 	noWarc      bool
+	force       bool     // --force: replace a metrics file of another store
 	args        []string // the arguments: seed URLs
 }
 
@@ -74,6 +75,7 @@ func (f *crawlFlagValues) define(fs *flag.FlagSet) {
 		}
 	}
 	fs.Var(&f.retryFailed, "retry-failed", "put the hosts that failed back in the queue at their depth, fetched as new; `=CAUSES` only those of dns, connect, tls, http, other (comma-separated); for this run only")
+	fs.BoolVar(&f.force, "force", false, "replace the metrics file even when it holds another store's metrics, or something else (without it, such a file is kept and this run's go beside the store)")
 	fs.BoolFunc("no-warc", "stop writing WARC files: a resume of a crawl started with --warc archives no more, nor do the resumes after it", func(v string) error {
 		if on, err := strconv.ParseBool(v); err != nil || !on {
 			return err
@@ -132,6 +134,16 @@ func (f *crawlFlagValues) buildConfig(e *env, stored crawl.Settings, storePath s
 	if strings.ContainsRune(cfg.Browser, filepath.Separator) {
 		if abs, err := filepath.Abs(cfg.Browser); err == nil {
 			cfg.Browser = abs
+		}
+	}
+	if cfg.CAFile != "" {
+		if abs, err := filepath.Abs(cfg.CAFile); err == nil {
+			cfg.CAFile = abs
+		}
+	}
+	if cfg.MetricsPath != "" && cfg.MetricsPath != "-" {
+		if abs, err := filepath.Abs(cfg.MetricsPath); err == nil {
+			cfg.MetricsPath = abs
 		}
 	}
 	cfg.UncapRevisits(stored != nil && string(stored["revisit_after_ms"]) != "" && string(stored["revisit_after_ms"]) != "0")
@@ -219,6 +231,23 @@ func checkStoredWarcDir(cfg *crawl.Config) error {
 	}
 	return usagef("warc_dir %s (%s, where this crawl writes its WARC files) %s: restore it, give --warc DIR to write them elsewhere, or --no-warc to stop writing them",
 		cfg.WarcDir, strings.TrimPrefix(src, "settings "), why)
+}
+
+// checkStoredCAFile refuses a resume whose stored ca_file is gone, in one
+// line that says which flag to give, before anything is written.
+func checkStoredCAFile(cfg *crawl.Config) error {
+	src := cfg.Source("ca_file")
+	if cfg.CAFile == "" || !strings.HasPrefix(src, "settings stored in ") {
+		return nil
+	}
+	if _, err := os.Stat(cfg.CAFile); err != nil {
+		why := "does not exist"
+		if !errors.Is(err, os.ErrNotExist) {
+			why = err.Error()
+		}
+		return usagef("ca_file %s (%s, the CA this crawl trusts) %s: restore it, or give --ca-file FILE", cfg.CAFile, strings.TrimPrefix(src, "settings "), why)
+	}
+	return nil
 }
 
 // logSettings says how this run's settings differ from those the store

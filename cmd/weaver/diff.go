@@ -65,24 +65,24 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		if t1.After(t2) {
 			return usagef("--from %s is later than --to %s: give the earlier time as --from", t1.Format(time.RFC3339), t2.Format(time.RFC3339))
 		}
-		return diffTimes(e, pos[0], t1, t2, *asJSON, *exitCode)
+		return diffTimes(ctx, e, pos[0], t1, t2, *asJSON, *exitCode)
 	}
 	if len(pos) != 2 {
 		return usageHelpf("give two stores: OLD.bolt NEW.bolt")
 	}
-	before, err := openDiffStore(pos[0])
+	ctx, cancel := withSignals(ctx, e)
+	defer cancel()
+	before, err := openReading(ctx, pos[0], "")
 	if err != nil {
 		return err
 	}
 	defer before.Close()
-	after, err := openDiffStore(pos[1])
+	after, err := openReading(ctx, pos[1], "")
 	if err != nil {
 		return err
 	}
 	defer after.Close()
-	ctx, cancel := withSignals(ctx, e)
-	defer cancel()
-	r, err := archive.Diff(ctx, before, after, archive.DiffOptions{Domains: *domains})
+	r, err := archive.Diff(ctx, before.Store, after.Store, archive.DiffOptions{Domains: *domains})
 	if err != nil {
 		return err
 	}
@@ -99,21 +99,6 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return errDiffers
 	}
 	return nil
-}
-
-// openDiffStore opens a store read-only; one locked by a running crawl is
-// refused with a hint to compare a snapshot.
-func openDiffStore(path string) (*kv.Store, error) {
-	s, err := kv.Open(path, kv.Options{ReadOnly: true})
-	if errors.Is(err, kv.ErrInUse) {
-		return nil, inUseError(err, path, func(string) string {
-			return fmt.Sprintf("compare a copy instead: weaver snapshot --db %s copy.bolt", path)
-		})
-	}
-	if err != nil {
-		return nil, storeError(err)
-	}
-	return s, nil
 }
 
 // writeDiff writes the report one change a line ("+ host h", "- edge a →
@@ -178,8 +163,8 @@ type timeDiffEdge struct {
 	Weight uint64 `json:"weight"`
 }
 
-func diffTimes(e *env, path string, from, to time.Time, asJSON, exitCode bool) error {
-	s, err := openDiffStore(path)
+func diffTimes(ctx context.Context, e *env, path string, from, to time.Time, asJSON, exitCode bool) error {
+	s, err := openReading(ctx, path, "")
 	if err != nil {
 		return err
 	}
@@ -220,10 +205,10 @@ func diffTimes(e *env, path string, from, to time.Time, asJSON, exitCode bool) e
 		fmt.Fprintf(e.Stdout, "%s from %s to %s: %d edges appeared, %d disappeared\n", path,
 			from.Format(time.RFC3339), to.Format(time.RFC3339), len(r.Appeared), len(r.Disappeared))
 		for _, c := range r.Appeared {
-			fmt.Fprintf(e.Stdout, "+ %s -> %s (weight %d)\n", c.From, c.To, c.Weight)
+			fmt.Fprintf(e.Stdout, "+ edge %s → %s  weight %d\n", c.From, c.To, c.Weight)
 		}
 		for _, c := range r.Disappeared {
-			fmt.Fprintf(e.Stdout, "- %s -> %s (weight %d)\n", c.From, c.To, c.Weight)
+			fmt.Fprintf(e.Stdout, "- edge %s → %s  weight %d\n", c.From, c.To, c.Weight)
 		}
 	}
 	if exitCode && len(r.Appeared)+len(r.Disappeared) > 0 {

@@ -68,7 +68,7 @@ func TestDiff_CLIUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	if code, _, errs := runArchiveCmd(t, "diff", db, db); code != 2 || !strings.Contains(errs, "weaver snapshot") {
+	if code, _, errs := runArchiveCmd(t, "diff", db, db); code != 2 || !strings.Contains(errs, "wait for it to end") {
 		t.Errorf("in use: exit %d\n%s", code, errs)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/layout"
 )
@@ -84,6 +85,7 @@ type exportCommand struct {
 	noRanks     bool
 	noMirrors   bool
 	at          string
+	weights     string
 	top         *int64
 	by          string
 	timeline    bool
@@ -92,6 +94,7 @@ type exportCommand struct {
 
 	set      map[string]bool // the flags given
 	atTime   time.Time       // --at's; zero: the store as it is
+	wts      export.Weights  // --weights
 	targets  []exportTarget  // the single-file formats given, in their order
 	toStdout int             // how many of them write to stdout
 }
@@ -117,6 +120,7 @@ func (c *exportCommand) flagSet() *flag.FlagSet {
 	fs.BoolVar(&c.noMirrors, "no-mirrors", false, "leave out mirror copies (hosts whose home page is an earlier host's) and their edges")
 	fs.StringVar(&c.at, "at", "", "export the graph as it was at `TIME` (RFC 3339, e.g. 2026-03-03T12:00:00Z, or now): nodes seen by then, edges present then, each weighted by its source's last crawl at or before then; node attributes as then where the crawl history has them, as_of says how far")
 	c.top = rangeFlag(fs, "top", 1, math.MaxInt32, "keep only the `N` highest hosts (by --by) and the edges among them: the core of a large crawl")
+	fs.StringVar(&c.weights, "weights", string(export.WeightsAll), "what an edge's `WEIGHT` counts: all (the pages that linked, summed over every crawl: a host revisited often weighs more) or latest (its source's latest crawl only)")
 	fs.StringVar(&c.by, "by", string(export.TopPageRank), "what --top ranks hosts by, a `MEASURE`: pagerank, harmonic or in-weight (ties by host name)")
 	fs.BoolVar(&c.timeline, "gexf-timeline", false, "with --gexf, over a crawl history: a dynamic graph Gephi's timeline plays (hosts from their first sighting, links while their source's crawls had them); networkx cannot read it")
 	fs.StringVar(&c.ccPrefix, "cc-hostgraph", "", "write Common Crawl's host graph text format to `PREFIX`-vertices.txt.gz and PREFIX-edges.txt.gz")
@@ -146,8 +150,16 @@ func (c *exportCommand) ParseFlags(args []string) error {
 		}
 		c.atTime = t
 	}
+	wts, err := export.ParseWeights(c.weights)
+	if err != nil {
+		return usageError{err: err}
+	}
+	c.wts = wts
 	c.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if c.set["weights"] && c.set["at"] && wts == export.WeightsLatest {
+		return usagef("--weights latest and --at: an export at a time weighs each edge by its source's crawl by then; give one of them")
+	}
 	if err := c.chooseTargets(); err != nil {
 		return err
 	}
@@ -238,16 +250,15 @@ func (c *exportCommand) checkPaths() error {
 // a refused one does not come after others were already replaced, and
 // writes them, until a signal stops it.
 func (c *exportCommand) Run(ctx context.Context) error {
-	s, err := kv.Open(c.db, kv.Options{ReadOnly: true})
-	if errors.Is(err, kv.ErrInUse) {
-		return inUseError(err, c.db, func(base string) string {
-			return fmt.Sprintf("export a copy (weaver snapshot --db %s copy.bolt && weaver export --db copy.bolt …), or download the graph so far: curl '%s/graph?format=graphml' (or json, dot)", c.db, base)
-		})
-	}
+	rs, err := openReading(ctx, c.db, "")
 	if err != nil {
-		return storeError(err)
+		return err
 	}
-	defer s.Close()
+	defer rs.Close()
+	s := rs.Store
+	if rs.Copy != "" {
+		fmt.Fprintf(c.e.Stderr, "weaver export: %s is in use by a running crawl: exporting a snapshot of it taken now\n", c.db)
+	}
 	if err := c.checkTargets(s); err != nil {
 		return err
 	}
@@ -302,6 +313,10 @@ func (c *exportCommand) checkTargets(s *kv.Store) error {
 		if err := export.CheckTarget(s, f.path, f.format, c.force); err != nil {
 			return exportError(err)
 		}
+		if sameFile(f.path, c.db) {
+			// A snapshot is read: the store itself is c.db.
+			return exportError(fmt.Errorf("%s %w", f.path, export.ErrWouldOverwriteStore))
+		}
 	}
 	return nil
 }
@@ -314,9 +329,12 @@ func (c *exportCommand) options(ctx context.Context, s *kv.Store) (export.Option
 	opt := export.Options{
 		MinWeight: *c.minWeight, CrawledOnly: c.crawledOnly, Domains: c.domains,
 		Force: c.force, NoRanks: c.noRanks, NoLayout: c.noLayout, NoMirrors: c.noMirrors, Version: Version, At: c.atTime,
-		Top: int(*c.top), TopBy: export.TopMeasure(c.by), GEXFTimeline: c.timeline,
+		Weights: c.wts, Top: int(*c.top), TopBy: export.TopMeasure(c.by), GEXFTimeline: c.timeline,
 		// Every file has the same filters: the graph is ranked once.
 		Ranks: &export.RankCache{},
+	}
+	if !c.atTime.IsZero() {
+		c.warnEarlyAt(s)
 	}
 	if c.noLayout || c.domains || !c.atTime.IsZero() || (len(c.targets) == 0 && c.csvPrefix == "") {
 		return opt, nil
@@ -459,9 +477,31 @@ func parseAt(s string, now func() time.Time) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-03T12:00:00Z) or now", s)
+		// A bare date is its midnight, UTC.
+		if d, derr := time.Parse(time.DateOnly, s); derr == nil {
+			return d.UTC(), nil
+		}
+		return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-03T12:00:00Z), a date (2026-03-03: its midnight UTC) or now", s)
 	}
 	return t.UTC(), nil
+}
+
+// warnEarlyAt says, in one line, when --at is before anything the store
+// saw: the graph then is empty, which is no mistake of the export's.
+func (c *exportCommand) warnEarlyAt(s *kv.Store) {
+	var first time.Time
+	_ = s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if !n.FirstSeen.IsZero() && (first.IsZero() || n.FirstSeen.Before(first)) {
+				first = n.FirstSeen
+			}
+			return nil
+		})
+	})
+	if !first.IsZero() && c.atTime.Before(first) {
+		fmt.Fprintf(c.e.Stderr, "weaver export: warning: --at %s is before the store's first host was seen (%s): the graph was empty then\n",
+			c.atTime.Format(time.RFC3339), first.UTC().Format(time.RFC3339))
+	}
 }
 
 // layoutForExport returns a layout of the store's graph computed now and

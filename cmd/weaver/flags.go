@@ -262,7 +262,7 @@ func reportWriter(e *env, out string) io.Writer {
 func inUseError(err error, db string, instead func(base string) string) error {
 	base, lerr := archive.ListenAddr(db)
 	if lerr != nil {
-		return usageError{err: fmt.Errorf("%w, a crawl without --listen: wait for it to end or stop it (Ctrl-C; 'weaver crawl --db %s' resumes it); a crawl started with --listen can be copied with 'weaver snapshot' while it runs", err, db)}
+		return usageError{err: fmt.Errorf("%w that serves no status API (an import, a layout, a merge, or a crawl of an older weaver): wait for it to end or stop it (Ctrl-C; 'weaver crawl --db %s' resumes a crawl)", err, db)}
 	}
 	return usageError{err: fmt.Errorf("%w, a crawl serving %s: %s", err, base, instead(base))}
 }

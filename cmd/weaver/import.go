@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"time"
 
@@ -62,6 +66,13 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if len(files) == 0 {
 		return usagef("no .warc, .warc.gz, .wat or .wat.gz file in %v", paths)
 	}
+	for _, f := range files {
+		// Before the store is made: a file that is no archive is a
+		// mistake of the command line, and leaves nothing behind.
+		if err := checkArchive(f); err != nil {
+			return usageError{err: err}
+		}
+	}
 	store, err := kv.Open(*db, kv.Options{})
 	if errors.Is(err, kv.ErrInUse) {
 		return inUseError(err, *db, snapshotFirst(*db, "import", "weaver import --db copy.bolt FILE …"))
@@ -99,6 +110,32 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
+// checkArchive reads the first bytes of path: a WARC or WAT file starts
+// with "WARC/", gzip-compressed or not (an empty file holds no record).
+// Anything else is refused, saying what it looks like.
+func checkArchive(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 20)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	head = head[:n]
+	switch {
+	case n == 0, bytes.HasPrefix(head, []byte("WARC/")), bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return nil
+	case bytes.HasPrefix(head, []byte("SQLite format 3\x00")):
+		return fmt.Errorf("%s is a SQLite database, not a WARC or WAT file: weaver import reads .warc, .warc.gz, .wat and .wat.gz files (WARC/1.0 or 1.1 records)", path)
+	case n == 20 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED: // bbolt's magic, in its meta page
+		return fmt.Errorf("%s is a bbolt file (a weaver store?), not a WARC or WAT file: to combine stores, use weaver merge", path)
+	}
+	return fmt.Errorf("%s is not a WARC or WAT file (it starts with %q, not \"WARC/\" or gzip's bytes): weaver import reads .warc, .warc.gz, .wat and .wat.gz files", path, head)
+}
+
 func printImportProgress(e *env, p ingest.Progress) {
 	pct := 100.0
 	if p.Size > 0 {
@@ -109,7 +146,10 @@ func printImportProgress(e *env, p ingest.Progress) {
 	if p.Done {
 		state = "done"
 	}
-	fmt.Fprintf(e.Stderr, "import: %s %s %.0f%% (%d/%d) | records %d (%.0f/s, %.1f MB/s) | pages %d | nodes +%d | edges +%d\n",
-		p.File, state, pct, p.Offset, p.Size, p.Stats.Records, float64(p.Stats.Records)/secs, float64(p.Stats.Bytes)/1e6/secs,
-		p.Stats.Pages, p.Stats.NodesCreated, p.Stats.EdgesCreated)
+	// The file's own counts, which add up to the summary's; the edges are
+	// merged from the links once every file is read.
+	f := p.FileStats
+	fmt.Fprintf(e.Stderr, "import: %s %s %.0f%% (%d/%d) | records %d (import %.0f/s, %.1f MB/s) | pages %d | nodes +%d | links +%d (merged into edges at the end)\n",
+		p.File, state, pct, p.Offset, p.Size, f.Records, float64(p.Stats.Records)/secs, float64(p.Stats.Bytes)/1e6/secs,
+		f.Pages, f.NodesCreated, f.Links)
 }

@@ -48,6 +48,9 @@ func runLayout(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 	s, err := kv.Open(path, kv.Options{})
+	if errors.Is(err, kv.ErrInUse) {
+		return usageError{err: fmt.Errorf("%w: weaver layout stores the layout in the store, which a running crawl holds: run it once the crawl ends (Ctrl-C stops it; 'weaver crawl --db %s' resumes it); meanwhile 'weaver export --html map.html' lays the graph out without storing it", err, path)}
+	}
 	if err != nil {
 		return storeError(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -36,11 +35,11 @@ func isTerminal(w io.Writer) bool {
 }
 
 // renderLive is the live line's text: the progress line the log shows
-// without a terminal, and the time the crawl has run, labelled and in the
-// progress line's ETA's h:mm:ss.
+// without a terminal, with the time the crawl has run as the line redrawn
+// sees it.
 func renderLive(st crawl.Status, elapsed time.Duration) string {
-	s := int64(elapsed / time.Second)
-	return fmt.Sprintf("%s | elapsed %d:%02d:%02d", st.Progress(), s/3600, s/60%60, s%60)
+	st.UptimeSeconds = elapsed.Truncate(time.Second).Seconds()
+	return st.Progress()
 }
 
 // liveLine keeps one status line at the bottom of a terminal, redrawn in

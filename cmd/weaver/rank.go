@@ -8,13 +8,10 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode"
 
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/export"
-	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/serve"
 )
 
 func init() {
@@ -34,17 +31,19 @@ const rankExamples = `  weaver rank                               # the top 20 h
   weaver rank --db crawl.bolt --top 50 --domains
   weaver rank --top 0 --json | jq -r '.top[] | [.host, .harmonic] | @tsv'`
 
-// rankTimeout bounds the wait for a running crawl's graph.
-const rankTimeout = 10 * time.Minute
-
 func runRank(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "rank", rankSynopsis, rankExamples)
 	db := fs.String("db", "", "the bbolt store `FILE` (default $WEAVER_DB_PATH, else weaver.bolt)")
 	top := fs.Int("top", 20, "list `N` hosts; 0 lists every host")
 	domains := fs.Bool("domains", false, "rank registrable domains (hosts collapsed, weights summed) instead of hosts")
 	asJSON := fs.Bool("json", false, "print the list as JSON, for scripts")
+	weights := fs.String("weights", string(export.WeightsAll), "what an edge's `WEIGHT` counts: all (the pages that linked, summed over every crawl) or latest (its source's latest crawl only)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	wts, err := export.ParseWeights(*weights)
+	if err != nil {
+		return usageError{err: err}
 	}
 	if fs.NArg() > 0 {
 		return usagef("rank takes no arguments (got %q): name the store with --db", fs.Args())
@@ -60,29 +59,23 @@ func runRank(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := withSignals(ctx, e)
 	defer cancel()
 
-	var list export.RankList
-	s, err := kv.Open(path, kv.Options{ReadOnly: true})
-	switch {
-	case errors.Is(err, kv.ErrInUse):
-		auth, err := apiAuth(e, "", false)
-		if err != nil {
-			return err
-		}
-		client := serve.Client{Path: path, Token: auth.Token, TokenHow: "set WEAVER_TOKEN to the crawl's token", Timeout: 10 * time.Second}
-		if list, err = client.Ranks(ctx, *top, *domains, rankTimeout); err != nil {
-			return clientError(err)
-		}
-	case err != nil:
-		return storeError(err)
-	default:
-		list, err = export.Top(ctx, s, export.Options{Domains: *domains, Version: Version}, *top)
-		s.Close()
-		if errors.Is(err, context.Canceled) {
-			return errors.New("interrupted")
-		}
-		if err != nil {
-			return err
-		}
+	auth, err := apiAuth(e, "", false)
+	if err != nil {
+		return err
+	}
+	// A running crawl's store is ranked here, on a snapshot: the ranks
+	// are computed in this process, never in the crawl's.
+	s, err := openReading(ctx, path, auth.Token)
+	if err != nil {
+		return err
+	}
+	list, err := export.Top(ctx, s.Store, export.Options{Domains: *domains, Version: Version, Weights: wts}, *top)
+	s.Close()
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted")
+	}
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return writeJSON(e.Stdout, list)

@@ -167,7 +167,7 @@ func TestRank_InUse(t *testing.T) {
 	db := exportStore(t)
 	s := holdStore(t, db)
 	code, _, errs := runWeaverCmd(t, nil, "rank", "--db", db)
-	if code != 2 || !strings.Contains(errs, "restart it with --listen") {
+	if code != 2 || !strings.Contains(errs, "serves no status API") {
 		t.Errorf("no --listen: exit %d:\n%s", code, errs)
 	}
 	c, err := crawl.New(crawl.Defaults(), s, crawl.Options{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,7 +16,6 @@ import (
 	"github.com/weaver-crawler/weaver/archive"
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/kv"
-	"github.com/weaver-crawler/weaver/outfile"
 	"github.com/weaver-crawler/weaver/serve"
 )
 
@@ -72,7 +70,7 @@ func listenIfSet(value string) (net.Listener, error) {
 // startStatusServer serves crawler c's status API on ln, records the
 // address in the store's meta and in the sidecar file, and returns the
 // function that undoes all three. stop is POST /stop's graceful stop.
-func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop func(), auth serve.Auth, logf func(level, msg string)) (shutdown func()) {
+func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop func(), auth serve.Auth, private bool, logf func(level, msg string)) (shutdown func()) {
 	addr := ln.Addr().String()
 	srv := newServer(auth.Wrap(serve.NewCrawlHandler(c, store, stop, Version)))
 	served := make(chan struct{})
@@ -85,10 +83,14 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaListenAddr, addr) }); err != nil {
 		logf("WARN", fmt.Sprintf("recording the status API's address in the store: %v", err))
 	}
-	if err := writeFileAtomic(archive.ListenPath(store.Path()), []byte(addr+"\n")); err != nil {
+	if err := archive.WriteListen(store.Path(), addr, auth.Token); err != nil {
 		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", archive.ListenPath(store.Path()), err))
 	}
-	logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET / the map, /status /metrics /graph /snapshot, POST /seeds /stop)%s", addr, authNote(auth)))
+	if private {
+		logf("INFO", fmt.Sprintf("Serving this machine's weaver status, export and snapshot on http://%s (its token in %s; --listen ADDR serves the map and the API to others)", addr, archive.ListenPath(store.Path())))
+	} else {
+		logf("INFO", fmt.Sprintf("Serving the status API on http://%s (GET / the map, /status /metrics /graph /snapshot, POST /seeds /stop)%s", addr, authNote(auth)))
+	}
 	return func() {
 		os.Remove(archive.ListenPath(store.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -180,16 +182,6 @@ func authNote(a serve.Auth) string {
 		return ", token required except on /metrics"
 	}
 	return ", token required"
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so a reader sees the old content or the new, never half (a
-// device or pipe is written in place: see outfile).
-func writeFileAtomic(path string, data []byte) error {
-	return outfile.Write(path, 0o644, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
 }
 
 // proxyFunc is the standard HTTP_PROXY/HTTPS_PROXY/NO_PROXY rule from e,

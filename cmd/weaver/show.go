@@ -185,6 +185,9 @@ func printHostFacts(tw io.Writer, rep *export.HostReport) {
 	if rep.RedirectTo != "" {
 		hostRow(tw, "Redirects to", "%s", rep.RedirectTo)
 	}
+	if rep.Home != "" {
+		hostRow(tw, "Home page", "%s (where its redirects led)", rep.Home)
+	}
 	if rep.Canonical != "" {
 		hostRow(tw, "Canonical", "%s", rep.Canonical)
 	}

@@ -53,7 +53,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	info, how, err := snapshot(ctx, *db, out, opt, serve.WithToken(snapshotClient, auth.Token))
+	info, how, err := snapshot(ctx, *db, out, opt, auth.Token)
 	if err != nil {
 		return err
 	}
@@ -63,8 +63,9 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 }
 
 // snapshot copies db to out from the file when no other process holds it,
-// else asks the crawl holding it to stream the copy through its API.
-func snapshot(ctx context.Context, db, out string, opt archive.Options, client *http.Client) (archive.Info, string, error) {
+// else asks the crawl holding it to stream the copy through its API, with
+// token ("": the one the crawl left beside the store).
+func snapshot(ctx context.Context, db, out string, opt archive.Options, token string) (archive.Info, string, error) {
 	for attempt := 0; ; attempt++ {
 		// A crawl holds the lock for its whole run: when one says it serves
 		// an API, there is no point waiting long for the lock.
@@ -90,7 +91,10 @@ func snapshot(ctx context.Context, db, out string, opt archive.Options, client *
 		if lerr != nil {
 			return archive.Info{}, "", usageError{err: lerr}
 		}
-		info, err := archive.Download(ctx, client, base, out, opt, db)
+		if token == "" {
+			token = archive.ListenToken(db)
+		}
+		info, err := archive.Download(ctx, serve.WithToken(snapshotClient, token), base, out, opt, db)
 		return info, "streamed by the running crawl at " + base, archiveError(err)
 	}
 }

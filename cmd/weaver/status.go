@@ -114,7 +114,11 @@ func printStore(tw io.Writer, path string, st *serve.Summary, now time.Time) {
 	row("Edges", st.Edges)
 	row("Total weight", st.TotalWeight)
 	row("Frontier", st.FrontierSize)
-	row("Leases", st.Leases)
+	if st.Leases > 0 {
+		row("Leases", fmt.Sprintf("%d (hosts handed out, not yet committed: in flight, parked for their delay, claimed ahead)", st.Leases))
+	} else {
+		row("Leases", st.Leases)
+	}
 	row("Robots cached", st.RobotsCached)
 	if st.LastCrawl != nil {
 		row("Last crawl", fmt.Sprintf("%s (%s ago)", st.LastCrawl.UTC().Format(time.RFC3339), now.Sub(*st.LastCrawl).Round(time.Second)))

@@ -158,8 +158,8 @@ func TestStatus_InUse_NoListen(t *testing.T) {
 	db := statusStore(t)
 	holdStore(t, db)
 	code, _, errs := runWeaverCmd(t, nil, "status", "--db", db)
-	if code != 2 || !strings.Contains(errs, "in use by another weaver process that has no --listen; restart it with --listen") {
-		t.Errorf("exit %d, want 2 and the --listen hint:\n%s", code, errs)
+	if code != 2 || !strings.Contains(errs, "in use by another weaver process that serves no status API (an import, a layout, a merge, or a crawl of an older weaver): wait for it to end") {
+		t.Errorf("exit %d, want 2 and what the holder may be:\n%s", code, errs)
 	}
 }
 
