@@ -368,6 +368,17 @@ func TestHostile_BadStores(t *testing.T) {
 			start := time.Now()
 			r := weaver(t, dir, args...)
 			msg := strings.TrimSpace(r.stderr)
+			if name == "locked.bolt" && c[0] != "crawl" {
+				// The running crawl answers its readers (issue 51): an
+				// export of a snapshot it streams, a show it answers.
+				if c[0] == "export" && (r.code != 0 || !strings.Contains(r.stdout, `"nodes"`)) {
+					t.Errorf("export of a running crawl's store: exit %d\n%s", r.code, msg)
+				}
+				if c[0] == "show" && (r.code != 2 || !strings.Contains(msg, "asked the running crawl")) {
+					t.Errorf("show of a host a running crawl's store lacks: exit %d, %q", r.code, msg)
+				}
+				continue
+			}
 			if r.code != 2 || strings.Count(msg, "\n") != 0 || msg == "" {
 				t.Errorf("%s %v: exit %d, stderr %q: want exit 2 and one line", name, c[0], r.code, msg)
 			}

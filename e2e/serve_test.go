@@ -162,7 +162,8 @@ func listenAPI(t *testing.T, p *proc, db string) api {
 	var addr string
 	p.poll(t, "the crawl's address in "+db+".listen", func() bool {
 		data, err := os.ReadFile(db + ".listen")
-		addr = strings.TrimSpace(string(data))
+		addr, _, _ = strings.Cut(string(data), "\n") // the address, then the token's line
+		addr = strings.TrimSpace(addr)
 		return err == nil && addr != ""
 	})
 	return api{t: t, base: "http://" + addr}

@@ -70,7 +70,7 @@ func TestCrawl_Settings(t *testing.T) {
 	if l := settingLines(r.stdout); len(l) != 0 {
 		t.Errorf("a bare resume printed setting changes: %q", l)
 	}
-	if m := metrics(t, filepath.Join(dir, "metrics.log")); m.TerminationReason != "queue_empty" {
+	if m := metrics(t, db+".metrics"); m.TerminationReason != "queue_empty" { // metrics_path is remembered
 		t.Errorf("bare resume ended %q, want queue_empty", m.TerminationReason)
 	}
 	got := edges(t, db)

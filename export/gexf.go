@@ -91,12 +91,14 @@ func gexfViz(b []byte, v *view, n *graph.Node, maxPR float64) []byte {
 	return append(b, `"/>`...)
 }
 
-// Palette is the colour of the first communities (community k takes
-// Palette[k mod len]): twelve hues that can be told apart (ColorBrewer's
-// Paired, reordered so that neighbours differ most), in RGB.
+// Palette is the colour of the first communities (community k, the k-th
+// largest, takes Palette[k mod len]): the map page's PALETTE
+// (ui/src/colours.js, whose test holds every two of them apart), so that a
+// community has one colour in every picture, the DOT and GEXF exports and
+// the map alike (export's TestPalette_SameAsTheMap checks it), in RGB.
 var Palette = [][3]uint8{
-	{31, 120, 180}, {227, 26, 28}, {51, 160, 44}, {255, 127, 0}, {106, 61, 154}, {177, 89, 40},
-	{166, 206, 227}, {251, 154, 153}, {178, 223, 138}, {253, 191, 111}, {202, 178, 214}, {255, 255, 153},
+	{0x4e, 0x79, 0xa7}, {0xf2, 0x8e, 0x2b}, {0xe1, 0x57, 0x59}, {0x76, 0xb7, 0xb2}, {0x59, 0xa1, 0x4f}, {0xed, 0xc9, 0x48},
+	{0xb0, 0x7a, 0xa1}, {0xff, 0x9d, 0xa7}, {0x9c, 0x75, 0x5f}, {0x00, 0x00, 0x75}, {0x80, 0x00, 0x00}, {0x91, 0x1e, 0xb4},
 }
 
 // gexfSpan appends the start and end attributes of iv (end only when

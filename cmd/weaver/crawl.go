@@ -142,6 +142,9 @@ func (c *crawlCommand) config() error {
 	if err := checkStoredCAFile(&c.cfg); err != nil {
 		return err
 	}
+	if err := checkStoredMetrics(&c.cfg); err != nil {
+		return err
+	}
 	if cfg.Render != crawl.RenderNever && cfg.Render != "" {
 		if _, err := render.FindBrowser(cfg.Browser, c.e.Getenv); err != nil {
 			if src := cfg.Source("browser"); src != "" {
@@ -266,9 +269,9 @@ func (c *crawlCommand) listen() error {
 			c.auth = auth
 			return nil
 		}
-		if auth.Token == "" {
-			auth.Token = freshToken()
-		}
+		// A token of its own, whatever WEAVER_TOKEN says: the file beside
+		// the store never holds the user's.
+		auth = serve.Auth{Token: freshToken()}
 		c.private = true
 	}
 	c.onClose(func() { ln.Close() })

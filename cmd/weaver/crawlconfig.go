@@ -233,6 +233,21 @@ func checkStoredWarcDir(cfg *crawl.Config) error {
 		cfg.WarcDir, strings.TrimPrefix(src, "settings "), why)
 }
 
+// checkStoredMetrics refuses a resume whose stored metrics_path is in a
+// directory that is gone (a store copied to another machine), in one line
+// that says which flag to give, before anything is written.
+func checkStoredMetrics(cfg *crawl.Config) error {
+	src := cfg.Source("metrics_path")
+	if cfg.MetricsPath == "" || cfg.MetricsPath == "-" || !strings.HasPrefix(src, "settings stored in ") {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Dir(cfg.MetricsPath)); err == nil && fi.IsDir() {
+		return nil
+	}
+	return usagef("metrics_path %s (%s, where this crawl writes its metrics) is in a directory that does not exist: give --metrics FILE",
+		cfg.MetricsPath, strings.TrimPrefix(src, "settings "))
+}
+
 // checkStoredCAFile refuses a resume whose stored ca_file is gone, in one
 // line that says which flag to give, before anything is written.
 func checkStoredCAFile(cfg *crawl.Config) error {

@@ -83,7 +83,13 @@ func startStatusServer(ln net.Listener, c *crawl.Crawler, store *kv.Store, stop 
 	if err := store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaListenAddr, addr) }); err != nil {
 		logf("WARN", fmt.Sprintf("recording the status API's address in the store: %v", err))
 	}
-	if err := archive.WriteListen(store.Path(), addr, auth.Token); err != nil {
+	// The loopback API's fresh token goes beside the store, for this
+	// machine's readers; a --token-file's stays the user's to give.
+	token := ""
+	if private {
+		token = auth.Token
+	}
+	if err := archive.WriteListen(store.Path(), addr, token); err != nil {
 		logf("WARN", fmt.Sprintf("writing %s: %v (weaver status will not find this crawl)", archive.ListenPath(store.Path()), err))
 	}
 	if private {

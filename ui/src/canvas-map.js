@@ -2,7 +2,7 @@
 
 import { state, LOD_NODES } from './state.js';
 import { CHANGED_RING, DIMMED, straightColour } from './colours.js';
-import { layoutLabels, drawLabels, drawRings } from './labels.js';
+import { layoutLabels, drawLabels, drawRings, EVERY_LABEL } from './labels.js';
 
 // Camera2D is where Canvas2DMap looks: x and y in framed coordinates (the
 // graph fitted into [0, 1]², as sigma's camera), ratio > 1 zoomed out.
@@ -291,8 +291,9 @@ export class Canvas2DMap {
   }
 
   // drawLabels labels nodes drawn at least labelRenderedSizeThreshold
-  // pixels wide (highlighted nodes always), laid out by layoutLabels, and
-  // rings the hosts changed recently.
+  // pixels wide (highlighted nodes always, every node of a graph of at
+  // most EVERY_LABEL), laid out by layoutLabels, and rings the hosts
+  // changed recently.
   drawLabels(nodes) {
     const ctx = this.ctx;
     const min = (this.settings.labelRenderedSizeThreshold || 9) * 0.8;
@@ -300,7 +301,8 @@ export class Canvas2DMap {
       n.x > -n.r - 20 && n.y > -n.r - 20 && n.x < this.width + n.r + 20 && n.y < this.height + n.r + 20);
     drawRings(ctx, rings, CHANGED_RING);
     this.ringsDrawn = rings.length;
-    const candidates = nodes.filter((n) => n.label && (n.highlighted || n.r >= min) &&
+    const every = nodes.length <= EVERY_LABEL; // a small graph names every host that fits
+    const candidates = nodes.filter((n) => n.label && (n.highlighted || every || n.r >= min) &&
       n.x >= -n.r && n.y >= -n.r && n.x <= this.width + n.r && n.y <= this.height + n.r)
       .map((n) => ({ key: n.key, x: n.x, y: n.y, r: n.r, label: n.label, highlighted: n.highlighted }));
     const placed = layoutLabels(ctx, candidates, this.width, this.height);

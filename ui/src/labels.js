@@ -9,6 +9,11 @@ export const LABEL_COLOUR = '#000';
 // MAX_LABELS bounds the labels of a frame (a zoomed-out big graph has
 // thousands of candidates, and measuring them costs).
 const MAX_LABELS = 400;
+// EVERY_LABEL is the most hosts a graph may have for each of them to be
+// a label candidate whatever its drawn size: a small crawl (a live map's
+// first minutes) labels every host that fits, not only the few drawn
+// big; a bigger graph labels those drawn big enough, largest first.
+export const EVERY_LABEL = 2000;
 // GAP is the least room between two labels, in px.
 const GAP = 2;
 const CELL = 64; // the grid's cell, in px

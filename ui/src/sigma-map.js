@@ -6,7 +6,7 @@ import Sigma from 'sigma';
 import { NodePointProgram } from 'sigma/rendering';
 import { state, LOD_NODES } from './state.js';
 import { CHANGED_RING, DIMMED } from './colours.js';
-import { layoutLabels, drawLabels, drawRings } from './labels.js';
+import { layoutLabels, drawLabels, drawRings, EVERY_LABEL } from './labels.js';
 
 // moving says whether sigma draws the current frame as a moving one
 // (Sigma.render's own test, which hideEdgesOnMove follows).
@@ -82,7 +82,8 @@ export class MapSigma extends Sigma {
   // layoutLabels: largest first, none over another. It walks the nodes
   // from the biggest down to the smallest drawn big enough for a label
   // (labelRenderedSizeThreshold px), so a frame costs what it labels, not
-  // the graph's size. It rings the hosts changed recently on the same
+  // the graph's size; a graph of at most EVERY_LABEL hosts offers them
+  // all, so that every host that fits is named. It rings the hosts changed recently on the same
   // layer, below the labels.
   renderLabels() {
     const ctx = this.canvasContexts.labels;
@@ -127,7 +128,7 @@ export class MapSigma extends Sigma {
     for (const key of this.sizeOrder) {
       const d = cache[key];
       if (!d) continue;
-      if (d.size < minSize) break;
+      if (d.size < minSize && this.sizeOrder.length > EVERY_LABEL) break;
       consider(key);
     }
     const placed = layoutLabels(ctx, candidates, this.width, this.height);
