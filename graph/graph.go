@@ -109,8 +109,9 @@ type Node struct {
 // the browser.
 func (n *Node) Rendered() bool { return n.RenderMS > 0 }
 
-// Edge is a directed host→host link; Weight counts how many times a crawled
-// page of From was seen linking to To.
+// Edge is a directed host→host link; Weight counts the fetched pages of
+// From that link to To (a page once, however many links it holds), summed
+// over From's crawls.
 type Edge struct {
 	From      uint64 // from the key, not stored in the value
 	To        uint64 // from the key, not stored in the value

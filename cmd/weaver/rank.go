@@ -18,17 +18,19 @@ func init() {
 	register(&command{Name: "rank", Summary: "list the hosts with the highest PageRank, with their harmonic centrality", Run: runRank})
 }
 
-const rankSynopsis = `weaver rank [--db FILE] [--top N] [--domains] [--json]
+const rankSynopsis = `weaver rank [--db FILE] [--top N] [--domains] [--weights all|latest] [--json]
 
 Lists the hosts of the store with the highest PageRank (weighted by link
 weight, as networkx.pagerank(G, weight="weight")), with their harmonic
 centrality (networkx.harmonic_centrality(G): exact up to 10,000 hosts,
 estimated with HyperBall above), the summed weight of the links to them
-and their page title. A store a running crawl holds is ranked through the
-crawl's --listen API (set WEAVER_TOKEN when the API wants a token).`
+and their page title. A store a running crawl holds is ranked here, on a
+snapshot the crawl streams. --weights latest weighs each link by its
+source's latest crawl only (the default sums every crawl).`
 
 const rankExamples = `  weaver rank                               # the top 20 hosts of weaver.bolt
   weaver rank --db crawl.bolt --top 50 --domains
+  weaver rank --db living.bolt --weights latest   # revisited hosts weigh as their latest crawl
   weaver rank --top 0 --json | jq -r '.top[] | [.host, .harmonic] | @tsv'`
 
 func runRank(ctx context.Context, e *env, args []string) error {

@@ -156,7 +156,7 @@ func TestRank_Usage(t *testing.T) {
 		t.Error("rank created a store")
 	}
 	code, out, errs := runWeaverCmd(t, nil, "rank", "-h")
-	if code != 0 || errs != "" || !strings.Contains(out, "weaver rank [--db FILE] [--top N] [--domains] [--json]") || !strings.Contains(out, "Examples:") {
+	if code != 0 || errs != "" || !strings.Contains(out, "weaver rank [--db FILE] [--top N] [--domains] [--weights all|latest] [--json]") || !strings.Contains(out, "Examples:") {
 		t.Errorf("-h: exit %d, want the usage on stdout:\n%s\nstderr: %s", code, out, errs)
 	}
 }
