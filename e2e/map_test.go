@@ -109,6 +109,14 @@ func TestMap_LiveCrawl(t *testing.T) {
 		t.Errorf("%d full loads, want 1: the map must grow by updates", s.FullLoads)
 	}
 	t.Logf("the map grew: %v nodes (%v)", seen, s)
+	// A small crawl's hosts are drawn small: every one that fits is named
+	// all the same, not only the biggest (issue 51: one label of 50).
+	var labels int
+	b.eval(`weaverMap.labelBoxes().length`, &labels)
+	t.Logf("%d labels on the map of %d hosts", labels, s.Nodes)
+	if want := min(s.Nodes/2, 8); labels < want {
+		t.Errorf("%d labels on a map of %d hosts, want at least %d", labels, s.Nodes, want)
+	}
 }
 
 // TestMap_ExportHTML: weaver export --html writes one file that a browser
