@@ -292,3 +292,64 @@ func TestStore_FullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// exclusive is a Resource that fails the test when a transaction enlists
+// it before the store told it how the previous one ended.
+type exclusive struct {
+	t    *testing.T
+	mu   sync.Mutex
+	open *kv.Tx // the transaction it is enlisted in
+}
+
+func (e *exclusive) enlist(tx *kv.Tx) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.open != nil && e.open != tx {
+		e.t.Error("a transaction staged before the previous one was told it committed")
+	}
+	e.open = tx
+	tx.Enlist(e)
+}
+
+func (e *exclusive) Prepare() error { return nil }
+func (e *exclusive) Abort()         { e.end() }
+func (e *exclusive) Committed() {
+	time.Sleep(50 * time.Microsecond) // the window the next transaction would stage in
+	e.end()
+}
+
+func (e *exclusive) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.open = nil
+}
+
+// A resource is one transaction's until the store tells it the outcome:
+// an Update does not begin between a group's commit and its Committed
+// (a WARC writer would write the Update's records nowhere).
+func TestTx_Enlist_OneTransactionAtATime(t *testing.T) {
+	s, err := kv.Open(filepath.Join(t.TempDir(), "w.bolt"), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := &exclusive{t: t}
+	put := func(tx *kv.Tx) error { e.enlist(tx); return tx.SetMetaString("k", "v") }
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if g%2 == 0 {
+					if err := s.Update(put); err != nil {
+						t.Error(err)
+					}
+				} else if err := <-s.Commit(put); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -52,7 +52,11 @@ type Options struct {
 type Store struct {
 	// dbMu guards db: every transaction holds it for reading, and reopen
 	// for writing while it swaps the handle.
-	dbMu    sync.RWMutex
+	dbMu sync.RWMutex
+	// txMu makes write transactions one at a time from their begin to
+	// what their resources are told (Committed, Abort), which bbolt's own
+	// lock, released inside Commit, does not cover.
+	txMu    sync.Mutex
 	db      *bbolt.DB // nil after a reopen that failed (lost says why)
 	lost    error
 	path    string

@@ -112,6 +112,8 @@ func (s *Store) write(fn func(*Tx) error) error {
 // commitTx is write's transaction; failedTx is the id of a transaction
 // whose bbolt commit failed (0: none did).
 func (s *Store) commitTx(fn func(*Tx) error) (failedTx int, err error) {
+	s.txMu.Lock()
+	defer s.txMu.Unlock() // last: after the resources are told
 	defer s.guard(&err)
 	defer debug.SetPanicOnFault(onFault())
 	btx, err := s.db.Begin(true)

@@ -139,6 +139,7 @@ func (a *Archive) Record(ctx context.Context, req *http.Request, resp *http.Resp
 // commits — one fsync for a whole group of pages — and cuts them if it
 // does not.
 func (a *Archive) Write(tx *kv.Tx, cs []*crawl.Capture) error {
+	tx.Enlist(a.w) // first: what is staged is forgotten if staging fails
 	for _, c := range cs {
 		at, err := a.w.Stage(&warc.Built{Data: c.Records})
 		if err != nil {
@@ -148,7 +149,6 @@ func (a *Archive) Write(tx *kv.Tx, cs []*crawl.Capture) error {
 			c.Ref.File, c.Ref.Offset = at.File, at.Offset
 		}
 	}
-	tx.Enlist(a.w)
 	end, ok := a.w.StagedEnd()
 	if !ok {
 		return nil
