@@ -122,8 +122,9 @@ func (c *Config) invalid(key, format string, a ...any) error {
 // where to read about it.
 const DefaultUserAgent = "weaver/0.1 (+https://github.com/weaver-crawler/weaver; host-graph crawler)"
 
-// DefaultExcludeHosts expresses seed 000 §5.3 exactly: the six sites and
-// their subdomains, and hosts whose FIRST label is ads or analytics.
+// DefaultExcludeHosts expresses seed 000 §5.3's list, and x.com: the seven
+// sites and their subdomains, and hosts whose FIRST label is ads or
+// analytics.
 var DefaultExcludeHosts = pick.DefaultExcludeHosts
 
 // Defaults returns the configuration used when nothing is said: every

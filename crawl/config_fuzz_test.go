@@ -126,15 +126,15 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestDefaultExclusions(t *testing.T) {
 	cfg := crawl.Defaults()
-	// The §5.3 list, exactly: the six sites and their subdomains, and a
-	// first label of ads or analytics.
+	// The §5.3 list and x.com: the seven sites and their subdomains, and
+	// a first label of ads or analytics.
 	for host, want := range map[string]bool{
 		"facebook.com": true, "www.facebook.com": true, "m.twitter.com": true, "instagram.com": true,
 		"de.linkedin.com": true, "ssl.google-analytics.com": true, "stats.doubleclick.net": true,
 		"ads.example.com": true, "analytics.example.org": true, "ads.co.uk": true,
 		"www.analytics.co.uk": false, "cadsoftware.co.uk": false, "notfacebook.com": false,
 		"facebook.com.evil.test": false, "example.com": false, "myads.example.com": false,
-		"facebook.com:8080": true,
+		"facebook.com:8080": true, "x.com": true, "mobile.x.com": true, "box.com": false, "xx.com": false, "x.com.example": false,
 	} {
 		got := false
 		for _, re := range cfg.ExcludeHosts {

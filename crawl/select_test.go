@@ -22,7 +22,7 @@ func TestExcluder_DefaultsMatchRegexp(t *testing.T) {
 		"facebook.com:x", "notfacebook.com", "facebook.com.evil.org", ".facebook.com", "a..facebook.com",
 		"ads.example.com", "ads", "adsx.example.com", "analytics.example.org", "www.ads.example.com",
 		"doubleclick.net", "x.doubleclick.net:443", "google-analytics.com", "www.example.com", "example.com:80",
-		"[::1]:8080", "127.0.0.1", "twitter.com.", "linkedin.com:99999", "instagram.com:0", "x.facebook.com:12:34",
+		"[::1]:8080", "127.0.0.1", "twitter.com.", "x.com", "api.x.com", "fox.com", "x.co", "linkedin.com:99999", "instagram.com:0", "x.facebook.com:12:34",
 	} {
 		if got, want := excluded(h), defaultsRegexp.MatchString(h); got != want {
 			t.Errorf("excluded(%q): got %v, want %v (the regexp)", h, got, want)

@@ -187,9 +187,9 @@ func hostOf(u *url.URL) string {
 }
 
 // excludedSites are left out with their subdomains (seed 000 §5.3).
-var excludedSites = []string{"facebook.com", "twitter.com", "instagram.com", "linkedin.com", "google-analytics.com", "doubleclick.net"}
+var excludedSites = []string{"facebook.com", "twitter.com", "x.com", "instagram.com", "linkedin.com", "google-analytics.com", "doubleclick.net"}
 
-// excluded applies seed 000 §5.3 to a host name without port: the six sites
+// excluded applies seed 000 §5.3 and x.com to a host name without port: the sites
 // and their subdomains, and hosts whose first label is ads or analytics.
 func excluded(name string) bool {
 	name = strings.ToLower(name)

@@ -14,10 +14,11 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 )
 
-// DefaultExcludeHosts expresses seed 000 §5.3 exactly: the six sites and
-// their subdomains, and hosts whose FIRST label is ads or analytics.
+// DefaultExcludeHosts expresses seed 000 §5.3's list, and x.com (twitter's
+// name since 2023, issue 52): the seven sites and their subdomains, and
+// hosts whose FIRST label is ads or analytics.
 var DefaultExcludeHosts = []string{
-	`^(?:[^.]+\.)*(?:facebook\.com|twitter\.com|instagram\.com|linkedin\.com|google-analytics\.com|doubleclick\.net)(?::\d+)?$`,
+	`^(?:[^.]+\.)*(?:facebook\.com|twitter\.com|x\.com|instagram\.com|linkedin\.com|google-analytics\.com|doubleclick\.net)(?::\d+)?$`,
 	`^(?:ads|analytics)\.`,
 }
 
@@ -66,7 +67,7 @@ func (x *Excluder) Excluded(host string) bool {
 }
 
 // excludedSites are the sites of DefaultExcludeHosts' first pattern.
-var excludedSites = []string{"facebook.com", "twitter.com", "instagram.com", "linkedin.com", "google-analytics.com", "doubleclick.net"}
+var excludedSites = []string{"facebook.com", "twitter.com", "x.com", "instagram.com", "linkedin.com", "google-analytics.com", "doubleclick.net"}
 
 // defaultExcluded is exactly DefaultExcludeHosts, without a regexp:
 // ^(?:[^.]+\.)*(?:SITES)(?::\d+)?$ and ^(?:ads|analytics)\.

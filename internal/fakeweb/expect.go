@@ -120,12 +120,12 @@ func HostKey(u *url.URL) string {
 
 // excludedDomains are the domains excluded by default, with their subdomains.
 var excludedDomains = []string{
-	"facebook.com", "twitter.com", "instagram.com", "linkedin.com",
+	"facebook.com", "twitter.com", "x.com", "instagram.com", "linkedin.com",
 	"google-analytics.com", "doubleclick.net",
 }
 
 // DefaultExcluded reports whether the crawler's default exclusion drops host:
-// facebook.com, twitter.com, instagram.com, linkedin.com,
+// facebook.com, twitter.com, x.com, instagram.com, linkedin.com,
 // google-analytics.com, doubleclick.net and their subdomains, and hosts whose
 // first label is "ads" or "analytics". A port on host is ignored.
 func DefaultExcluded(host string) bool {
