@@ -230,11 +230,14 @@ func (c *Crawler) parse(w *parser, t *task) {
 	case extract.IsHTML(t.ctype):
 		full := false
 		// An in-memory body has no read error to report.
-		doc := data
+		var doc []byte
 		if t.rendered != nil {
-			doc = t.rendered
+			doc = t.rendered // the browser decoded it
+		} else {
+			doc, _ = w.ex.Decoded(data, t.ctype) // UTF-8, as a browser reads the bytes
 		}
 		w.ex.AnchorText = nAnchors > 0
+		w.ex.Scripting = t.rendered != nil // a <noscript> is markup where no script ran
 		pageURL := ""
 		if nAnchors > 0 {
 			pageURL = p.final.String()

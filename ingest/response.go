@@ -73,7 +73,8 @@ func (im *parser) response(rec *raw) error {
 	p.ctype, p.server = h.Get("Content-Type"), h.Get("Server")
 	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
 	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
-	info, _ := im.ex.PageBytes(data, u, im.sel.Add) // in memory: the byte scanner, as the crawl reads a page
+	doc, _ := im.ex.Decoded(data, p.ctype)         // UTF-8, as the crawl reads the bytes
+	info, _ := im.ex.PageBytes(doc, u, im.sel.Add) // in memory: the byte scanner, as the crawl reads a page
 	p.title, p.desc = info.Title, info.Description
 	if p.desc == "" {
 		p.desc = p.title

@@ -20,17 +20,19 @@
 // x/net/html (a page of MaxBuf bytes or more, whose tokens could exceed
 // the bound; a tag holding a character reference other than the numeric
 // ones and the few named ones attributes commonly hold; text references).
-// Neither decodes charsets: both read bytes as UTF-8.
+// Both read UTF-8: Extractor.Decoded first decodes a page in another
+// encoding, as HTML's encoding sniffing decides.
 //
 // Links are reported in document order, resolved as a browser resolves
 // them: against the first <base href> that comes before them (itself
 // resolved against the page URL), else the page URL; with leading and
 // trailing C0 controls and spaces trimmed and tabs and newlines removed;
 // without their fragment. Only absolute http and https URLs of at most
-// MaxURLLen bytes are reported. Like a browser with scripting on (and like
-// the tokenizer), extract treats the content of <script>, <style>,
-// <noscript>, <iframe>, <textarea> and similar elements as text, so links
-// written there are not reported; links inside <template> are not part of
+// MaxURLLen bytes are reported. Like a browser (and like the tokenizer),
+// extract treats the content of <script>, <style>, <iframe>, <textarea>
+// and similar elements as text, so links written there are not reported;
+// a <noscript> holds markup, as it does for a browser with scripting off
+// (weaver runs no script), and its links are reported; links inside <template> are not part of
 // the document either and are skipped.
 //
 // Text kept from the page (title, description) is valid UTF-8 with

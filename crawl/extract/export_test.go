@@ -47,15 +47,17 @@ type Tok struct {
 }
 
 // Tokens returns doc's tokens, read by the scanner (scan) or by the
-// tokenizer, up to and including the error token, with the error.
-func Tokens(doc []byte, scan bool) ([]Tok, error) {
+// tokenizer, up to and including the error token, with the error; with
+// scripting, as Extractor.Scripting reads.
+func Tokens(doc []byte, scan, scripting bool) ([]Tok, error) {
 	var src source
 	if scan {
 		s := new(scanner)
 		s.reset(doc)
+		s.scripting = scripting
 		src = s
 	} else {
-		src = tokenizer{html.NewTokenizer(bytes.NewReader(doc))}
+		src = tokenizer{html.NewTokenizer(bytes.NewReader(doc)), scripting}
 	}
 	var out []Tok
 	for {

@@ -73,11 +73,17 @@ type Extractor struct {
 	// once its text is read: at its </a>, at the next <a>, or at the end
 	// of the page, whichever comes first.
 	AnchorText bool
+	// Scripting reads a page as a browser running its scripts does: the
+	// content of a <noscript> is raw text, not markup (a page a browser
+	// rendered, whose scripts ran). Without it, a <noscript> holds markup
+	// and its links count, as for a browser with scripting off.
+	Scripting bool
 
 	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
 	anchor          textBuf // the text of the <a> being read, with AnchorText
 	href            []byte  // the href being cleaned
 	scan            scanner // PageBytes's and LinksBytes's
+	decoded         []byte  // Decoded's page, when it is not UTF-8
 }
 
 // pool holds the Extractors of the package-level Page.
@@ -135,7 +141,7 @@ func (e *Extractor) maxBuf() int {
 func (e *Extractor) tokenizer(r io.Reader) source {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(e.maxBuf())
-	return tokenizer{z}
+	return tokenizer{z, e.Scripting}
 }
 
 // bytesSource returns e's scanner over doc, or the tokenizer when a token
@@ -146,6 +152,7 @@ func (e *Extractor) bytesSource(doc []byte) source {
 		return e.tokenizer(bytes.NewReader(doc))
 	}
 	e.scan.reset(doc)
+	e.scan.scripting = e.Scripting
 	return &e.scan
 }
 
@@ -451,7 +458,20 @@ type source interface {
 	attrs() attrs // of the current start tag
 }
 
-// tokenizer is the Tokenizer as a source.
-type tokenizer struct{ *html.Tokenizer }
+// tokenizer is the Tokenizer as a source, reading as HTML's parser reads
+// with scripting disabled (as weaver reads, running no script): a
+// <noscript> holds markup, not raw text; with scripting, raw text.
+type tokenizer struct {
+	*html.Tokenizer
+	scripting bool
+}
+
+func (t tokenizer) Next() html.TokenType {
+	tt := t.Tokenizer.Next()
+	if tt == html.StartTagToken && !t.scripting && equalLower(tagName(t.Raw()), "noscript") {
+		t.NextIsNotRawText()
+	}
+	return tt
+}
 
 func (t tokenizer) attrs() attrs { return newAttrs(t.Tokenizer) }

@@ -93,7 +93,7 @@ func TestPage_Links(t *testing.T) {
 		{"style", `<style>/* <a href="/s"> */</style><a href="/after">`, []string{"https://example.com/after"}},
 		{"textarea", `<textarea><a href="/t"></textarea>`, nil},
 		{"title", `<title><a href="/t"></title>`, nil},
-		{"noscript", `<noscript><a href="/n"></noscript><a href="/after">`, []string{"https://example.com/after"}},
+		{"noscript", `<noscript><a href="/n"></noscript><a href="/after">`, []string{"https://example.com/n", "https://example.com/after"}},
 		{"comment", `<!-- <a href="/c"> --><a href="/after">`, []string{"https://example.com/after"}},
 		{"template", `<template><a href="/t"></template><a href="/after">`, []string{"https://example.com/after"}},
 		{"nested template", `<template><template><a href="/t1"></template><a href="/t2"></template><a href="/after">`, []string{"https://example.com/after"}},
@@ -481,6 +481,30 @@ func BenchmarkPage(b *testing.B) {
 			}
 		}
 	})
+	// Decoded, then PageBytes, as the crawl reads a page: a UTF-8 page
+	// by its header, one that declares nothing (the prescan), and one in
+	// windows-1252 (decoded).
+	for _, c := range []struct{ name, header string }{
+		{"decoded-utf8-header", "text/html; charset=utf-8"},
+		{"decoded-undeclared", "text/html"},
+		{"decoded-windows-1252", "text/html; charset=windows-1252"},
+	} {
+		page := doc
+		if c.name == "decoded-windows-1252" {
+			page = append(bytes.Clone(doc), "<p>caf\xe9</p>"...)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var e extract.Extractor
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			for b.Loop() {
+				d, _ := e.Decoded(page, c.header)
+				if _, err := e.PageBytes(d, u, func(*url.URL) bool { return true }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	// The floor: the tokenizer alone, reading every tag's name.
 	b.Run("tokenizer-only", func(b *testing.B) {
 		var r bytes.Reader
@@ -641,6 +665,26 @@ func TestLinks_AnchorText(t *testing.T) {
 	for i := range plain {
 		if plain[i].URL.String() != urls[i] || plain[i].Text != "" || plain[i].RelAttr != "" {
 			t.Errorf("without AnchorText, link %d: %s %q %q", i, plain[i].URL, plain[i].Text, plain[i].RelAttr)
+		}
+	}
+}
+
+// A page a browser rendered ran its scripts: its <noscript> is text.
+func TestPage_NoscriptWithScripting(t *testing.T) {
+	u, _ := url.Parse("https://example.com/")
+	doc := []byte(`<noscript><a href="/n"></noscript><a href="/after">`)
+	for _, scripting := range []bool{false, true} {
+		ex := extract.Extractor{Scripting: scripting}
+		var got []string
+		ex.PageBytes(doc, u, func(l *url.URL) bool { got = append(got, l.Path); return true })
+		var viaTokenizer []string
+		ex.Page(bytes.NewReader(doc), u, func(l *url.URL) bool { viaTokenizer = append(viaTokenizer, l.Path); return true })
+		want := "/n /after"
+		if scripting {
+			want = "/after"
+		}
+		if strings.Join(got, " ") != want || strings.Join(viaTokenizer, " ") != want {
+			t.Errorf("scripting %v: scanner %v, tokenizer %v; want %s", scripting, got, viaTokenizer, want)
 		}
 	}
 }

@@ -26,6 +26,7 @@ type scanner struct {
 	eof       bool // a read went past the end: the tokenizer's err == io.EOF
 	tt        html.TokenType
 	rawTag    string // see the tokenizer's rawTag
+	scripting bool   // a <noscript> holds raw text (Extractor.Scripting)
 	textIsRaw bool
 	// convertNUL: NULs in the text become U+FFFD (raw text and RCDATA).
 	convertNUL bool
@@ -287,7 +288,7 @@ func (s *scanner) readStartTag() html.TokenType {
 		switch name[0] | 0x20 {
 		case 'i', 'n', 'p', 's', 't', 'x':
 			for _, t := range [...]string{"iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp"} {
-				if equalFold(name, t) {
+				if equalFold(name, t) && (t != "noscript" || s.scripting) {
 					s.rawTag = t
 					break
 				}

@@ -86,8 +86,14 @@ func testdataPages(tb testing.TB) [][]byte {
 // sameTokens fails t when the scanner's tokens of doc are not the tokenizer's.
 func sameTokens(t *testing.T, doc []byte) {
 	t.Helper()
-	got, gotErr := extract.Tokens(doc, true)
-	want, wantErr := extract.Tokens(doc, false)
+	sameTokensScripting(t, doc, false)
+	sameTokensScripting(t, doc, true)
+}
+
+func sameTokensScripting(t *testing.T, doc []byte, scripting bool) {
+	t.Helper()
+	got, gotErr := extract.Tokens(doc, true, scripting)
+	want, wantErr := extract.Tokens(doc, false, scripting)
 	if gotErr != wantErr {
 		t.Errorf("end: scanner %v, tokenizer %v", gotErr, wantErr)
 	}
@@ -100,7 +106,7 @@ func sameTokens(t *testing.T, doc []byte) {
 			w = want[i]
 		}
 		if g.Type != w.Type || g.Raw != w.Raw || g.Text != w.Text || fmt.Sprint(g.Attrs) != fmt.Sprint(w.Attrs) {
-			t.Fatalf("doc %q: token %d:\nscanner   %#v\ntokenizer %#v", doc, i, g, w)
+			t.Fatalf("doc %q (scripting %v): token %d:\nscanner   %#v\ntokenizer %#v", doc, scripting, i, g, w)
 		}
 	}
 }

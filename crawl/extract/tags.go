@@ -2,9 +2,9 @@ package extract
 
 // isRawText reports whether a start tag's element holds raw text the
 // tokenizer reports as text, which is not what a reader sees as a link's
-// text.
+// text (a <noscript> holds markup: see tokenizer).
 func isRawText(name []byte) bool {
-	for _, t := range []string{"script", "style", "noscript", "iframe", "noembed", "noframes", "xmp", "textarea"} {
+	for _, t := range []string{"script", "style", "iframe", "noembed", "noframes", "xmp", "textarea"} {
 		if equalLower(name, t) {
 			return true
 		}

@@ -1,0 +1,129 @@
+package e2e_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
+)
+
+// TestReading_Encodings crawls pages in the web's encodings (made by
+// Python's codecs: UTF-16 by BOM and by header, Shift_JIS, EUC-JP,
+// ISO-2022-JP, GB18030, GBK, EUC-KR, windows-1251, KOI8-R, ISO-8859-2
+// and -7, and an undeclared windows-1252) and imports the crawl's WARC
+// files: each page's title is what its author wrote, its IDN link is an
+// edge to that host, and the link after it is not lost, in both stores.
+func TestReading_Encodings(t *testing.T) {
+	t.Parallel()
+	pages := tooltest.EncodedPages(t)
+	scripts := map[string]fakeweb.Script{}
+	var seeds []string
+	for _, p := range pages {
+		h := "enc-" + p.Name + ".test"
+		scripts[h] = fakeweb.Script{Pages: map[string]fakeweb.Answer{"/": {Type: p.Header, Body: string(p.Body)}}}
+		seeds = append(seeds, "http://"+h+"/")
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: scripts})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "enc.bolt")
+	warcs := filepath.Join(dir, "warcs")
+	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "1", "--warc", warcs), seeds...)...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	imported := filepath.Join(dir, "imported.bolt")
+	if r := weaver(t, dir, "import", "--db", imported, "--quiet", warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, store := range []string{db, imported} {
+		got, es := nodes(t, store), edges(t, store)
+		for _, p := range pages {
+			h := "enc-" + p.Name + ".test"
+			n := got[h]
+			if n.Title != p.Title {
+				t.Errorf("%s: %s: title %q, want %q", filepath.Base(store), h, n.Title, p.Title)
+			}
+			for _, to := range []string{p.Host, "after.test"} {
+				if es[[2]string{h, to}] != 1 {
+					t.Errorf("%s: no edge %s → %s", filepath.Base(store), h, to)
+				}
+			}
+		}
+		for h, n := range got {
+			if !utf8.ValidString(n.Title) || !utf8.ValidString(n.Description) || !utf8.ValidString(h) {
+				t.Errorf("%s: %q: text not UTF-8: %q %q", filepath.Base(store), h, n.Title, n.Description)
+			}
+		}
+	}
+}
+
+// TestReading_DefaultExclusions: x.com, twitter's name since 2023, is
+// excluded by default with its subdomains, as twitter.com is.
+func TestReading_DefaultExclusions(t *testing.T) {
+	t.Parallel()
+	body := `<a href="https://x.com/weaver">x</a> <a href="https://mobile.x.com/i">m</a>
+		<a href="https://twitter.com/weaver">t</a> <a href="http://box.com/">box</a> <a href="http://ok.test/">ok</a>`
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"social.test": {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.bolt")
+	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "1"), "http://social.test/")...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var got []string
+	for e := range edges(t, db) {
+		got = append(got, e[1])
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "box.com ok.test" {
+		t.Errorf("social.test links %v, want box.com and ok.test only", got)
+	}
+	for _, q := range w.Requests() {
+		if strings.HasSuffix(q.Host, "x.com") && q.Host != "box.com" {
+			t.Errorf("%s %s asked: an excluded host", q.Host, q.Path)
+		}
+	}
+}
+
+// TestReading_Noscript: weaver runs no script, so a <noscript> is markup
+// and its links are edges, as a browser with scripting off reads them;
+// with --render always the browser ran the scripts, and the rendered page
+// (its noscript text) decides.
+func TestReading_Noscript(t *testing.T) {
+	t.Parallel()
+	body := `<html><head><noscript><a href="http://inhead.test/">h</a></noscript></head>
+		<body><noscript><p><a href="http://inbody.test/">b</a></p></noscript><a href="http://after.test/">a</a></body></html>`
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"noscript.test": {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	targets := func(db string, extra ...string) string {
+		t.Helper()
+		args := append(crawlArgs(srv, db, append([]string{"--max-depth", "1"}, extra...)...), "http://noscript.test/")
+		if r := weaver(t, dir, args...); r.code != 0 {
+			t.Fatalf("crawl %v: exit %d\n%s%s", extra, r.code, r.stdout, r.stderr)
+		}
+		var got []string
+		for e := range edges(t, db) {
+			if e[0] == "noscript.test" {
+				got = append(got, e[1])
+			}
+		}
+		slices.Sort(got)
+		return strings.Join(got, " ")
+	}
+	if got, want := targets(filepath.Join(dir, "plain.bolt")), "after.test inbody.test inhead.test"; got != want {
+		t.Errorf("without --render: links to %q, want %q", got, want)
+	}
+	browser := chromiumPath(t)
+	if got, want := targets(filepath.Join(dir, "rendered.bolt"), "--render", "always", "--browser", browser), "after.test"; got != want {
+		t.Errorf("--render always: links to %q, want %q", got, want)
+	}
+}
