@@ -20,6 +20,7 @@ import (
 	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/internal/tooltest"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/layout"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -188,7 +189,25 @@ func paStore(tb testing.TB, n int) *kv.Store {
 	s := newStore(tb)
 	nodes, edges := paGraph(n, 3, 1)
 	writeGraph(tb, s, nodes, edges)
+	saveLayout(tb, s)
 	return s
+}
+
+// saveLayout stores the layout of s's graph, as weaver layout does after a
+// crawl, so that each export of s reads it rather than laying the graph
+// out again (smallStore's exports lay theirs out).
+func saveLayout(tb testing.TB, s *kv.Store) {
+	tb.Helper()
+	err := s.Update(func(tx *kv.Tx) error {
+		st, err := layout.ComputeStored(context.Background(), tx, layout.Options{})
+		if err != nil {
+			return err
+		}
+		return layout.Save(tx, st)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // networkxPythons returns the Pythons whose networkx the JSON and GraphML
