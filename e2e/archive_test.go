@@ -94,6 +94,7 @@ func fetchedHosts(t *testing.T, db string) int {
 // moved to another directory (another machine: nothing in it names the
 // first), resumes to the graph of an uninterrupted crawl.
 func TestSnapshot_IdleStore_ResumesElsewhere(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 21})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -121,6 +122,7 @@ func TestSnapshot_IdleStore_ResumesElsewhere(t *testing.T) {
 // weaver binary, finding the store locked, asks the API for the copy.
 // The copy passes weaver check and resumes to the uninterrupted graph.
 func TestSnapshot_RunningCrawl_API(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 22, Latency: 20 * time.Millisecond})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -206,6 +208,7 @@ func waitFetched(t *testing.T, store *kv.Store, n uint64) {
 // TestSnapshot_RunningCrawl_Listen is the same through the real thing: a
 // `weaver crawl --listen` process and its status API.
 func TestSnapshot_RunningCrawl_Listen(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 23, Latency: 30 * time.Millisecond})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -370,6 +373,7 @@ func checkPortableMeta(t *testing.T, db, dir string) {
 // 4 KiB store with Options.PageSize 16384 (what a 16 KiB machine would
 // ask for a new file) and crawling on with it.
 func TestPageSize_Portable(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 200, Seed: 24})
 	srv := startWeb(t, w)
 	want := w.ExpectedEdges(10, excluded)
@@ -429,6 +433,7 @@ func resumeInProcess(t *testing.T, srv *fakeweb.Server, db string, opts kv.Optio
 // machine was stopped between claiming hosts and committing their pages)
 // go back to the queue when the store is resumed here, and nothing is lost.
 func TestSnapshot_LeasesReclaimed(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 150, Seed: 25})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

@@ -55,6 +55,7 @@ func TestCrawl_Loop3(t *testing.T) {
 // then a 200-host web served over HTTPS (links over http redirected to
 // https: no edge; HTTP/2 in the request log) the same way.
 func TestCrawl_1000Hosts_GroundTruth(t *testing.T) {
+	t.Parallel()
 	for _, m := range webModes {
 		t.Run(m.name, func(t *testing.T) {
 			hosts := 1000
@@ -200,6 +201,7 @@ func TestCrawl_RetriesAndRetryAfter(t *testing.T) {
 
 // TestCrawl_Limits checks the outbound-link, depth and subdomain limits.
 func TestCrawl_Limits(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 11})
 	srv := startWeb(t, w)
 	t.Run("outbound", func(t *testing.T) {
@@ -262,6 +264,7 @@ func TestCrawl_Limits(t *testing.T) {
 // and with SIGKILL at random moments, resumes it each time, and compares
 // the final graph with the ground truth an uninterrupted crawl gives.
 func TestCrawl_Resume_SameGraph(t *testing.T) {
+	t.Parallel()
 	// Over HTTPS, SIGKILL only and a smaller web, beside the others.
 	t.Run("https/SIGKILL", func(t *testing.T) {
 		t.Parallel()

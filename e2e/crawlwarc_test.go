@@ -58,6 +58,7 @@ func warcResponses(t *testing.T, dir string) map[string]int {
 // page as records that an independent reader (warcio.js) checks digest by
 // digest, and importing them into a fresh store gives the crawl's graph.
 func TestCrawlWARC_RoundTrip(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 59, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -136,6 +137,7 @@ func TestCrawlWARC_RoundTrip(t *testing.T) {
 // again, then resume: every page the store holds has its response record,
 // and every record of every file reads whole (a torn one was cut off).
 func TestCrawlWARC_KillResume(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 61, Latency: 3 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -164,6 +166,7 @@ func TestCrawlWARC_KillResume(t *testing.T) {
 // records of other hosts are not imported, and links to them are edges
 // to out_of_scope nodes.
 func TestImport_Scope(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 150, Seed: 73, RobotsDisallowEvery: -1, CrawlDelayEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -250,6 +253,7 @@ func sum(m map[string]int) int {
 // the store is left as it was; with --no-warc, the log says so in one
 // line and no record is written, by that run nor by the next.
 func TestCrawlWARC_ResumeKeepsArchiving(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 120, Seed: 67, Latency: 20 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

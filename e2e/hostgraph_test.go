@@ -97,6 +97,7 @@ func sameHostGraph(t *testing.T, db string, want fakeweb.Expected) {
 // model: weights count pages, nofollow and redirect facts, statuses,
 // titles kept out by noindex, canonical URLs, directives and mirrors.
 func TestHostGraph_PagesPerHost(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.NewSites(fakeweb.SitesConfig{Hosts: 60, Seed: 41})
 	srv := startWeb(t, w)
 	for _, n := range []int{1, 4} {
@@ -131,6 +132,7 @@ func TestHostGraph_PagesPerHost(t *testing.T) {
 // TestHostGraph_Scope: only hosts matching --scope are fetched; a link to
 // another host is an edge to an out_of_scope node, never asked for.
 func TestHostGraph_Scope(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.NewSites(fakeweb.SitesConfig{Hosts: 45, Seed: 43})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
@@ -169,6 +171,7 @@ func TestHostGraph_Scope(t *testing.T) {
 // SIGKILL again and again, in the middle of hosts' pages, and resumes it:
 // nothing is lost and nothing counted twice.
 func TestHostGraph_KillResume_SameGraph(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.NewSites(fakeweb.SitesConfig{Hosts: 80, Seed: 47})
 	srv := startWeb(t, w)
 	dir := t.TempDir()

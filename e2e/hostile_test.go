@@ -243,6 +243,7 @@ func TestHostile_TLSFailure(t *testing.T) {
 // random instants, resuming each time, and checks the store after every
 // kill and the final graph against an uninterrupted crawl's.
 func TestHostile_SIGKILL20(t *testing.T) {
+	t.Parallel()
 	// The calendar trap is left out: which of its endless subdomains the
 	// subdomain limit admits depends on arrival order, as on the real web.
 	// So is the host a second late: against --timeout 1s it answers or

@@ -321,6 +321,7 @@ func TestImport_Damaged(t *testing.T) {
 // TestImport_KilledResumes: an import SIGKILLed part-way and run again
 // gives the same graph, weights and crawl counts as one uninterrupted run.
 func TestImport_KilledResumes(t *testing.T) {
+	t.Parallel()
 	// 500 hosts in files of 2 MiB: three files, so the kill lands in the
 	// middle of one and the resume crosses into the next.
 	w := importWeb(500, 21)

@@ -55,6 +55,7 @@ func storeCounts(a api, bearer string) (nodes, edges int) {
 // must catch up with it exactly; then the crawl goes on and the map must
 // grow.
 func TestMap_LiveCrawl(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	w := fakeweb.New(fakeweb.Config{Hosts: 300, Seed: 11, Latency: 250 * time.Millisecond, RobotsDisallowEvery: -1,
 		Faults: map[string]fakeweb.Fault{"slow-a.drip.test": fakeweb.SlowDrip}})
@@ -269,6 +270,7 @@ func TestMap_ExportHTML(t *testing.T) {
 // keeps the session cookie and the page's requests carry it) and shows the
 // store's graph; without it the page is refused.
 func TestMap_Token(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	_, _, base := startTokenCrawl(t)
 	if code, body, _ := request(t, nil, "GET", base+"/", nil, ""); code != http.StatusUnauthorized {
@@ -706,6 +708,7 @@ func TestMap_Toolbar(t *testing.T) {
 // background, has a contrast of at least 1.6:1, and so do the pixels drawn
 // halfway along them.
 func TestMap_LinksVisible(t *testing.T) {
+	t.Parallel()
 	b := newBrowserWith(t, 1280, 800)
 	page, _, _, _ := exportedMap(t, 300)
 	b.open("file://"+page, "#stats")

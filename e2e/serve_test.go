@@ -280,6 +280,7 @@ outer:
 // with Prometheus's parser, add a seed with POST /seeds and see it
 // crawled, stop with POST /stop and find termination_reason "api_stop".
 func TestListen_StatusMetricsSeedsStop(t *testing.T) {
+	t.Parallel()
 	sc := startSlowCrawl(t)
 
 	var st serve.Status
@@ -358,6 +359,7 @@ func TestListen_StatusMetricsSeedsStop(t *testing.T) {
 // TestListen_GraphAndSnapshot: the running crawl streams its graph in
 // every format and a copy of its store that opens as a store.
 func TestListen_GraphAndSnapshot(t *testing.T) {
+	t.Parallel()
 	sc := startSlowCrawl(t)
 	for format, want := range map[string]string{"dot": "digraph", "graphml": "<graphml", "json": `"nodes"`} {
 		code, body := sc.api.do("GET", "/graph?format="+format, "")
@@ -408,6 +410,7 @@ type fullJob struct {
 // job crawls; started again on the same directory, it resumes the job to
 // the graph an uninterrupted crawl records.
 func TestServe_RestartResume(t *testing.T) {
+	t.Parallel()
 	w := fakeweb.New(fakeweb.Config{Hosts: 500, Seed: 21, Latency: 20 * time.Millisecond, RobotsDisallowEvery: -1})
 	srv := startWeb(t, w)
 	dir := t.TempDir()
