@@ -20,6 +20,7 @@ import (
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 // Options are the parts of a crawl that are not configuration values.
@@ -520,7 +521,7 @@ func (c *Crawler) metricsPath(store string) string {
 		Store string `json:"store"`
 	}
 	data, err := os.ReadFile(path)
-	if err == nil && json.Unmarshal(data, &m) == nil && m.Store != "" && sameFile(m.Store, store) {
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Store != "" && outfile.SameFile(m.Store, store) {
 		return path
 	}
 	whose := "is not the metrics of a weaver store"
@@ -530,17 +531,6 @@ func (c *Crawler) metricsPath(store string) string {
 	instead := store + ".metrics.log"
 	c.logf("WARN", "%s %s: kept (--force replaces it); this run's metrics go to %s", path, whose, instead)
 	return instead
-}
-
-// sameFile reports whether a and b name the same file: the same path, or
-// the same file found at both.
-func sameFile(a, b string) bool {
-	if a == b {
-		return true
-	}
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // toParse hands pages let go by net to the parse stage, from a goroutine

@@ -364,3 +364,14 @@ func (h hidden) Error() string {
 }
 
 func (h hidden) Unwrap() error { return h.err }
+
+// SameFile reports whether a and b name the same file: the same path, or
+// one file found at both (a hard link, a symbolic link, another spelling).
+func SameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}

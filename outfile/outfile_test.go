@@ -185,3 +185,32 @@ func TestOutfile_MissingDirectory(t *testing.T) {
 		t.Errorf("got %v, want one naming %s and its missing directory", err, p)
 	}
 }
+
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hard, sym := filepath.Join(dir, "hard"), filepath.Join(dir, "sym")
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(a, sym); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		x, y string
+		want bool
+	}{
+		{a, a, true}, {a, hard, true}, {sym, a, true}, {filepath.Join(dir, ".", "a"), a, true},
+		{a, b, false}, {a, missing, false}, {missing, missing, true},
+	} {
+		if got := outfile.SameFile(c.x, c.y); got != c.want {
+			t.Errorf("SameFile(%s, %s) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}

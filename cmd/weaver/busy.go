@@ -68,14 +68,3 @@ func openReading(ctx context.Context, path, token string) (*readStore, error) {
 	}
 	return &readStore{Store: s, Copy: copyPath, tmp: tmp}, nil
 }
-
-// sameFile reports whether a and b name the same file: the same path, or
-// one file found at both.
-func sameFile(a, b string) bool {
-	if a == b {
-		return true
-	}
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/layout"
+	"github.com/weaver-crawler/weaver/outfile"
 )
 
 func init() {
@@ -313,7 +314,7 @@ func (c *exportCommand) checkTargets(s *kv.Store) error {
 		if err := export.CheckTarget(s, f.path, f.format, c.force); err != nil {
 			return exportError(err)
 		}
-		if sameFile(f.path, c.db) {
+		if outfile.SameFile(f.path, c.db) {
 			// A snapshot is read: the store itself is c.db.
 			return exportError(fmt.Errorf("%s %w", f.path, export.ErrWouldOverwriteStore))
 		}

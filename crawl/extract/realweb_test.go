@@ -3,10 +3,8 @@ package extract_test
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"html"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -126,7 +124,7 @@ func TestRealPages_LinksAsHTML5lib(t *testing.T) {
 	var ex extract.Extractor
 	total, same := 0, 0
 	for i, p := range pages {
-		raw := gunzip(t, p.file)
+		raw := tooltest.Gunzip(t, p.file)
 		u, err := url.Parse(p.url)
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
@@ -186,22 +184,4 @@ func pageLinks(t *testing.T, ex *extract.Extractor, doc []byte, u *url.URL) []st
 		t.Fatal(err)
 	}
 	return links
-}
-
-func gunzip(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
