@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/frontier"
 	"github.com/weaver-crawler/weaver/graph"
@@ -540,7 +541,13 @@ func (c *Crawler) answered(t *task, resp *response) {
 		return
 	}
 	t.done = true
-	t.status, t.ctype, t.robotsTag = resp.status, resp.contentType, resp.robotsTag
+	ctype := resp.contentType
+	if p.body != nil && resp.status < 300 {
+		// A type missing or unreadable is sniffed from the body, as a
+		// browser does and as the import does.
+		ctype = extract.ContentType(ctype, p.body.Bytes())
+	}
+	t.status, t.ctype, t.robotsTag = resp.status, ctype, resp.robotsTag
 	t.refreshHeader = resp.refresh
 	if t.pageNo > 0 {
 		if resp.status >= 400 {
@@ -555,7 +562,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 			p.home = t.url // where the redirects within the host led
 		}
 		p.warc = resp.capture
-		p.status, p.ctype, p.server = resp.status, resp.contentType, resp.server
+		p.status, p.ctype, p.server = resp.status, ctype, resp.server
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {
 			// Not modified: no body, no parse; the commit keeps the

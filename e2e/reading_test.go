@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -125,5 +127,88 @@ func TestReading_Noscript(t *testing.T) {
 	browser := chromiumPath(t)
 	if got, want := targets(filepath.Join(dir, "rendered.bolt"), "--render", "always", "--browser", browser), "after.test"; got != want {
 		t.Errorf("--render always: links to %q, want %q", got, want)
+	}
+}
+
+// TestReading_ImportAsCrawl: an import of a crawl's WARC files records what
+// the crawl recorded: robots directives (meta and X-Robots-Tag: noindex
+// keeps the title out, nofollow the links), the type of an answer with no
+// Content-Type sniffed from its body (HTML only when it starts as HTML), a
+// non-HTML answer without links. A response whose HTTP headers do not
+// parse is counted, not taken as a page; a file whose records end in one
+// CRLF is read whole, with a warning.
+func TestReading_ImportAsCrawl(t *testing.T) {
+	t.Parallel()
+	links := `<a href="http://one.test/">1</a> <a href="http://two.test/">2</a>`
+	scripts := map[string]fakeweb.Script{
+		"meta.test":     {Pages: map[string]fakeweb.Answer{"/": {Body: `<meta name="robots" content="noindex, nofollow"><title>Hidden</title>` + links}}},
+		"header.test":   {Pages: map[string]fakeweb.Answer{"/": {Body: `<title>Shown</title>` + links, Header: map[string]string{"X-Robots-Tag": "nofollow"}}}},
+		"other.test":    {Pages: map[string]fakeweb.Answer{"/": {Body: `<title>Other bot</title>` + links, Header: map[string]string{"X-Robots-Tag": "otherbot: nofollow"}}}},
+		"sniffhtm.test": {Pages: map[string]fakeweb.Answer{"/": {Type: fakeweb.NoType, Body: "\n <html><title>Sniffed</title>" + links}}},
+		"snifftxt.test": {Pages: map[string]fakeweb.Answer{"/": {Type: fakeweb.NoType, Body: "plain text " + links}}},
+		"png.test":      {Pages: map[string]fakeweb.Answer{"/": {Type: "image/png", Body: "\x89PNG\r\n\x1a\n" + links}}},
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: scripts})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db, warcs := filepath.Join(dir, "crawl.bolt"), filepath.Join(dir, "warcs")
+	var seeds []string
+	for h := range scripts {
+		seeds = append(seeds, "http://"+h+"/")
+	}
+	slices.Sort(seeds)
+	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "1", "--warc", warcs), seeds...)...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	imported := filepath.Join(dir, "imported.bolt")
+	if r := weaver(t, dir, "import", "--db", imported, "--quiet", warcs); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := map[string]struct {
+		links      bool
+		title      string
+		directives string
+		ctype      string
+	}{
+		"meta.test":     {false, "", "noindex,nofollow", "text/html; charset=utf-8"},
+		"header.test":   {false, "Shown", "nofollow", "text/html; charset=utf-8"},
+		"other.test":    {true, "Other bot", "", "text/html; charset=utf-8"},
+		"sniffhtm.test": {true, "Sniffed", "", "text/html; charset=utf-8"},
+		"snifftxt.test": {false, "", "", "text/plain; charset=utf-8"},
+		"png.test":      {false, "", "", "image/png"},
+	}
+	for _, store := range []string{db, imported} {
+		got, es := nodes(t, store), edges(t, store)
+		for h, wn := range want {
+			n := got[h]
+			hasLinks := es[[2]string{h, "one.test"}] > 0 && es[[2]string{h, "two.test"}] > 0
+			if hasLinks != wn.links || n.Title != wn.title || n.RobotsDirectives != wn.directives || n.ContentType != wn.ctype {
+				t.Errorf("%s: %s: links %v, title %q, directives %q, type %q; want %v, %q, %q, %q", filepath.Base(store), h,
+					hasLinks, n.Title, n.RobotsDirectives, n.ContentType, wn.links, wn.title, wn.directives, wn.ctype)
+			}
+		}
+	}
+
+	// Headers that do not parse (pywb's Content-Length: -1), and records
+	// ending in one CRLF.
+	http := "HTTP/1.1 200 OK\r\nContent-Type: image/svg+xml\r\nContent-Length: -1\r\n\r\n<svg><a href=\"http://three.test/\">x</a></svg>"
+	rec := "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://svg.test/\r\nWARC-Date: 2020-01-01T00:00:00Z\r\n" +
+		"WARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\nContent-Type: application/http; msgtype=response\r\n" +
+		fmt.Sprintf("Content-Length: %d\r\n\r\n%s\r\n\r\n", len(http), http)
+	bad := filepath.Join(dir, "bad-headers.warc")
+	if err := os.WriteFile(bad, []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weaver(t, dir, "import", "--db", filepath.Join(dir, "bad.bolt"), "--quiet", bad)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 non-HTML (1 with headers that do not parse)") || !strings.Contains(r.stdout, "0 pages") {
+		t.Errorf("a response whose headers do not parse: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	parseMe, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "realweb", "warc", "node-warc-parseMe.warc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = weaver(t, dir, "import", "--db", filepath.Join(dir, "parseme.bolt"), "--quiet", parseMe)
+	if r.code != 0 || !strings.Contains(r.stdout, "0 damaged): 30 records") || !strings.Contains(r.stderr+r.stdout, "end in one CRLF where WARC puts two") {
+		t.Errorf("node-warc-parseMe.warc (30 records for warcio): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

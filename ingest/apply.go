@@ -268,6 +268,7 @@ func (im *importer) facts(tx *kv.Tx, n *graph.Node, p *page) error {
 	n.HTTPStatus, n.ContentType, n.Server = p.status, p.ctype, p.server
 	n.Bytes, n.ContentHash = p.bytes, p.hash
 	n.Title, n.Description, n.Error = p.title, p.desc, ""
+	n.Canonical, n.RobotsDirectives = p.canonical, p.directives
 	_, err := graph.NoteContentHash(tx, n)
 	return err
 }

@@ -141,6 +141,9 @@ func (f *fileRead) read(ctx context.Context) error {
 	if err := f.commit(); err != nil {
 		return err
 	}
+	if n := f.r.LooseEnds; n > 0 {
+		f.im.logf("%s: %d records end in one CRLF where WARC puts two (read whole, as warcio reads them)", f.path, n)
+	}
 	if f.im.opts.Progress != nil {
 		f.progress(true)
 	}

@@ -62,9 +62,12 @@ type Stats struct {
 	Pages        int64 `json:"pages"` // HTML answers recorded as crawled pages
 	Redirects    int64 `json:"redirects"`
 	NonHTML      int64 `json:"non_html"`
-	Failed       int64 `json:"failed"`      // answers cut by the connection or the clock, or whose body does not decode: no link
-	HTTPErrors   int64 `json:"http_errors"` // 4xx and 5xx answers
-	Robots       int64 `json:"robots"`
+	// BadHeaders counts responses whose HTTP headers do not parse (a
+	// Content-Length of -1): no type can be read, and no page is taken.
+	BadHeaders int64 `json:"bad_headers"`
+	Failed     int64 `json:"failed"`      // answers cut by the connection or the clock, or whose body does not decode: no link
+	HTTPErrors int64 `json:"http_errors"` // 4xx and 5xx answers
+	Robots     int64 `json:"robots"`
 	// RobotsDisallowed counts the hosts whose archived robots.txt
 	// disallows their home page for the archive's agent.
 	RobotsDisallowed int64 `json:"robots_disallowed"`
@@ -83,6 +86,7 @@ func (s *Stats) add(d *Stats) {
 	s.Pages += d.Pages
 	s.Redirects += d.Redirects
 	s.NonHTML += d.NonHTML
+	s.BadHeaders += d.BadHeaders
 	s.Failed += d.Failed
 	s.HTTPErrors += d.HTTPErrors
 	s.Robots += d.Robots

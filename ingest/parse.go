@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -96,7 +97,7 @@ func detach(rec *warc.Record, maxBody int64) *raw {
 			limit = robots.MaxBodyBytes
 			break
 		}
-		if r.status >= 200 && r.status < 300 && extract.IsHTML(r.header.Get("Content-Type")) {
+		if r.status >= 200 && r.status < 300 && (extract.IsHTML(r.header.Get("Content-Type")) || isHome(rec.TargetURI)) {
 			limit = maxRawPayload
 			if r.header.Get("Content-Encoding") == "" && !strings.Contains(strings.ToLower(r.header.Get("Transfer-Encoding")), "chunked") {
 				limit = maxBody
@@ -283,4 +284,11 @@ func parseRaw(x *warc.Raw, maxBody int64) (*raw, error) {
 	}
 	defer rec.Close()
 	return detach(rec, maxBody), nil
+}
+
+// isHome reports whether uri is a host's home page (path "/" or empty, no
+// query), whose answer is read whatever its type: it is the host's crawl.
+func isHome(uri string) bool {
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(uri), "<"), ">"))
+	return err == nil && pagePath(u) == "/"
 }

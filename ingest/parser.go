@@ -55,6 +55,8 @@ type page struct {
 	bytes        int64
 	hash         string
 	title, desc  string
+	canonical    string // the page's <link rel=canonical>
+	directives   string // its robots directives (meta and X-Robots-Tag), as the crawl records them
 	targets      []pick.Target
 	// A robots.txt answer (rules not nil), to judge the host's home page
 	// by for the agent of the archive's requests; or a request (ua not

@@ -47,7 +47,12 @@ func (im *parser) response(rec *raw) error {
 	case status >= 400:
 		im.stats.HTTPErrors++
 		return nil
-	case !extract.IsHTML(h.Get("Content-Type")):
+	case h == nil:
+		// Headers that do not parse (a Content-Length of -1): no type,
+		// no page.
+		im.stats.BadHeaders++
+		return nil
+	case !extract.IsHTML(h.Get("Content-Type")) && pagePath(u) != "/":
 		im.stats.NonHTML++
 		return nil
 	}
@@ -68,18 +73,40 @@ func (im *parser) response(rec *raw) error {
 		return nil
 	}
 	data := im.body.Bytes()
+	ctype := extract.ContentType(h.Get("Content-Type"), data) // a type missing or unreadable is sniffed, as in a crawl
 	sum := sha256.Sum256(data)
 	p.crawled, p.path = true, pagePath(u)
-	p.ctype, p.server = h.Get("Content-Type"), h.Get("Server")
+	p.ctype, p.server = ctype, h.Get("Server")
 	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
+	if !extract.IsHTML(ctype) {
+		// Not a page: no link. A home page's answer is the host's crawl,
+		// as a crawl records it (its type, size and hash).
+		im.stats.NonHTML++
+		if p.path == "/" {
+			im.batch = append(im.batch, p)
+		}
+		return nil
+	}
 	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
 	doc, _ := im.ex.Decoded(data, p.ctype)         // UTF-8, as the crawl reads the bytes
 	info, _ := im.ex.PageBytes(doc, u, im.sel.Add) // in memory: the byte scanner, as the crawl reads a page
+	// The page's robots directives, as the crawl obeys them: noindex keeps
+	// its title and description out, nofollow its links (not a refresh,
+	// which a browser follows whatever they say).
+	directives := info.Robots.Merge(extract.RobotsTag(h.Values("X-Robots-Tag"), "weaver"))
 	p.title, p.desc = info.Title, info.Description
 	if p.desc == "" {
 		p.desc = p.title
 	}
-	p.targets = im.withRefresh(append([]pick.Target(nil), im.sel.Picked()...), host, info.Refresh)
+	if directives.NoIndex {
+		p.title, p.desc = "", ""
+	}
+	p.canonical, p.directives = info.Canonical, directives.List
+	picked := im.sel.Picked()
+	if directives.NoFollow {
+		picked = nil
+	}
+	p.targets = im.withRefresh(append([]pick.Target(nil), picked...), host, info.Refresh)
 	im.stats.Pages++
 	im.batch = append(im.batch, p)
 	return nil

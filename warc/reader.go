@@ -87,7 +87,12 @@ type Reader struct {
 	cur  *Record // the record last returned, closed by the next Next
 	done bool
 
-	members *members // NextRaw's inflater, while the file is gzip members
+	// LooseEnds counts the records read so far that ended in fewer line
+	// ends than WARC's two CRLFs (each then read whole, for the caller to
+	// warn of once).
+	LooseEnds int
+
+		members *members // NextRaw's inflater, while the file is gzip members
 	parsing bool     // NextRaw reads with Next
 }
 
@@ -126,6 +131,24 @@ func NewReader(path string, offset int64) (*Reader, error) {
 	return &Reader{path: path, f: f, size: fi.Size(), wr: wr, next: offset}, nil
 }
 
+// maxLooseEnd is the most bytes of line ends between a record gowarc read
+// and the next that are taken as the first one's end.
+const maxLooseEnd = 4
+
+// onlyLineEnds reports whether the file's bytes from..to are CRs and LFs.
+func (r *Reader) onlyLineEnds(from, to int64) bool {
+	b := make([]byte, to-from)
+	if _, err := r.f.ReadAt(b, from); err != nil {
+		return false
+	}
+	for _, c := range b {
+		if c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
 // Size returns the file's size in bytes.
 func (r *Reader) Size() int64 { return r.size }
 
@@ -157,6 +180,10 @@ func (r *Reader) Next() (*Record, error) {
 		return nil, io.EOF
 	case err != nil:
 		return damage(err)
+	case got.Offset > r.next && got.Offset-r.next <= maxLooseEnd && r.onlyLineEnds(r.next, got.Offset):
+		// The record before ended in one CRLF where WARC puts two (node-warc
+		// writes such files; warcio reads them whole): read on.
+		r.LooseEnds++
 	case got.Offset != r.next:
 		return damage(fmt.Errorf("%d bytes before the next record are no record", got.Offset-r.next))
 	}

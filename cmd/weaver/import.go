@@ -94,9 +94,9 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		err = verr
 	}
 	took := time.Since(start)
-	fmt.Fprintf(e.Stdout, "imported %s (%d already imported, %d damaged): %s, %s, %s, %s, %d non-HTML, %s, %d robots.txt, %s, %s, %d metadata, %d other, %d out of scope; +%s, +%s, +%s in %s (%.0f records/s, %.1f MB/s)\n",
+	fmt.Fprintf(e.Stdout, "imported %s (%d already imported, %d damaged): %s, %s, %s, %s, %d non-HTML%s, %s, %d robots.txt, %s, %s, %d metadata, %d other, %d out of scope; +%s, +%s, +%s in %s (%.0f records/s, %.1f MB/s)\n",
 		count(st.Files, "file", ""), st.FilesSkipped, st.FilesDamaged, count(st.Records, "record", ""), humanBytes(st.Bytes), count(st.Pages, "page", ""),
-		count(st.Redirects, "redirect", ""), st.NonHTML, count(st.HTTPErrors, "HTTP error", ""), st.Robots, count(st.Requests, "request", ""),
+		count(st.Redirects, "redirect", ""), st.NonHTML+st.BadHeaders, unparsed(st.BadHeaders), count(st.HTTPErrors, "HTTP error", ""), st.Robots, count(st.Requests, "request", ""),
 		count(st.Revisits, "revisit", ""), st.Metadata, st.Other, st.OutOfScope, count(st.NodesCreated, "node", ""), count(st.EdgesCreated, "edge", ""),
 		count(st.Links, "link", ""), took.Round(time.Millisecond), float64(st.Records)/took.Seconds(), float64(st.Bytes)/1e6/took.Seconds())
 	fmt.Fprintf(e.Stdout, "store %s: %s, %s (total weight %d)\n", *db, count(counts.Nodes, "node", ""), count(counts.Edges, "edge", ""), counts.Weight)
@@ -152,4 +152,13 @@ func printImportProgress(e *env, p ingest.Progress) {
 	fmt.Fprintf(e.Stderr, "import: %s %s %.0f%% (%d/%d) | records %d (import %.0f/s, %.1f MB/s) | pages %d | nodes +%d | links +%d (merged into edges at the end)\n",
 		p.File, state, pct, p.Offset, p.Size, f.Records, float64(p.Stats.Records)/secs, float64(p.Stats.Bytes)/1e6/secs,
 		f.Pages, f.NodesCreated, f.Links)
+}
+
+// unparsed says how many of the non-HTML answers had HTTP headers that do
+// not parse; "" for none.
+func unparsed(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d with headers that do not parse)", n)
 }

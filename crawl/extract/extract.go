@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -433,6 +434,20 @@ func (e *Extractor) meta(z source, info *Info, p *pageState, pageURL *url.URL) {
 		info.Robots.Add(string(content))
 		info.NoFollow = info.Robots.NoFollow
 	}
+}
+
+// ContentType is the type a response is read as: its Content-Type header
+// when that is a media type that parses, else the type its body sniffs as
+// (the WHATWG MIME Sniffing Standard's rules for a resource with no
+// supplied type, as net/http's DetectContentType applies them: HTML only
+// when the body starts, after white space, with one of HTML's tags).
+func ContentType(header string, body []byte) string {
+	if header != "" {
+		if _, _, err := mime.ParseMediaType(header); err == nil {
+			return header
+		}
+	}
+	return http.DetectContentType(body)
 }
 
 // IsHTML reports whether a Content-Type is (or may be) HTML: a missing one

@@ -20,11 +20,14 @@ type Script struct {
 	Pages map[string]Answer
 }
 
+// NoType as an Answer's Type sends no Content-Type header at all.
+const NoType = "none"
+
 // Answer is one scripted response.
 type Answer struct {
 	Status   int    // 0: 200
 	Location string // the Location header, sent when not ""
-	Type     string // Content-Type; "": text/html; charset=utf-8
+	Type     string // Content-Type; "": text/html; charset=utf-8; NoType: none sent
 	Body     string
 	// Header holds more headers (a Refresh, a Content-Encoding, ...).
 	Header map[string]string
@@ -92,6 +95,9 @@ func (a *Answer) write(rw http.ResponseWriter, r *http.Request, status int) {
 		ct = "text/html; charset=utf-8"
 	}
 	h.Set("Content-Type", ct)
+	if ct == NoType {
+		h["Content-Type"] = nil // net/http then sends none (it sniffs only a missing key)
+	}
 	h.Set("Server", "fakeweb")
 	if a.Location != "" {
 		// Set as given: a Location that is empty after trimming, relative,
