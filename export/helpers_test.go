@@ -193,13 +193,15 @@ func paStore(tb testing.TB, n int) *kv.Store {
 	return s
 }
 
-// saveLayout stores the layout of s's graph, as weaver layout does after a
+// saveLayout stores a layout of s's graph, as weaver layout does after a
 // crawl, so that each export of s reads it rather than laying the graph
-// out again (smallStore's exports lay theirs out).
+// out again (smallStore's exports lay theirs out). Its positions come from
+// 20 steps of ForceAtlas2: these tests read a layout, the layout package's
+// judge its quality.
 func saveLayout(tb testing.TB, s *kv.Store) {
 	tb.Helper()
 	err := s.Update(func(tx *kv.Tx) error {
-		st, err := layout.ComputeStored(context.Background(), tx, layout.Options{})
+		st, err := layout.ComputeStored(context.Background(), tx, layout.Options{Force: layout.ForceOptions{Iterations: 20}})
 		if err != nil {
 			return err
 		}
