@@ -92,7 +92,7 @@ type Reader struct {
 	// warn of once).
 	LooseEnds int
 
-		members *members // NextRaw's inflater, while the file is gzip members
+	members *members // NextRaw's inflater, while the file is gzip members
 	parsing bool     // NextRaw reads with Next
 }
 
