@@ -65,7 +65,7 @@ func sniffEncoding(doc []byte, contentType string) (encoding.Encoding, Encoding)
 		e, name, _ := charset.DetermineEncoding(doc, "")
 		return e, Encoding{Name: name, By: "bom"}
 	}
-	if i := indexFold(contentType, "charset"); i >= 0 {
+	if indexFold([]byte(contentType), "charset") >= 0 {
 		if _, params, err := mime.ParseMediaType(contentType); err == nil {
 			if label, ok := params["charset"]; ok {
 				if e, name := charset.Lookup(label); e != nil {
@@ -76,7 +76,7 @@ func sniffEncoding(doc []byte, contentType string) (encoding.Encoding, Encoding)
 	}
 	e, name, _ := charset.DetermineEncoding(doc, "")
 	head := doc[:min(len(doc), 1024)]
-	if indexFold(string(head), "charset") < 0 && !isASCII(doc) {
+	if indexFold(head, "charset") < 0 && !isASCII(doc) {
 		// The prescan found nothing: the encoding is a guess, which the
 		// first <meta> that declares one changes (the HTML parser's
 		// "change the encoding", which a browser does by reading the page
@@ -95,7 +95,7 @@ func sniffEncoding(doc []byte, contentType string) (encoding.Encoding, Encoding)
 // prescan.
 func laterMeta(doc []byte, from int) (encoding.Encoding, string) {
 	for from < len(doc) {
-		i := indexFold(string(doc[from:]), "<meta")
+		i := indexFold(doc[from:], "<meta")
 		if i < 0 {
 			return nil, ""
 		}
@@ -105,28 +105,28 @@ func laterMeta(doc []byte, from int) (encoding.Encoding, string) {
 		if tt := z.Next(); tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		var label, equiv, content string
+		var label, equiv, content []byte
 		for {
 			k, v, more := z.TagAttr()
 			switch string(k) {
 			case "charset":
-				label = string(v)
+				label = v
 			case "http-equiv":
-				equiv = string(v)
+				equiv = v
 			case "content":
-				content = string(v)
+				content = v
 			}
 			if !more {
 				break
 			}
 		}
-		if label == "" && strings.EqualFold(equiv, "content-type") {
+		if len(label) == 0 && equalFold(equiv, "content-type") {
 			label = charsetOfContent(content)
 		}
-		if label == "" {
+		if len(label) == 0 {
 			continue
 		}
-		e, name := charset.Lookup(label)
+		e, name := charset.Lookup(string(label))
 		switch {
 		case e == nil:
 			continue
@@ -141,29 +141,30 @@ func laterMeta(doc []byte, from int) (encoding.Encoding, string) {
 }
 
 // charsetOfContent is HTML's "extracting a character encoding from a meta
-// element": the value after "charset", "=" and spaces, quoted or not; ""
+// element": the value after "charset", "=" and spaces, quoted or not; nil
 // for none.
-func charsetOfContent(s string) string {
+func charsetOfContent(s []byte) []byte {
+	const spaces = " \t\n\f\r"
 	for {
 		i := indexFold(s, "charset")
 		if i < 0 {
-			return ""
+			return nil
 		}
-		s = strings.TrimLeft(s[i+len("charset"):], " \t\n\f\r")
-		if s == "" || s[0] != '=' {
+		s = bytes.TrimLeft(s[i+len("charset"):], spaces)
+		if len(s) == 0 || s[0] != '=' {
 			continue
 		}
-		s = strings.TrimLeft(s[1:], " \t\n\f\r")
-		if s == "" {
-			return ""
+		s = bytes.TrimLeft(s[1:], spaces)
+		if len(s) == 0 {
+			return nil
 		}
 		if q := s[0]; q == '"' || q == '\'' {
-			if j := strings.IndexByte(s[1:], q); j >= 0 {
+			if j := bytes.IndexByte(s[1:], q); j >= 0 {
 				return s[1 : 1+j]
 			}
-			return ""
+			return nil
 		}
-		if j := strings.IndexAny(s, " \t\n\f\r;"); j >= 0 {
+		if j := bytes.IndexAny(s, spaces+";"); j >= 0 {
 			return s[:j]
 		}
 		return s
@@ -210,10 +211,11 @@ func transformAppend(dst []byte, enc encoding.Encoding, doc []byte) ([]byte, err
 	}
 }
 
-// indexFold is strings.Index of an ASCII lower-case needle, ignoring case.
-func indexFold(s, needle string) int {
-	for i := 0; i+len(needle) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(needle)], needle) {
+// indexFold is bytes.Index of an ASCII lower-case needle, ignoring the
+// case of b's letters (equalFold), without a copy of b.
+func indexFold(b []byte, needle string) int {
+	for i := 0; i+len(needle) <= len(b); i++ {
+		if b[i]|0x20 == needle[0]|0x20 && equalFold(b[i:i+len(needle)], needle) {
 			return i
 		}
 	}

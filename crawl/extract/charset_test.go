@@ -120,3 +120,22 @@ func FuzzDecoded(f *testing.F) {
 		sameTokens(t, bytes.Clone(out))
 	})
 }
+
+// A page that declares nothing in its first 1,024 bytes is read in the
+// encoding of its first later <meta> that declares one (a charset, or an
+// http-equiv Content-Type with a charset), as a browser reads it again.
+func TestDecoded_LaterMeta(t *testing.T) {
+	pad := "<!-- " + strings.Repeat("x", 1100) + " -->"
+	var ex extract.Extractor
+	for _, c := range []struct{ meta, enc string }{
+		{`<meta charset="UTF-8">`, "utf-8"},
+		{`<META HTTP-EQUIV="Content-Type" CONTENT="text/html; Charset = 'koi8-r'">`, "koi8-r"},
+		{`<meta name="x"><meta http-equiv=content-type content="text/html">`, "windows-1252"},
+		{`<meta charset="utf-16">`, "utf-8"},
+	} {
+		doc := []byte(pad + c.meta + "<title>caf\xc3\xa9</title>")
+		if _, enc := ex.Decoded(doc, "text/html"); enc.Name != c.enc {
+			t.Errorf("%s: %s, want %s", c.meta, enc.Name, c.enc)
+		}
+	}
+}
