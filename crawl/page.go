@@ -227,7 +227,7 @@ func (c *Crawler) parse(w *parser, t *task) {
 	var refresh *url.URL
 	switch {
 	case t.status >= 300:
-	case extract.IsHTML(t.ctype):
+	case t.isHTML:
 		full := false
 		// An in-memory body has no read error to report.
 		var doc []byte

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/crawl/robots"
 	"github.com/weaver-crawler/weaver/graph"
 )
@@ -66,7 +65,7 @@ const maxRenderTries = 3
 // an HTML answer of its own host, with --render always, or auto and a
 // shell.
 func (c *Crawler) wantsRender(t *task) bool {
-	if c.renderer == nil || c.cfg.Render == RenderNever || t.p.body == nil || t.status >= 300 || !extract.IsHTML(t.ctype) {
+	if c.renderer == nil || c.cfg.Render == RenderNever || t.p.body == nil || t.status >= 300 || !t.isHTML {
 		return false
 	}
 	if h, err := graph.HostOf(t.p.final); err != nil || h != t.p.lease.Host {

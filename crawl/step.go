@@ -44,7 +44,8 @@ type task struct {
 
 	pageNo    int      // the page being fetched: 0 the home page, then 1, 2, ...
 	status    int      // the current page's answer
-	ctype     string   // its Content-Type
+	ctype     string   // its Content-Type (sniffed from the body when missing or unreadable)
+	isHTML    bool     // ctype is HTML's (extract.ContentType)
 	robotsTag []string // its X-Robots-Tag headers
 	// redirectTo: the page redirected to another host (a 3xx), where its
 	// crawl ends: the redirect is the page's one link, and that host's
@@ -148,7 +149,7 @@ func (c *Crawler) follow(t *task) bool {
 		p.pages-- // the page is counted once, at its last document's answer
 	}
 	t.stage, t.url, t.host, t.attempt, t.done, t.redirectTo, t.rendered, t.navigated = stagePage, to, p.lease.Host, 0, false, nil, nil, nil
-	t.netFault, t.status, t.ctype, t.robotsTag, t.refreshHeader = false, 0, "", nil, ""
+	t.netFault, t.status, t.ctype, t.isHTML, t.robotsTag, t.refreshHeader = false, 0, "", false, nil, ""
 	t.readyAt = c.gate.nextAt(t.host)
 	return true
 }
@@ -297,7 +298,7 @@ func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
 	if t.pageNo > 0 {
 		// A page after the home page failed: the host's crawl goes on.
 		t.p.pagesBad++
-		t.status, t.ctype = 0, ""
+		t.status, t.ctype, t.isHTML = 0, "", false
 		return
 	}
 	t.p.kind, t.p.err = kind, string(kind)+": "+err.Error()
@@ -479,7 +480,7 @@ func location(from, loc string) (*url.URL, string, error) {
 func (c *Crawler) leave(t *task, resp *response, loc *url.URL) {
 	p := t.p
 	t.done, t.redirectTo = true, loc
-	t.status, t.ctype = resp.status, ""
+	t.status, t.ctype, t.isHTML = resp.status, "", false
 	if t.pageNo > 0 {
 		p.pages++
 		return
@@ -541,13 +542,13 @@ func (c *Crawler) answered(t *task, resp *response) {
 		return
 	}
 	t.done = true
-	ctype := resp.contentType
+	ctype, isHTML := resp.contentType, false
 	if p.body != nil && resp.status < 300 {
 		// A type missing or unreadable is sniffed from the body, as a
 		// browser does and as the import does.
-		ctype = extract.ContentType(ctype, p.body.Bytes())
+		ctype, isHTML = extract.ContentType(ctype, p.body.Bytes())
 	}
-	t.status, t.ctype, t.robotsTag = resp.status, ctype, resp.robotsTag
+	t.status, t.ctype, t.isHTML, t.robotsTag = resp.status, ctype, isHTML, resp.robotsTag
 	t.refreshHeader = resp.refresh
 	if t.pageNo > 0 {
 		if resp.status >= 400 {

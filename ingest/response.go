@@ -73,12 +73,12 @@ func (im *parser) response(rec *raw) error {
 		return nil
 	}
 	data := im.body.Bytes()
-	ctype := extract.ContentType(h.Get("Content-Type"), data) // a type missing or unreadable is sniffed, as in a crawl
+	ctype, isHTML := extract.ContentType(h.Get("Content-Type"), data) // a type missing or unreadable is sniffed, as in a crawl
 	sum := sha256.Sum256(data)
 	p.crawled, p.path = true, pagePath(u)
 	p.ctype, p.server = ctype, h.Get("Server")
 	p.bytes, p.hash = int64(len(data)), hex.EncodeToString(sum[:])
-	if !extract.IsHTML(ctype) {
+	if !isHTML {
 		// Not a page: no link. A home page's answer is the host's crawl,
 		// as a crawl records it (its type, size and hash).
 		im.stats.NonHTML++

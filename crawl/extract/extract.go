@@ -436,18 +436,20 @@ func (e *Extractor) meta(z source, info *Info, p *pageState, pageURL *url.URL) {
 	}
 }
 
-// ContentType is the type a response is read as: its Content-Type header
+// ContentType is the type a response is read as, and whether that is HTML
+// (as IsHTML says), from one parse of the header: its Content-Type header
 // when that is a media type that parses, else the type its body sniffs as
 // (the WHATWG MIME Sniffing Standard's rules for a resource with no
 // supplied type, as net/http's DetectContentType applies them: HTML only
 // when the body starts, after white space, with one of HTML's tags).
-func ContentType(header string, body []byte) string {
+func ContentType(header string, body []byte) (ctype string, html bool) {
 	if header != "" {
-		if _, _, err := mime.ParseMediaType(header); err == nil {
-			return header
+		if mt, _, err := mime.ParseMediaType(header); err == nil {
+			return header, htmlType(mt)
 		}
 	}
-	return http.DetectContentType(body)
+	ctype = http.DetectContentType(body)
+	return ctype, strings.HasPrefix(ctype, "text/html")
 }
 
 // IsHTML reports whether a Content-Type is (or may be) HTML: a missing one
@@ -460,8 +462,11 @@ func IsHTML(ct string) bool {
 	if err != nil {
 		return strings.Contains(strings.ToLower(ct), "html")
 	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	return htmlType(mt)
 }
+
+// htmlType reports whether a parsed media type is HTML's.
+func htmlType(mt string) bool { return mt == "text/html" || mt == "application/xhtml+xml" }
 
 // source is what page reads a document's tokens from: x/net/html's
 // Tokenizer (tokenizer, the reference) or the scanner (PageBytes).

@@ -688,3 +688,25 @@ func TestPage_NoscriptWithScripting(t *testing.T) {
 		}
 	}
 }
+
+// ContentType reads the header once: its type and whether it is HTML, or,
+// with no header or one that does not parse, the body's sniffed type.
+func TestContentType(t *testing.T) {
+	for _, c := range []struct {
+		header, body, want string
+		html               bool
+	}{
+		{"text/html; charset=utf-8", "plain", "text/html; charset=utf-8", true},
+		{"application/xhtml+xml", "", "application/xhtml+xml", true},
+		{"image/png", "<html>", "image/png", false},
+		{"", "\n <html><a href=/>", "text/html; charset=utf-8", true},
+		{"", "plain <a href=/>", "text/plain; charset=utf-8", false},
+		{"text/html; charset", "<!DOCTYPE html>", "text/html; charset=utf-8", true},
+		{"text/html; charset", "hello", "text/plain; charset=utf-8", false},
+	} {
+		got, html := extract.ContentType(c.header, []byte(c.body))
+		if got != c.want || html != c.html || html != extract.IsHTML(got) {
+			t.Errorf("ContentType(%q, %q) = %q, %v; want %q, %v", c.header, c.body, got, html, c.want, c.html)
+		}
+	}
+}
