@@ -83,6 +83,7 @@ type Extractor struct {
 	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
 	anchor          textBuf // the text of the <a> being read, with AnchorText
 	href            []byte  // the href being cleaned
+	alt             []byte  // the href rewritten as the URL Standard reads it, when it must be (see standard)
 	scan            scanner // PageBytes's and LinksBytes's
 	decoded         []byte  // Decoded's page, when it is not UTF-8
 }

@@ -93,7 +93,11 @@ func (e *Extractor) resolveHref(href []byte, base *url.URL) (*url.URL, bool) {
 	if len(e.href) > MaxURLLen || !maybeHTTP(e.href) {
 		return nil, false
 	}
-	ref, err := url.Parse(string(e.href))
+	std, ok := e.standard(e.href, base.Scheme)
+	if !ok {
+		return nil, false
+	}
+	ref, err := url.Parse(string(std))
 	if err != nil {
 		return nil, false
 	}
@@ -150,7 +154,11 @@ func (e *Extractor) baseTag(z source, p *pageState, pageURL *url.URL) {
 	if len(e.href) > MaxURLLen {
 		return
 	}
-	ref, err := url.Parse(string(e.href))
+	std, ok := e.standard(e.href, pageURL.Scheme)
+	if !ok {
+		return
+	}
+	ref, err := url.Parse(string(std))
 	if err != nil {
 		return
 	}

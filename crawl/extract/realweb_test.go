@@ -23,7 +23,7 @@ var realweb = filepath.Join("..", "..", "..", "shared", "data", "realweb")
 // realPage is a row of realweb/pages.tsv.
 type realPage struct{ name, url, file string }
 
-func realPages(t *testing.T) []realPage {
+func realPages(t testing.TB) []realPage {
 	t.Helper()
 	f, err := os.Open(filepath.Join(realweb, "pages.tsv"))
 	if err != nil {
