@@ -15,7 +15,8 @@ import (
 // revisit schedule (frontier.Schedule); a claim moves the hosts that are
 // due into the frontier, in its own transaction, so a host is never
 // fetched before it is due, whatever stops the process. Its interval adapts to what each crawl
-// found, as Nutch's AdaptiveFetchSchedule does: unchanged doubles it (up
+// found, as Nutch's AdaptiveFetchSchedule does: unchanged (the same links
+// and reading of the page, see sameReading; or a 304) doubles it (up
 // to revisit_max_ms), changed halves it (not below half the first
 // interval nor the politeness delay).
 
@@ -89,7 +90,7 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 			// host before and its content differs.
 			changed = old.CrawlCount > 0 && old.ContentHash != n.ContentHash
 		default:
-			changed = old.ContentHash != n.ContentHash || !graph.SameLinks(prev.Links, cr.Links)
+			changed = !sameReading(old, n) || !graph.SameLinks(prev.Links, cr.Links)
 		}
 		cr.Changed = changed
 		var prevp *graph.Crawl
@@ -137,6 +138,18 @@ func (c *Crawler) record(tx *kv.Tx, old, n *graph.Node, p *page, links []graph.L
 		url = p.lease.URL // a seed's own path, not answered this time
 	}
 	return changed, frontier.Schedule(tx, n.ID, n.NextDue, url)
+}
+
+// sameReading reports whether a crawl of a host read its page as the
+// crawl before did (old): the same title, description, canonical, robots
+// directives and status. With the same out-links (the hosts and their
+// typed counts), the revisit is unchanged, whatever else its bytes do:
+// the real web's pages carry a CSRF token, a timestamp or an ad slot that
+// differ at every answer, and a graph that did not change should not be
+// fetched as if it had (issue 52).
+func sameReading(old, n *graph.Node) bool {
+	return old.Title == n.Title && old.Description == n.Description && old.Canonical == n.Canonical &&
+		old.RobotsDirectives == n.RobotsDirectives && old.HTTPStatus == n.HTTPStatus && old.RedirectTo == n.RedirectTo
 }
 
 // promoteDue queues, at their depth, up to limit hosts whose due time has

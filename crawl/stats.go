@@ -31,7 +31,7 @@ type stats struct {
 	renderFailures   atomic.Int64 // renders that failed (the raw HTML was used)
 	revisits         atomic.Int64 // answered crawls of hosts crawled before
 	notModified      atomic.Int64 // of them, answered 304
-	changed          atomic.Int64 // of them, that found the content or the out-links changed
+	changed          atomic.Int64 // of them, that found the page or its out-links changed (sameReading)
 	bytesSaved       atomic.Int64 // body bytes a 304 did not send (the last crawl's size)
 
 	mu     sync.Mutex // guards errors

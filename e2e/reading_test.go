@@ -212,3 +212,52 @@ func TestReading_ImportAsCrawl(t *testing.T) {
 		t.Errorf("node-warc-parseMe.warc (30 records for warcio): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestReading_NonceRevisits: a page whose bytes change at every answer
+// (a CSRF token, a timestamp) but whose links, title and description do
+// not is unchanged to a revisit: its interval grows as a page that never
+// changes does, and it is fetched as often, within one; a page whose
+// links change is fetched at the shortest interval, as before.
+func TestReading_NonceRevisits(t *testing.T) {
+	t.Parallel()
+	page := func(body string) fakeweb.Answer {
+		return fakeweb.Answer{Nonce: true, Body: `<title>T</title><meta name="description" content="D">` + body}
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"static.test": {Pages: map[string]fakeweb.Answer{"/": page(`<a href="http://a.test/">a</a> <a href="http://b.test/">b</a>`)}},
+		"nonce.test": {Pages: map[string]fakeweb.Answer{"/": page(`<input type=hidden name=csrf value="{nonce}">
+			<a href="http://a.test/?t={nonce}">a</a> <p>Served {nonce}</p> <a href="http://b.test/">b</a>`)}},
+		"links.test": {Pages: map[string]fakeweb.Answer{"/": page(`<a href="http://a.test/">a</a> <a href="http://n{nonce}.test/">new</a>`)}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "n.bolt")
+	args := append(crawlArgs(srv, db, "--max-depth", "0", "--revisit", "200ms", "--revisit-max", "3200ms", "--max-duration", "5s"),
+		"http://static.test/", "http://nonce.test/", "http://links.test/")
+	if r := weaver(t, dir, args...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	fetches := map[string]int{}
+	for _, q := range w.Requests() {
+		if q.Path == "/" {
+			fetches[q.Host]++
+		}
+	}
+	if d := fetches["nonce.test"] - fetches["static.test"]; d < -1 || d > 1 {
+		t.Errorf("fetches: nonce.test %d, static.test %d: a page changing in its nonce only is not unchanged", fetches["nonce.test"], fetches["static.test"])
+	}
+	if fetches["static.test"] < 3 || fetches["links.test"] < 3*fetches["static.test"] {
+		t.Errorf("fetches %v: the page whose links change is not revisited more often (or the static one not revisited)", fetches)
+	}
+	ns := nodes(t, db)
+	if n := ns["nonce.test"]; n.Changes != 0 || n.CrawlCount != fetches["nonce.test"] {
+		t.Errorf("nonce.test: %d changes in %d crawls (%d fetches): want none", n.Changes, n.CrawlCount, fetches["nonce.test"])
+	}
+	if n := ns["links.test"]; n.Changes < n.CrawlCount-2 {
+		t.Errorf("links.test: %d changes in %d crawls: its links changed every time", n.Changes, n.CrawlCount)
+	}
+	r := weaver(t, dir, "show", "--db", db, "nonce.test")
+	if r.code != 0 || !strings.Contains(r.stdout, "unchanged") {
+		t.Errorf("show nonce.test: exit %d, its crawls not unchanged:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -20,8 +20,10 @@ const (
 	AsOfAt = "at"
 	// AsOfPage: crawl_count, last_crawl and last_seen are the history's at
 	// At; the page's fields are those of its last crawl at or before At,
-	// since no later crawl changed the page or its links (fetch_ms,
-	// server and render_ms are those of its latest fetch of that page).
+	// since no later crawl changed the page or its links (a later
+	// unchanged crawl read the same title, description, canonical, robots
+	// and status; bytes, content_hash, the validators, fetch_ms, server
+	// and render_ms are those of its latest fetch of that page).
 	AsOfPage = "page"
 	// AsOfCrawls: crawl_count, last_crawl and last_seen are the
 	// history's at At; the page changed after At (or the host was not

@@ -64,7 +64,7 @@ type jsonNode struct {
 	// AsOf says, with Options.At, how far the attributes are those at
 	// that time (see AsOfAt).
 	AsOf string `json:"as_of,omitempty"`
-	// Changes counts the crawls that found the host's content or
+	// Changes counts the crawls that found the host's page (title, description, canonical, robots, status) or
 	// out-links changed (issue 27), LastChange is the last of them: the
 	// map page rings the hosts changed recently. Left out when none did.
 	Changes    int    `json:"changes,omitempty"`

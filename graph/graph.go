@@ -75,8 +75,9 @@ type Node struct {
 	// The revisit schedule (issue 27): NextDue is when the host is due
 	// again (zero without a revisit policy), IntervalMS the interval that
 	// gave it, adapted by each crawl; Changes counts the crawls that found
-	// the content or the out-links changed, LastChange the last of them;
-	// NotModified counts the crawls answered 304.
+	// the page (title, description, canonical, robots, status) or the
+	// out-links changed, LastChange the last of them; NotModified counts
+	// the crawls answered 304.
 	NextDue     time.Time `msgpack:"nd,omitempty"`
 	IntervalMS  int64     `msgpack:"iv,omitempty"`
 	Changes     int       `msgpack:"cg,omitempty"`

@@ -26,7 +26,7 @@ import (
 
 // Crawl flags.
 const (
-	crawlChanged     = 1 << 0 // the content or the out-links differ from the crawl before
+	crawlChanged     = 1 << 0 // the out-links or the page's title, description, canonical, robots or status differ from the crawl before
 	crawlNotModified = 1 << 1 // answered 304 Not Modified
 	crawlSame        = 1 << 2 // links as the crawl before: none stored
 )

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Script is a host whose answers are written out by hand (Config.Scripts),
@@ -19,6 +20,9 @@ type Script struct {
 	// answer gets 404.
 	Pages map[string]Answer
 }
+
+// nonces numbers the answers with a Nonce.
+var nonces atomic.Uint64
 
 // NoType as an Answer's Type sends no Content-Type header at all.
 const NoType = "none"
@@ -41,6 +45,9 @@ type Answer struct {
 	// CutAt, when positive, promises len(Body) bytes (Content-Length) but
 	// sends only the first CutAt of them, then closes the connection.
 	CutAt int
+	// Nonce makes every "{nonce}" of Body a value new to each request, as
+	// a page's CSRF token, timestamp or ad slot is.
+	Nonce bool
 }
 
 // answer picks the answer to r for path (with its query) from s.
@@ -115,14 +122,18 @@ func (a *Answer) write(rw http.ResponseWriter, r *http.Request, status int) {
 	for _, k := range keys {
 		h[http.CanonicalHeaderKey(k)] = []string{a.Header[k]}
 	}
-	if a.CutAt > 0 && a.CutAt < len(a.Body) {
-		cutBody(rw, r, status, a.Body, a.CutAt)
+	body := a.Body
+	if a.Nonce {
+		body = strings.ReplaceAll(body, "{nonce}", strconv.FormatUint(nonces.Add(1)*0x9e3779b97f4a7c15, 36))
+	}
+	if a.CutAt > 0 && a.CutAt < len(body) {
+		cutBody(rw, r, status, body, a.CutAt)
 		return
 	}
-	h.Set("Content-Length", strconv.Itoa(len(a.Body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	rw.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = rw.Write([]byte(a.Body))
+		_, _ = rw.Write([]byte(body))
 	}
 }
 
