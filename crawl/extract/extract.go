@@ -20,8 +20,12 @@ type Info struct {
 	Description string // content of the first non-empty <meta name=description>, else of og:description; at most MaxDescriptionRunes runes
 	Base        string // the URL links resolved against after the first <base href>, "" when there was none or it did not parse
 	Links       int    // how many links were passed to fn
-	NoFollow    bool   // a <meta name=robots> or name=weaver says "nofollow" or "none" (Robots.NoFollow)
-	Truncated   bool   // a token was longer than MaxBuf: the rest of the page was not read
+	Frames      int    // of them, how many were a <frame src> or an <iframe src> (Link.Frame)
+	// Frameset: the page is a frameset (it has a <frameset>): what it
+	// shows, and so its links, are in its frames.
+	Frameset  bool
+	NoFollow  bool // a <meta name=robots> or name=weaver says "nofollow" or "none" (Robots.NoFollow)
+	Truncated bool // a token was longer than MaxBuf: the rest of the page was not read
 	// Robots are the directives of the page's <meta name="robots"> and
 	// <meta name="weaver"> tags, all of them merged (X-Robots-Tag headers
 	// are the caller's: see RobotsTag and Directives.Merge).
@@ -41,6 +45,10 @@ type Info struct {
 type Link struct {
 	URL *url.URL // absolute http(s), without fragment; the callee may keep it
 	Rel Rel      // nofollow, ugc, sponsored: see Rel.Typed
+	// Frame: the link is a <frame src> (of a frameset) or an <iframe
+	// src>: the page shows the target inside itself rather than linking
+	// to it. It has no Text nor RelAttr.
+	Frame bool
 	// Text and RelAttr are set with Extractor.AnchorText only. Text is the
 	// link's text: the text of the <a> element, the alt text of the
 	// images in it, or an <area>'s alt, normalised as Info.Title is, at
@@ -246,6 +254,8 @@ func (r *pageRun) startTag(tt html.TokenType) bool {
 		return r.anchorStart(name, tt)
 	case equalLower(name, "a"), equalLower(name, "area"):
 		return r.link()
+	case r.p.svg == 0 && (equalLower(name, "iframe") || r.p.frameset && equalLower(name, "frame")):
+		return r.frame()
 	case r.pend.URL != nil && equalLower(name, "img"):
 		if alt, ok := attr(r.z, "alt"); ok {
 			r.e.anchor.write([]byte(" "))
@@ -279,6 +289,10 @@ func (r *pageRun) headTag(name []byte, tt html.TokenType) {
 		r.p.inTitle = !r.p.titleDone && r.p.svg == 0
 	case equalLower(name, "template"):
 		r.p.template++
+	case equalLower(name, "frameset"):
+		// A <frame> is a frame only in a frameset: a browser drops it
+		// anywhere else.
+		r.p.frameset = r.p.frameset || r.p.svg == 0
 	case equalLower(name, "svg"):
 		if tt == html.StartTagToken {
 			r.p.svg++
@@ -297,6 +311,28 @@ func (r *pageRun) link() bool {
 		return false
 	}
 	return r.lfn == nil || r.lfn(Link{URL: u, Rel: rel})
+}
+
+// frame reports a <frame src> or an <iframe src>. A link whose text is
+// being read ends there, so that links are reported in document order.
+func (r *pageRun) frame() bool {
+	src, ok := attr(r.z, "src")
+	if !ok {
+		return true
+	}
+	u, ok := r.e.resolveHref(src, r.p.base)
+	if !ok {
+		return true
+	}
+	if r.anchors && !r.e.flushAnchor(&r.pend, r.lfn) {
+		return false
+	}
+	r.info.Links++
+	r.info.Frames++
+	if r.fn != nil && !r.fn(u) {
+		return false
+	}
+	return r.lfn == nil || r.lfn(Link{URL: u, Frame: true})
 }
 
 // anchorStart takes an <a> or <area> whose text is wanted: an <area>'s is
@@ -352,6 +388,7 @@ func (r *pageRun) finish() Info {
 		r.e.flushAnchor(&r.pend, r.lfn) // the page ended inside the link
 	}
 	info := r.info
+	info.Frameset = r.p.frameset
 	info.Title = r.e.title.String()
 	info.Description = r.e.desc.String()
 	if info.Description == "" {
@@ -374,6 +411,7 @@ type pageState struct {
 	svg       int      // depth of <svg> elements, whose <title> is not the page's
 	rawText   bool     // the next text token is a script's or style's (AnchorText only)
 	refreshed bool     // a valid refresh declaration was read: later ones do not count
+	frameset  bool     // a <frameset> was read: its <frame>s are frames
 }
 
 // flushAnchor reports the pending link, if any, with the text read for

@@ -76,6 +76,8 @@ for path in json.load(sys.stdin):
                 base = c.get("href")
             if c.tag in (H + "a", H + "area") and c.get("href") is not None:
                 hrefs.append(c.get("href"))
+            if c.tag in (H + "iframe", H + "frame") and c.get("src") is not None:
+                hrefs.append(c.get("src"))
             walk(c)
     walk(doc)
     out.append({"base": base, "hrefs": hrefs})
@@ -122,7 +124,7 @@ func TestRealPages_LinksAsHTML5lib(t *testing.T) {
 		t.Fatalf("html5lib said %d pages (%v)", len(judged), err)
 	}
 	var ex extract.Extractor
-	total, same := 0, 0
+	total, same, links := 0, 0, 0
 	for i, p := range pages {
 		raw := tooltest.Gunzip(t, p.file)
 		u, err := url.Parse(p.url)
@@ -131,6 +133,7 @@ func TestRealPages_LinksAsHTML5lib(t *testing.T) {
 		}
 		doc, _ := ex.Decoded(raw, "text/html")
 		got := pageLinks(t, &ex, doc, u)
+		links += len(got)
 		var b strings.Builder
 		if judged[i].Base != nil {
 			b.WriteString(`<base href="` + html.EscapeString(*judged[i].Base) + `">`)
@@ -138,7 +141,7 @@ func TestRealPages_LinksAsHTML5lib(t *testing.T) {
 		for _, h := range judged[i].Hrefs {
 			b.WriteString(`<a href="` + html.EscapeString(h) + `"></a>`)
 		}
-		want := pageLinks(t, &ex, []byte(b.String()), u)
+		want := pageLinks(t, &ex, []byte(b.String()), u) // html5lib's hrefs, as <a>s: no frames
 		// An <a> left open is cloned by the tree builder into each block
 		// after it (the adoption agency algorithm: the same href again,
 		// right after itself); the page's author wrote one link there.
@@ -174,14 +177,19 @@ func TestRealPages_LinksAsHTML5lib(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d real pages: weaver's links are html5lib's", same, total)
+	t.Logf("%d of %d real pages: weaver's links are html5lib's (%d links, %d of them frames)", same, total, links, frames)
 }
+
+// frames counts the frames pageLinks read, for the log.
+var frames int
 
 func pageLinks(t *testing.T, ex *extract.Extractor, doc []byte, u *url.URL) []string {
 	t.Helper()
 	var links []string
-	if _, err := ex.PageBytes(doc, u, func(l *url.URL) bool { links = append(links, l.String()); return true }); err != nil {
+	info, err := ex.PageBytes(doc, u, func(l *url.URL) bool { links = append(links, l.String()); return true })
+	if err != nil {
 		t.Fatal(err)
 	}
+	frames += info.Frames
 	return links
 }
