@@ -20,7 +20,7 @@ type DiffOptions struct {
 }
 
 // EdgeChange is an edge that appeared (OldWeight 0), vanished (NewWeight
-// 0) or changed weight or link facts (nofollow, redirect).
+// 0) or changed weight or link facts (nofollow, redirect, frame).
 type EdgeChange struct {
 	From        string `json:"from"`
 	To          string `json:"to"`
@@ -31,6 +31,8 @@ type EdgeChange struct {
 	NewNofollow uint64 `json:"new_nofollow"`
 	OldRedirect uint64 `json:"old_redirect"`
 	NewRedirect uint64 `json:"new_redirect"`
+	OldFrame    uint64 `json:"old_frame"`
+	NewFrame    uint64 `json:"new_frame"`
 }
 
 // NodeChange is a host present in both stores whose status, title,
@@ -193,7 +195,7 @@ func diffHosts(ctx context.Context, otx, ntx *kv.Tx) (*Report, error) {
 				return err
 			}
 		}
-		if o.Weight == e.Weight && o.Nofollow == e.Nofollow && o.Redirect == e.Redirect {
+		if o.Weight == e.Weight && o.Nofollow == e.Nofollow && o.Redirect == e.Redirect && o.Frame == e.Frame {
 			return nil
 		}
 		from, to, err := hosts(ntx, e)
@@ -201,7 +203,8 @@ func diffHosts(ctx context.Context, otx, ntx *kv.Tx) (*Report, error) {
 			return err
 		}
 		c := EdgeChange{From: from, To: to, OldWeight: o.Weight, NewWeight: e.Weight, Delta: int64(e.Weight) - int64(o.Weight),
-			OldNofollow: o.Nofollow, NewNofollow: e.Nofollow, OldRedirect: o.Redirect, NewRedirect: e.Redirect}
+			OldNofollow: o.Nofollow, NewNofollow: e.Nofollow, OldRedirect: o.Redirect, NewRedirect: e.Redirect,
+			OldFrame: o.Frame, NewFrame: e.Frame}
 		if o.Weight == 0 {
 			r.EdgesAdded = append(r.EdgesAdded, c)
 		} else {

@@ -62,11 +62,12 @@ func addEdge(tx *kv.Tx, e *graph.Edge) error {
 	if err := graph.AddEdgeFacts(tx, e.From, e.To, e.Weight, e.Nofollow, e.Redirect, e.LastSeen); err != nil {
 		return err
 	}
-	merged := graph.Edge{From: e.From, To: e.To, Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect}
+	merged := graph.Edge{From: e.From, To: e.To, Weight: e.Weight, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Nofollow: e.Nofollow, Redirect: e.Redirect, Frame: e.Frame}
 	if ok {
 		merged.Weight += old.Weight
 		merged.Nofollow += old.Nofollow
 		merged.Redirect += old.Redirect
+		merged.Frame += old.Frame
 		merged.FirstSeen = earliest(old.FirstSeen, e.FirstSeen)
 		merged.LastSeen = latest(old.LastSeen, e.LastSeen)
 	}

@@ -204,12 +204,12 @@ func (c *Crawler) commitTargets(tx *kv.Tx, p *page, depth, chain int, now time.T
 		if dst.ID == id {
 			continue // never a self-loop
 		}
-		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
+		adds = append(adds, graph.EdgeAdd{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect, Frame: t.frame})
 		if err := graph.AddAnchors(tx, id, dst.ID, t.anchors, c.cfg.AnchorsPerEdge); err != nil {
 			return nil, err
 		}
 		if p.fetched {
-			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect})
+			links = append(links, graph.Link{To: dst.ID, Weight: t.weight, Nofollow: t.nofollow, Redirect: t.redirect, Frame: t.frame})
 		}
 		var fw bool
 		if !c.owns(t.host) {
@@ -260,7 +260,7 @@ func (c *Crawler) lastTargets(tx *kv.Tx, p *page) error {
 			return err
 		}
 		if ok {
-			p.targets = append(p.targets, target{host: dst.Host, scheme: dst.Scheme, weight: l.Weight, nofollow: l.Nofollow, redirect: l.Redirect})
+			p.targets = append(p.targets, target{host: dst.Host, scheme: dst.Scheme, weight: l.Weight, nofollow: l.Nofollow, redirect: l.Redirect, frame: l.Frame})
 		}
 	}
 	return nil

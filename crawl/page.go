@@ -198,6 +198,9 @@ func (c *Crawler) parse(w *parser, t *task) {
 	nAnchors := c.cfg.AnchorsPerEdge
 	clear(w.anchors)
 	gen := t.pageNo + 1
+	if t.frameGen > 0 {
+		gen = t.frameGen // a frame's links are its page's
+	}
 	if t.redirectTo != nil {
 		// A redirect to another host: the page's one link.
 		w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
@@ -222,9 +225,10 @@ func (c *Crawler) parse(w *parser, t *task) {
 	}
 	w.sel.reset(p.lease.Host, c.cfg.MaxOutboundLinks, c.exclude)
 	more := c.cfg.PagesPerHost > 1
-	var inner []*url.URL
+	var inner, frames []*url.URL
 	robots := extract.RobotsTag(t.robotsTag, "weaver")
 	var refresh *url.URL
+	framesetPage := false
 	switch {
 	case t.status >= 300:
 	case t.isHTML:
@@ -246,18 +250,26 @@ func (c *Crawler) parse(w *parser, t *task) {
 			if nAnchors > 0 {
 				w.noteAnchor(l, p.lease.Host, pageURL, nAnchors)
 			}
-			if more && len(inner) < maxInnerLinks {
+			wantInner := more && len(inner) < maxInnerLinks
+			wantFrame := l.Frame && gen == 1 && len(frames) < maxFrames // a frame of the home page (or of its frames)
+			if wantInner || wantFrame {
 				if h, err := graph.HostOf(l.URL); err == nil && h == p.lease.Host {
-					inner = append(inner, l.URL)
+					if wantFrame {
+						frames = append(frames, l.URL)
+					}
+					if wantInner {
+						inner = append(inner, l.URL)
+					}
 				}
 			}
 			if !full {
-				full = !w.sel.addLink(l.URL, l.Rel.Typed())
+				full = !w.sel.addLink(l.URL, l.Rel.Typed(), l.Frame)
 			}
 			return more || !full // the host's own links are wanted to the end
 		})
 		robots = info.Robots.Merge(robots)
 		refresh = info.Refresh
+		framesetPage = info.Frameset
 		if t.refreshHeader != "" {
 			// A Refresh header comes before the document's own.
 			refresh = w.ex.Refresh([]byte(t.refreshHeader), p.final, p.final)
@@ -297,6 +309,13 @@ func (c *Crawler) parse(w *parser, t *task) {
 		return
 	}
 	p.addTargets(w.sel.picked(), gen, w.anchors, nAnchors)
+	if framesetPage {
+		// A frameset's content is in its frames: those of the host are
+		// fetched as part of the page, their links the page's.
+		for _, u := range frames {
+			t.queueFrame(u)
+		}
+	}
 	for _, u := range inner {
 		t.queuePage(u)
 	}
@@ -326,6 +345,10 @@ func (p *page) addTargets(picked []pick.Target, gen int, anchors map[string][]gr
 			// The page counted already, but not every link of it is typed.
 			tg.typed = false
 			tg.nofollow--
+		}
+		if t.Frame && tg.framePage != gen {
+			tg.framePage = gen
+			tg.frame++
 		}
 		tg.addAnchors(anchors[t.Host], n)
 	}

@@ -18,6 +18,7 @@ type target struct {
 	weight   uint64 // pages of the source host linking to it
 	nofollow uint64 // of them, pages whose links to it were all rel nofollow, ugc or sponsored
 	redirect uint64 // of them, pages that redirected to it
+	frame    uint64 // of them, pages that showed it in a frame
 	// anchors are example links to it from the host's pages, with
 	// anchors_per_edge (graph.Anchor).
 	anchors []graph.Anchor
@@ -27,8 +28,8 @@ type target struct {
 	// page and redirectPage are the last page of the source (numbered from
 	// 1) that counted it and that redirected to it; typed, whether that
 	// page's links to it were all typed so far.
-	page, redirectPage int
-	typed              bool
+	page, redirectPage, framePage int
+	typed                         bool
 	// home: the home page redirected to it, so that a seed's redirect
 	// target is a seed too (depth 0: the user named it).
 	home bool
@@ -52,8 +53,8 @@ type selector struct{ s pick.Selector }
 
 func (s *selector) reset(source string, max int, x *excluder) { s.s.Reset(source, max, x.x) }
 
-// addLink is add for a link whose rel is typed or not.
-func (s *selector) addLink(u *url.URL, typed bool) bool { return s.s.AddLink(u, typed) }
+// addLink is add for a link whose rel is typed or not, a frame or not.
+func (s *selector) addLink(u *url.URL, typed, frame bool) bool { return s.s.AddLink(u, typed, frame) }
 
 // picked are the targets picked since reset, in order.
 func (s *selector) picked() []pick.Target { return s.s.Picked() }

@@ -63,6 +63,10 @@ type task struct {
 	warcPrev      *WarcRef        // where the home page was recorded by the last crawl (--warc)
 	cond          validators      // the home page's validators from the last crawl: a conditional request
 	queue         []string        // the host's own pages found so far and not yet fetched, in order
+	frames        []string        // the home page's frames of the host (a frameset's), not yet fetched
+	framesTaken   int             // frames queued in this lease, at most maxFrames
+	framesDone    int             // of the pages fetched (pageNo), the frames: not pages_per_host's
+	frameGen      int             // the current document is a frame of page frameGen (0: it is not)
 	seen          map[string]bool // pages queued or fetched (URL without fragment)
 	rules         *robots.Rules   // kept for the pages after the home page
 
@@ -85,46 +89,105 @@ func newTask(l frontier.Lease, worker int) *task {
 	return &task{p: &page{lease: l, worker: worker}, url: l.URL, host: l.Host, readyAt: l.NotBefore, index: -1}
 }
 
-// queuePage adds one of the host's own links to its pages to fetch.
-func (t *task) queuePage(u *url.URL) {
+// pageKey is u as the host's pages are told apart: without fragment,
+// its host as the lease's (lower case, no default port).
+func (t *task) pageKey(u *url.URL) string {
 	v := *u
 	v.Fragment, v.RawFragment = "", ""
-	s := v.String()
+	v.Host = t.p.lease.Host
 	if t.seen == nil {
 		t.seen = map[string]bool{t.p.lease.URL: true}
 	}
+	return v.String()
+}
+
+// queuePage adds one of the host's own links to its pages to fetch.
+func (t *task) queuePage(u *url.URL) {
+	s := t.pageKey(u)
 	if !t.seen[s] {
 		t.seen[s] = true
 		t.queue = append(t.queue, s)
 	}
 }
 
-// nextPage makes the host's next page t's next step, after its parse:
-// while fewer than pages_per_host were tried, the next queued page that
-// robots.txt allows (a disallowed page is not fetched and does not
-// count), each taken from max_pages. It reports whether there is one.
+// maxFrames bounds the frames of a frameset home page fetched as part of
+// it: a frameset of 1,000 frames costs five fetches.
+const maxFrames = 5
+
+// queueFrame adds a frame of the host, of a frameset home page, to the
+// documents fetched as part of that page: at most maxFrames in a lease,
+// never the page itself or one already queued or fetched (a frame that
+// frames itself is fetched once).
+func (t *task) queueFrame(u *url.URL) {
+	if t.framesTaken >= maxFrames {
+		return
+	}
+	s := t.pageKey(u)
+	if !t.seen[s] && s != t.url {
+		t.seen[s] = true
+		t.frames = append(t.frames, s)
+		t.framesTaken++
+	}
+}
+
+// nextPage makes the host's next document t's next step, after its
+// parse: first the home page's frames (a frameset's, queueFrame), then
+// while fewer than pages_per_host pages were tried, the next queued page.
+// Only what robots.txt allows is asked (a disallowed page is not fetched
+// and does not count), each taken from max_pages: a frame counts there
+// as a fetch, and not toward pages_per_host. It reports whether there is
+// one.
 func (c *Crawler) nextPage(t *task) bool {
 	p := t.p
-	if c.cfg.PagesPerHost <= 1 || p.returned || !p.fetched || p.kind != "" || p.disallow || p.redirected {
+	if p.returned || !p.fetched || p.kind != "" || p.disallow || p.redirected {
 		return false
 	}
-	for t.pageNo+1 < c.cfg.PagesPerHost && len(t.queue) > 0 {
-		next := t.queue[0]
-		t.queue = t.queue[1:]
-		if t.rules != nil && !t.rules.Allowed(c.cfg.UserAgent, next) {
+	for len(t.frames) > 0 {
+		next := t.frames[0]
+		t.frames = t.frames[1:]
+		if !c.takePage(t, next) {
 			continue
 		}
-		if c.cfg.MaxPages > 0 && c.stats.claimed.Add(1) > int64(c.cfg.MaxPages) {
-			c.stats.claimed.Add(-1)
-			return false
+		t.framesDone++
+		c.startDocument(t, next, 1)
+		return true
+	}
+	t.frames = nil
+	for c.cfg.PagesPerHost > 1 && t.pageNo-t.framesDone+1 < c.cfg.PagesPerHost && len(t.queue) > 0 {
+		next := t.queue[0]
+		t.queue = t.queue[1:]
+		if !c.takePage(t, next) {
+			continue
 		}
-		t.pageNo++
-		t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.redirectTo, t.rendered = stagePage, next, p.lease.Host, 0, 0, false, nil, nil
-		t.netFault, t.refresh, t.refreshed, t.navigated = false, nil, nil, nil
-		t.readyAt = c.gate.nextAt(t.host)
+		c.startDocument(t, next, 0)
 		return true
 	}
 	return false
+}
+
+// takePage reports whether robots.txt allows the lease's page u and
+// max_pages has room for it, which it then takes. A full max_pages ends
+// the lease's documents.
+func (c *Crawler) takePage(t *task, u string) bool {
+	if t.rules != nil && !t.rules.Allowed(c.cfg.UserAgent, u) {
+		return false
+	}
+	if c.cfg.MaxPages > 0 && c.stats.claimed.Add(1) > int64(c.cfg.MaxPages) {
+		c.stats.claimed.Add(-1)
+		t.frames, t.queue = nil, nil
+		return false
+	}
+	return true
+}
+
+// startDocument makes u, a page of the lease's host (a frame of page
+// frameGen when frameGen > 0), t's next step.
+func (c *Crawler) startDocument(t *task, u string, frameGen int) {
+	t.pageNo++
+	t.frameGen = frameGen
+	t.stage, t.url, t.host, t.hops, t.attempt, t.done, t.redirectTo, t.rendered = stagePage, u, t.p.lease.Host, 0, 0, false, nil, nil
+	t.netFault, t.refresh, t.refreshed, t.navigated = false, nil, nil, nil
+	t.readyAt = c.gate.nextAt(t.host)
 }
 
 // follow makes the refresh of the page just parsed, to a page of the same

@@ -451,7 +451,7 @@ func TestThirdHour_Messages(t *testing.T) {
 		py := tooltest.Python(t, "networkx", py)
 		out, err := exec.Command(py, "-c", `import networkx as nx, sys
 g = nx.read_graphml(sys.argv[1])
-bad = [(u, v) for u, v, d in g.edges(data=True) if not {"weight", "nofollow", "redirect", "gone"} <= set(d)]
+bad = [(u, v) for u, v, d in g.edges(data=True) if not {"weight", "nofollow", "redirect", "frame", "gone"} <= set(d)]
 print(len(g.edges()), len(bad))`, gml).CombinedOutput()
 		if f := strings.Fields(string(out)); err != nil || len(f) != 2 || f[1] != "0" || f[0] == "0" {
 			t.Errorf("%s's networkx reading the GraphML: %v: %s (edges, edges lacking a fact)", py, err, out)

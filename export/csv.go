@@ -156,6 +156,7 @@ func csvEdgeColumns(hosts map[uint64]string) []column[graph.Edge] {
 		{"nofollow", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Nofollow) }},
 		{"redirect", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Redirect) }},
 		{"gone", colBool, func(v *view, e *graph.Edge) string { return strconv.FormatBool(v.gone(e)) }},
+		{"frame", colLong, func(_ *view, e *graph.Edge) string { return csvUint(e.Frame) }},
 	}
 }
 

@@ -106,7 +106,7 @@ func TestCSV_Columns(t *testing.T) {
 	if got := strings.Join(nodes[0], ","); got != wantNodeCols {
 		t.Errorf("nodes header\n got %s\nwant %s", got, wantNodeCols)
 	}
-	wantEdgeCols := "source,target,source_host,target_host,weight,first_seen,last_seen,nofollow,redirect,gone"
+	wantEdgeCols := "source,target,source_host,target_host,weight,first_seen,last_seen,nofollow,redirect,gone,frame"
 	if got := strings.Join(edges[0], ","); got != wantEdgeCols {
 		t.Errorf("edges header\n got %s\nwant %s", got, wantEdgeCols)
 	}

@@ -168,6 +168,7 @@ func (c *collapser) addLink(e *graph.Edge) {
 	de.Weight += e.Weight
 	de.Nofollow += e.Nofollow
 	de.Redirect += e.Redirect
+	de.Frame += e.Frame
 	if earlier(e.FirstSeen, de.FirstSeen) {
 		de.FirstSeen = e.FirstSeen
 	}

@@ -152,11 +152,15 @@ func appendDOTEdge(b []byte, v *view, plan *dotPlan, e *graph.Edge) []byte {
 	}
 	// Link facts, when any: a link only ever made with rel
 	// nofollow, ugc or sponsored is drawn dashed.
-	if e.Nofollow != 0 || e.Redirect != 0 {
+	if e.Nofollow != 0 || e.Redirect != 0 || e.Frame != 0 {
 		b = append(b, `, nofollow=`...)
 		b = strconv.AppendUint(b, e.Nofollow, 10)
 		b = append(b, `, redirect=`...)
 		b = strconv.AppendUint(b, e.Redirect, 10)
+		if e.Frame != 0 {
+			b = append(b, `, frame=`...)
+			b = strconv.AppendUint(b, e.Frame, 10)
+		}
 		if e.Nofollow == e.Weight && !v.gone(e) {
 			b = append(b, `, style=dashed`...)
 		}

@@ -172,7 +172,7 @@ func TestFacts_GraphML(t *testing.T) {
 	for _, want := range []string{
 		`<data key="mirror_of">www.cam.ac.uk</data>`, `<data key="robots">noindex,noarchive</data>`,
 		`<data key="canonical">https://www.cam.ac.uk/</data>`, `<data key="pages_fetched">2</data>`,
-		`<data key="weight">2</data><data key="nofollow">1</data><data key="redirect">1</data><data key="first_seen">`,
+		`<data key="weight">2</data><data key="nofollow">1</data><data key="redirect">1</data><data key="frame">0</data><data key="first_seen">`,
 	} {
 		if !bytes.Contains(doc, []byte(want)) {
 			t.Errorf("GraphML lacks %s", want)

@@ -123,7 +123,7 @@ func gexfSpan(b []byte, iv graph.Interval) []byte {
 // community and viz:position from the layout (unless Options.NoLayout),
 // viz:size by PageRank (unless Options.NoRanks); edges an id (0, 1, 2...
 // in (source, target) order), their weight, and first_seen, last_seen,
-// nofollow, redirect and gone. The graph is static; with
+// nofollow, redirect, gone and frame. The graph is static; with
 // Options.GEXFTimeline and a crawl history it is dynamic
 // (timeformat="dateTime"): nodes start when first seen and edges are
 // present in the intervals their sources' crawls linked them, so that

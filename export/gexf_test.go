@@ -340,7 +340,7 @@ func TestGEXF_NetworkXReadsEverything(t *testing.T) {
 				t.Errorf("edge %s→%s not in the JSON export", hosts[u], hosts[v])
 				continue
 			}
-			for _, k := range []string{"weight", "first_seen", "last_seen", "nofollow", "redirect", "gone"} {
+			for _, k := range []string{"weight", "first_seen", "last_seen", "nofollow", "redirect", "gone", "frame"} {
 				w := want[k]
 				if k == "gone" && w == nil { // JSON leaves out gone=false
 					w = false

@@ -37,6 +37,7 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
   <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
   <key id="redirect" for="edge" attr.name="redirect" attr.type="int"><default>0</default></key>
+  <key id="frame" for="edge" attr.name="frame" attr.type="int"><default>0</default></key>
   <key id="first_seen" for="edge" attr.name="first_seen" attr.type="string"/>
   <key id="last_seen" for="edge" attr.name="last_seen" attr.type="string"/>
   <key id="gone" for="edge" attr.name="gone" attr.type="boolean"><default>false</default></key>
@@ -81,7 +82,7 @@ var graphmlKeysNoRanks = func() string {
 // led), pagerank and harmonic
 // (doubles; the graph's harmonic_method says whether harmonic is exact;
 // Options.NoRanks leaves out all three and their keys), edges their
-// weight, nofollow and redirect, first_seen and last_seen (RFC 3339) and
+// weight, nofollow, redirect and frame, first_seen and last_seen (RFC 3339) and
 // gone (true for an edge its source's latest crawl no longer links), the
 // facts on every edge though their keys declare defaults, for readers
 // that do not apply them (networkx 2.8). With Options.At, nodes carry
@@ -210,6 +211,8 @@ func appendGraphMLEdge(b []byte, v *view, e *graph.Edge) []byte {
 	b = strconv.AppendUint(b, e.Nofollow, 10)
 	b = append(b, `</data><data key="redirect">`...)
 	b = strconv.AppendUint(b, e.Redirect, 10)
+	b = append(b, `</data><data key="frame">`...)
+	b = strconv.AppendUint(b, e.Frame, 10)
 	b = append(b, "</data>"...)
 	b = graphmlData(b, "", "first_seen", isoTime(e.FirstSeen))
 	b = graphmlData(b, "", "last_seen", isoTime(e.LastSeen))

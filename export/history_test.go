@@ -154,7 +154,7 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 
 	graphml := read(export.FormatGraphML)
 	if n := strings.Count(graphml, `<data key="gone">true</data>`); n != 1 ||
-		!strings.Contains(graphml, `<edge source="n`+id(b)+`" target="n`+id(c)+`"><data key="weight">1</data><data key="nofollow">0</data><data key="redirect">0</data><data key="first_seen">2025-01-16T10:01:30Z</data><data key="last_seen">2025-01-16T10:01:30Z</data><data key="gone">true</data></edge>`) {
+		!strings.Contains(graphml, `<edge source="n`+id(b)+`" target="n`+id(c)+`"><data key="weight">1</data><data key="nofollow">0</data><data key="redirect">0</data><data key="frame">0</data><data key="first_seen">2025-01-16T10:01:30Z</data><data key="last_seen">2025-01-16T10:01:30Z</data><data key="gone">true</data></edge>`) {
 		t.Errorf("graphml: %d gone edges\n%s", n, graphml)
 	}
 	dot := read(export.FormatDOT)
@@ -184,8 +184,8 @@ func TestHistory_GoneInEveryFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(strings.SplitN(string(csv), "\n", 2)[0], ",gone") || strings.Count(string(csv), ",true\n") != 1 ||
-		!strings.Contains(string(csv), ",b.test,c.test,1,2025-01-16T10:01:30Z,2025-01-16T10:01:30Z,0,0,true\n") {
+	if !strings.HasSuffix(strings.SplitN(string(csv), "\n", 2)[0], ",gone,frame") || strings.Count(string(csv), ",true,0\n") != 1 ||
+		!strings.Contains(string(csv), ",b.test,c.test,1,2025-01-16T10:01:30Z,2025-01-16T10:01:30Z,0,0,true,0\n") {
 		t.Errorf("csv:\n%s", csv)
 	}
 

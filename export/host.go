@@ -118,6 +118,7 @@ type HostLink struct {
 	Weight    uint64         `json:"weight"`
 	Nofollow  uint64         `json:"nofollow,omitempty"`
 	Redirect  uint64         `json:"redirect,omitempty"`
+	Frame     uint64         `json:"frame,omitempty"`
 	FirstSeen time.Time      `json:"first_seen"`
 	LastSeen  time.Time      `json:"last_seen"`
 	Anchors   []graph.Anchor `json:"anchors,omitempty"`
@@ -382,7 +383,7 @@ func linkList(tx *kv.Tx, all []HostLink, limit int, ends func(*HostLink) (uint64
 	for i := range all {
 		l := &all[i]
 		e := l.edge
-		l.Weight, l.Nofollow, l.Redirect, l.FirstSeen, l.LastSeen = e.Weight, e.Nofollow, e.Redirect, e.FirstSeen, e.LastSeen
+		l.Weight, l.Nofollow, l.Redirect, l.Frame, l.FirstSeen, l.LastSeen = e.Weight, e.Nofollow, e.Redirect, e.Frame, e.FirstSeen, e.LastSeen
 		n, ok, err := graph.Get(tx, l.ID)
 		if err != nil {
 			return list, err

@@ -79,9 +79,11 @@ type jsonEdge struct {
 	FirstSeen string `json:"first_seen,omitempty"`
 	LastSeen  string `json:"last_seen,omitempty"`
 	// Nofollow counts the pages that linked only with rel nofollow, ugc
-	// or sponsored; Redirect the redirects (both out of Weight).
+	// or sponsored; Redirect the redirects; Frame the pages that showed
+	// the target in a frame (<frame src>, <iframe src>), all out of Weight.
 	Nofollow uint64 `json:"nofollow"`
 	Redirect uint64 `json:"redirect"`
+	Frame    uint64 `json:"frame"`
 	// Gone is true for an edge its source's latest crawl no longer
 	// linked (issue 27); last_seen is then the last crawl that did.
 	Gone bool `json:"gone,omitempty"`
@@ -177,7 +179,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 			line, err := json.Marshal(jsonEdge{
 				Source: e.From, Target: e.To, Weight: e.Weight,
 				FirstSeen: isoTime(e.FirstSeen), LastSeen: isoTime(e.LastSeen),
-				Nofollow: e.Nofollow, Redirect: e.Redirect, Gone: v.gone(e),
+				Nofollow: e.Nofollow, Redirect: e.Redirect, Frame: e.Frame, Gone: v.gone(e),
 			})
 			if err != nil {
 				return err

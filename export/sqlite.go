@@ -21,7 +21,8 @@ import (
 // node_facts (node_id, canonical, robots, mirror_of: the node_id of the
 // mirror group's first host for a copy, else NULL, pages_fetched) and
 // edge_facts (edge_id, nofollow, redirect, first_seen, last_seen, gone:
-// 1 for an edge its source's latest crawl no longer links), a row per node
+// 1 for an edge its source's latest crawl no longer links, frame: the
+// pages that showed the target in a frame), a row per node
 // and per edge, with Options.At node_at (node_id, as_of: see AsOfAt), a meta table (weaver
 // version, export time, the store's creation time, the crawl's time range,
 // counts, filters and how harmonic centrality was computed) and an

@@ -20,7 +20,7 @@ const (
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
 	rankInsertColumns = "node_id, pagerank, harmonic"
 	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched, community, x, y, redirect_to, home"
-	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen, gone"
+	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen, gone, frame"
 	nodeAtColumns     = "node_id, as_of"
 )
 
@@ -275,7 +275,7 @@ func (w *rowWalker) edge(e *graph.Edge) error {
 	if w.v.gone(e) {
 		gone = 1
 	}
-	w.facts = append(w.facts, w.edgeID, int64(e.Nofollow), int64(e.Redirect), first, last, gone)
+	w.facts = append(w.facts, w.edgeID, int64(e.Nofollow), int64(e.Redirect), first, last, gone, int64(e.Frame))
 	if len(w.rows) == 6*edgesPerBatch {
 		if err := w.send(tableEdges, &w.rows); err != nil {
 			return err

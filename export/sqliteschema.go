@@ -86,7 +86,8 @@ const (
     redirect INTEGER NOT NULL DEFAULT 0,
     first_seen TIMESTAMP,
     last_seen TIMESTAMP,
-    gone INTEGER NOT NULL DEFAULT 0
+    gone INTEGER NOT NULL DEFAULT 0,
+    frame INTEGER NOT NULL DEFAULT 0
 )`
 	// nodeAtTable is written with Options.At: how far each node's
 	// attributes are those at that time (see AsOfAt).

@@ -125,6 +125,9 @@ type Edge struct {
 	// Redirect counts, out of Weight, the times From's page redirected to
 	// To instead of linking to it.
 	Redirect uint64
+	// Frame counts, out of Weight, the pages of From that showed To in a
+	// frame (a <frame src> or an <iframe src>).
+	Frame uint64
 }
 
 // EncodeMsgpack stores an edge as [weight, first seen, last seen] with
@@ -132,7 +135,8 @@ type Edge struct {
 // this is several times faster and smaller than the reflective form. An
 // edge with link facts (Nofollow, Redirect) appends them: [..., nofollow,
 // redirect]; the common edge without any keeps the three fields, so stores
-// written before facts existed read the same. Since schema 3 an edge seen
+// written before facts existed read the same; an edge with frames appends
+// those too: [..., nofollow, redirect, frame] (schema 4). Since schema 3 an edge seen
 // in one commit only (last seen = first seen, no facts: most edges of a
 // crawl) is [weight, first seen], 9 bytes less.
 func (e *Edge) EncodeMsgpack(enc *msgpack.Encoder) error {
@@ -144,6 +148,8 @@ func (e *Edge) EncodeMsgpack(enc *msgpack.Encoder) error {
 // edgeFields is how many fields e's stored form has: 2, 3 or 5.
 func edgeFields(e *Edge) int {
 	switch {
+	case e.Frame != 0:
+		return 6
 	case e.Nofollow != 0 || e.Redirect != 0:
 		return 5
 	case unixNano(e.LastSeen) == unixNano(e.FirstSeen):
@@ -158,8 +164,8 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 2 && n != 3 && n != 5 {
-		return fmt.Errorf("graph: edge record has %d fields, want 2, 3 or 5", n)
+	if n != 2 && n != 3 && n != 5 && n != 6 {
+		return fmt.Errorf("graph: edge record has %d fields, want 2, 3, 5 or 6", n)
 	}
 	if e.Weight, err = dec.DecodeUint64(); err != nil {
 		return err
@@ -175,8 +181,8 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 		}
 	}
 	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
-	e.Nofollow, e.Redirect = 0, 0
-	if n == 5 {
+	e.Nofollow, e.Redirect, e.Frame = 0, 0, 0
+	if n >= 5 {
 		if e.Nofollow, err = dec.DecodeUint64(); err != nil {
 			return err
 		}
@@ -184,12 +190,17 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 			return err
 		}
 	}
+	if n == 6 {
+		if e.Frame, err = dec.DecodeUint64(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// edgeMaxLen bounds appendEdge's output: a fixarray byte and five
+// edgeMaxLen bounds appendEdge's output: a fixarray byte and six
 // numbers of at most 9 bytes.
-const edgeMaxLen = 1 + 5*9
+const edgeMaxLen = 1 + 6*9
 
 // appendEdge appends the bytes EncodeMsgpack writes for e, without an
 // encoder: msgpack's compact unsigned form for the weight and facts, its
@@ -203,9 +214,12 @@ func appendEdge(b []byte, e *Edge) []byte {
 		return b
 	}
 	b = appendInt(b, unixNano(e.LastSeen))
-	if n == 5 {
+	if n >= 5 {
 		b = appendUint(b, e.Nofollow)
 		b = appendUint(b, e.Redirect)
+	}
+	if n == 6 {
+		b = appendUint(b, e.Frame)
 	}
 	return b
 }
@@ -260,7 +274,7 @@ func decodeEdge(v []byte, e *Edge) error {
 func parseEdge(v []byte, e *Edge) bool {
 	r := headReader{b: v, ok: true}
 	n := r.byte()
-	if n != 0x92 && n != 0x93 && n != 0x95 {
+	if n != 0x92 && n != 0x93 && n != 0x95 && n != 0x96 {
 		return false
 	}
 	w, first := r.uint(), r.int()
@@ -268,14 +282,17 @@ func parseEdge(v []byte, e *Edge) bool {
 	if n != 0x92 {
 		last = r.int()
 	}
-	var nofollow, redirect uint64
-	if n == 0x95 {
+	var nofollow, redirect, frame uint64
+	if n >= 0x95 {
 		nofollow, redirect = r.uint(), r.uint()
+	}
+	if n == 0x96 {
+		frame = r.uint()
 	}
 	if !r.ok || r.i != len(v) {
 		return false
 	}
-	e.Weight, e.Nofollow, e.Redirect = w, nofollow, redirect
+	e.Weight, e.Nofollow, e.Redirect, e.Frame = w, nofollow, redirect, frame
 	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
 	return true
 }

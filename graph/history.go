@@ -32,10 +32,11 @@ const (
 )
 
 // Link is one out-link of a crawl: the target and the pages of the crawl
-// that linked to it (with how many of them only by nofollow, and how many
-// redirected to it).
+// that linked to it (with how many of them only by nofollow, how many
+// redirected to it, and how many showed it in a frame).
 type Link struct {
 	To, Weight, Nofollow, Redirect uint64
+	Frame                          uint64
 }
 
 // Crawl is one crawl of a host in its history.
@@ -174,7 +175,8 @@ func Uncount(tx *kv.Tx, node uint64, c *Crawl) error {
 		e.Weight -= w
 		e.Nofollow -= min(l.Nofollow, e.Nofollow)
 		e.Redirect -= min(l.Redirect, e.Redirect)
-		e.Nofollow, e.Redirect = min(e.Nofollow, e.Weight), min(e.Redirect, e.Weight)
+		e.Frame -= min(l.Frame, e.Frame)
+		e.Nofollow, e.Redirect, e.Frame = min(e.Nofollow, e.Weight), min(e.Redirect, e.Weight), min(e.Frame, e.Weight)
 		if err := PutEdge(tx, &e); err != nil {
 			return err
 		}

@@ -33,8 +33,11 @@ import (
 //	open segment:   prev | base | time | records     (uvarint, uvarint, 8 B big-endian Unix ns)
 //	sealed segment: node | prev | base | time | records
 //	record:         uvarint(time since the record before << 3 | flags), then unless flags has
-//	                crawlSame: uvarint(link count), and per link as in schema 1 (target delta,
-//	                weight<<2 | nofollow?<<1 | redirect?, the counts when flagged)
+//	                crawlSame: uvarint(entry count), and per link as in schema 1 (target delta,
+//	                weight<<2 | nofollow?<<1 | redirect?, the counts when flagged),
+//	                then for a link with frames an entry (0, frame count): a target delta
+//	                of 0 after a link is no link (targets increase), so records written
+//	                before frames were counted read the same
 //
 // A segment's time is its first record's, whose time delta is 0; an open
 // segment without records (just sealed) holds the time of the node's last
@@ -187,18 +190,37 @@ func (s *segment) links(off int, decode bool) ([]Link, int, error) {
 	if decode {
 		out = make([]Link, 0, count)
 	}
-	var last uint64
-	for i := range count {
+	var last, lastWeight uint64
+	framed := true // the entry before is a link's frame count, or there is none
+	for range count {
 		d, n1 := binary.Uvarint(b[off:])
 		if n1 <= 0 {
 			return nil, 0, s.errBad("link at %d", off)
 		}
 		f, n2 := binary.Uvarint(b[off+n1:])
-		if n2 <= 0 || (d == 0 && i > 0) || last+d == 0 || last+d < last {
+		if n2 <= 0 {
+			return nil, 0, s.errBad("link at %d", off)
+		}
+		if d == 0 && !framed {
+			// The frame count of the link before.
+			if f == 0 || f > lastWeight {
+				return nil, 0, s.errBad("frame count at %d", off)
+			}
+			off += n1 + n2
+			if decode {
+				out[len(out)-1].Frame = f
+			}
+			framed = true
+			continue
+		}
+		if d == 0 || last+d < last { // targets increase, from 1
+
 			return nil, 0, s.errBad("link at %d", off)
 		}
 		off += n1 + n2
+		framed = false
 		l := Link{To: last + d, Weight: f >> 2}
+		lastWeight = l.Weight
 		last = l.To
 		if f&2 != 0 {
 			if l.Nofollow, n = binary.Uvarint(b[off:]); n <= 0 {
@@ -233,7 +255,13 @@ func appendRecord(b []byte, d time.Duration, c *Crawl, same bool) []byte {
 		return binary.AppendUvarint(b, uint64(d)<<3|flags|crawlSame)
 	}
 	b = binary.AppendUvarint(b, uint64(d)<<3|flags)
-	b = binary.AppendUvarint(b, uint64(len(c.Links)))
+	entries := len(c.Links)
+	for _, l := range c.Links {
+		if l.Frame != 0 {
+			entries++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(entries))
 	var last uint64
 	for _, l := range c.Links {
 		b = binary.AppendUvarint(b, l.To-last)
@@ -251,6 +279,9 @@ func appendRecord(b []byte, d time.Duration, c *Crawl, same bool) []byte {
 		}
 		if l.Redirect != 0 {
 			b = binary.AppendUvarint(b, l.Redirect)
+		}
+		if l.Frame != 0 {
+			b = binary.AppendUvarint(append(b, 0), l.Frame)
 		}
 	}
 	return b

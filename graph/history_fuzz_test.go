@@ -25,7 +25,7 @@ func FuzzHistorySegment(f *testing.F) {
 		var prev *graph.Crawl
 		for i := range 40 {
 			c := graph.Crawl{At: t0.Add(time.Duration(i) * time.Second), NotModified: i%5 == 1,
-				Links: []graph.Link{{To: 2, Weight: 1}, {To: 9, Weight: uint64(1 + i/10), Nofollow: 1, Redirect: 1}}}
+				Links: []graph.Link{{To: 2, Weight: 1, Frame: uint64(i % 2)}, {To: 9, Weight: uint64(1 + i/10), Nofollow: 1, Redirect: 1}}}
 			if err := graph.PutCrawl(tx, n.ID, c, prev); err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ func EdgesAt(tx *kv.Tx, t time.Time, fn func(e *Edge) error) error {
 			if !ok {
 				e = Edge{From: n.ID, To: l.To, FirstSeen: cr.At}
 			}
-			e.Weight, e.Nofollow, e.Redirect = l.Weight, l.Nofollow, l.Redirect
+			e.Weight, e.Nofollow, e.Redirect, e.Frame = l.Weight, l.Nofollow, l.Redirect, l.Frame
 			if e.LastSeen.After(t) || e.LastSeen.IsZero() {
 				e.LastSeen = cr.At
 			}

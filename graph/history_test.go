@@ -208,3 +208,51 @@ func TestHistory_Damaged(t *testing.T) {
 		}
 	}
 }
+
+// TestHistory_Frames: a crawl's frame counts (schema 4) are kept with its
+// links, read back with them, and tell a crawl from one whose links are
+// the same but not framed.
+func TestHistory_Frames(t *testing.T) {
+	s := storetest.MustOpen(t)
+	links := [][]graph.Link{
+		{{To: 2, Weight: 3, Frame: 2}, {To: 3, Weight: 1}, {To: 4, Weight: 2, Nofollow: 1, Redirect: 1, Frame: 1}},
+		{{To: 2, Weight: 3, Frame: 2}, {To: 3, Weight: 1}, {To: 4, Weight: 2, Nofollow: 1, Redirect: 1, Frame: 1}},
+		{{To: 2, Weight: 3}, {To: 3, Weight: 1}, {To: 4, Weight: 2, Nofollow: 1, Redirect: 1, Frame: 1}},
+	}
+	err := s.Update(func(tx *kv.Tx) error {
+		n, _, err := graph.Ensure(tx, "framed.test", "http", t0)
+		if err != nil {
+			return err
+		}
+		var prev *graph.Crawl
+		for i, ls := range links {
+			c := graph.Crawl{At: t0.Add(time.Duration(i+1) * time.Second), Links: ls}
+			if prev != nil {
+				c.Changed = !graph.SameLinks(prev.Links, c.Links)
+			}
+			if err := graph.PutCrawl(tx, n.ID, c, prev); err != nil {
+				return err
+			}
+			prev = &c
+		}
+		var got []graph.Crawl
+		if err := graph.ForEachCrawl(tx, n.ID, func(c *graph.Crawl) error { got = append(got, *c); return nil }); err != nil {
+			return err
+		}
+		if len(got) != 3 {
+			t.Fatalf("%d crawls read back, want 3", len(got))
+		}
+		for i, c := range got {
+			if !slices.Equal(c.Links, links[i]) {
+				t.Errorf("crawl %d: links %+v, want %+v", i, c.Links, links[i])
+			}
+			if want := i == 2; c.Changed != want {
+				t.Errorf("crawl %d: changed %v, want %v", i, c.Changed, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,7 +227,7 @@ func dumpHistory(tx *kv.Tx) (map[string]any, error) {
 	conv := func(c *graph.Crawl) crawl {
 		out := crawl{At: c.At.Format(time.RFC3339Nano), Changed: c.Changed, NotModified: c.NotModified, Links: []link{}}
 		for _, l := range c.Links {
-			out.Links = append(out.Links, link(l))
+			out.Links = append(out.Links, link{l.To, l.Weight, l.Nofollow, l.Redirect})
 		}
 		return out
 	}
@@ -283,8 +284,21 @@ func dumpHistory(tx *kv.Tx) (map[string]any, error) {
 	out["nodes"] = nodes
 	var edges []any
 	for _, d := range times[1:] {
-		var es []graph.Edge
-		if err := graph.EdgesAt(tx, t0.Add(d), func(e *graph.Edge) error { es = append(es, *e); return nil }); err != nil {
+		// The edge as schema 1's readers had it: a frame count, which
+		// schema 1 did not keep, must read as none.
+		type edge struct {
+			From, To, Weight    uint64
+			FirstSeen, LastSeen time.Time
+			Nofollow, Redirect  uint64
+		}
+		var es []edge
+		if err := graph.EdgesAt(tx, t0.Add(d), func(e *graph.Edge) error {
+			if e.Frame != 0 {
+				return fmt.Errorf("edge %d→%d: frame count %d in a schema 1 store", e.From, e.To, e.Frame)
+			}
+			es = append(es, edge{e.From, e.To, e.Weight, e.FirstSeen, e.LastSeen, e.Nofollow, e.Redirect})
+			return nil
+		}); err != nil {
 			return nil, err
 		}
 		edges = append(edges, es)

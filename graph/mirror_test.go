@@ -44,6 +44,17 @@ func TestEdgeCodec_Facts(t *testing.T) {
 	if err := kv.Decode(b, &back); err != nil || back.Weight != 5 || back.Nofollow != 2 || back.Redirect != 1 {
 		t.Errorf("decode facts: %+v, %v", back, err)
 	}
+	// Frames (schema 4): a sixth field, which the other forms read as none.
+	framed := graph.Edge{Weight: 5, FirstSeen: t0, LastSeen: t0, Frame: 3}
+	if b, err = kv.Encode(&framed); err != nil || b[0] != 0x96 {
+		t.Errorf("edge with frames: % x, %v, want the array header 96", b, err)
+	}
+	if err := kv.Decode(b, &back); err != nil || back.Weight != 5 || back.Frame != 3 || back.Nofollow != 0 {
+		t.Errorf("decode frames: %+v, %v", back, err)
+	}
+	if err := kv.Decode([]byte{0x95, 5, 0, 0, 2, 1}, &back); err != nil || back.Frame != 0 || back.Nofollow != 2 {
+		t.Errorf("a five-field edge after a framed one: %+v, %v", back, err)
+	}
 	if err := kv.Decode([]byte{0x94, 1, 0, 0, 0}, &back); err == nil {
 		t.Error("a four-field edge record decoded without error")
 	}

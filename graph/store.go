@@ -180,6 +180,7 @@ func AddEdgeFacts(tx *kv.Tx, from, to, w, nofollow, redirect uint64, now time.Ti
 // its link facts (see AddEdgeFacts).
 type EdgeAdd struct {
 	To, Weight, Nofollow, Redirect uint64
+	Frame                          uint64 // of Weight, pages that showed To in a frame (Edge.Frame)
 }
 
 // AddEdges is AddEdgeFacts for every edge of adds, all leaving from: a
@@ -193,8 +194,8 @@ func AddEdges(tx *kv.Tx, from uint64, adds []EdgeAdd, now time.Time) error {
 		return nil
 	}
 	for _, a := range adds {
-		if a.Nofollow > a.Weight || a.Redirect > a.Weight {
-			return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d", from, a.To, ErrBadFacts, a.Weight, a.Nofollow, a.Redirect)
+		if a.Nofollow > a.Weight || a.Redirect > a.Weight || a.Frame > a.Weight {
+			return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", from, a.To, ErrBadFacts, a.Weight, a.Nofollow, a.Redirect, a.Frame)
 		}
 	}
 	slices.SortFunc(adds, func(a, b EdgeAdd) int { return cmp.Compare(a.To, b.To) })
@@ -242,6 +243,7 @@ func AddEdges(tx *kv.Tx, from uint64, adds []EdgeAdd, now time.Time) error {
 		e.Weight += a.Weight
 		e.Nofollow += a.Nofollow
 		e.Redirect += a.Redirect
+		e.Frame += a.Frame
 		e.LastSeen = now
 		weight += a.Weight
 		start := len(buf)
@@ -267,6 +269,7 @@ func mergeAdds(adds []EdgeAdd) []EdgeAdd {
 			l.Weight += a.Weight
 			l.Nofollow += a.Nofollow
 			l.Redirect += a.Redirect
+			l.Frame += a.Frame
 			continue
 		}
 		out = append(out, a)
@@ -496,8 +499,8 @@ func Check(tx *kv.Tx) error {
 		if e.Weight == 0 {
 			add("edge %d→%d has weight 0", e.From, e.To)
 		}
-		if e.Nofollow > e.Weight || e.Redirect > e.Weight {
-			add("edge %d→%d: nofollow %d or redirect %d above its weight %d", e.From, e.To, e.Nofollow, e.Redirect, e.Weight)
+		if e.Nofollow > e.Weight || e.Redirect > e.Weight || e.Frame > e.Weight {
+			add("edge %d→%d: nofollow %d, redirect %d or frame %d above its weight %d", e.From, e.To, e.Nofollow, e.Redirect, e.Frame, e.Weight)
 		}
 		if e.From == e.To {
 			add("edge %d→%d is a self-loop", e.From, e.To)

@@ -125,6 +125,9 @@ func writeDiff(w io.Writer, r *archive.Report) {
 		if c.OldNofollow != c.NewNofollow || c.OldRedirect != c.NewRedirect {
 			fmt.Fprintf(w, "~ edge %s → %s  nofollow %d → %d, redirect %d → %d\n", c.From, c.To, c.OldNofollow, c.NewNofollow, c.OldRedirect, c.NewRedirect)
 		}
+		if c.OldFrame != c.NewFrame {
+			fmt.Fprintf(w, "~ edge %s → %s  frame %d → %d\n", c.From, c.To, c.OldFrame, c.NewFrame)
+		}
 	}
 	for _, c := range r.NodesChanged {
 		if c.OldStatus != c.NewStatus {

@@ -250,9 +250,9 @@ func printLinks(tw io.Writer, title, dir string, l *export.LinkList, limit int) 
 	// apart from the first.
 	var tb bytes.Buffer
 	t := tabwriter.NewWriter(&tb, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(t, "  #\t%s\tweight\tnofollow\tredirect\tstatus\n", dir)
+	fmt.Fprintf(t, "  #\t%s\tweight\tnofollow\tredirect\tframe\tstatus\n", dir)
 	for i, k := range l.Links {
-		fmt.Fprintf(t, "  %d\t%s\t%d\t%d\t%d\t%s\n", i+1, k.Host, k.Weight, k.Nofollow, k.Redirect, k.Status)
+		fmt.Fprintf(t, "  %d\t%s\t%d\t%d\t%d\t%d\t%s\n", i+1, k.Host, k.Weight, k.Nofollow, k.Redirect, k.Frame, k.Status)
 	}
 	t.Flush()
 	rows := strings.SplitAfter(tb.String(), "\n")

@@ -27,6 +27,7 @@ type Target struct {
 	Host   string
 	Scheme string
 	Typed  bool // every link to it read was rel nofollow, ugc or sponsored
+	Frame  bool // a link to it read was a frame (a <frame src> or an <iframe src>)
 }
 
 // Excluder decides whether a host is excluded. exclude_hosts usually
@@ -131,12 +132,12 @@ func (s *Selector) Reset(source string, max int, x *Excluder) {
 
 // Add considers one link; it returns false once max targets are picked,
 // so extraction can stop.
-func (s *Selector) Add(u *url.URL) bool { return s.AddLink(u, false) }
+func (s *Selector) Add(u *url.URL) bool { return s.AddLink(u, false, false) }
 
 // AddLink is Add for a link whose rel is typed (nofollow, ugc,
-// sponsored) or not: a picked host stays Typed while every link to it
-// read is.
-func (s *Selector) AddLink(u *url.URL, typed bool) bool {
+// sponsored) or not, and that is a frame or not: a picked host stays
+// Typed while every link to it read is, and is Frame once one is.
+func (s *Selector) AddLink(u *url.URL, typed, frame bool) bool {
 	host, err := graph.HostOf(u)
 	if err != nil || host == s.source {
 		return true
@@ -145,6 +146,9 @@ func (s *Selector) AddLink(u *url.URL, typed bool) bool {
 		if i >= 0 && !typed {
 			s.picked[i].Typed = false
 		}
+		if i >= 0 && frame {
+			s.picked[i].Frame = true
+		}
 		return true
 	}
 	if s.exclude.Excluded(host) {
@@ -152,7 +156,7 @@ func (s *Selector) AddLink(u *url.URL, typed bool) bool {
 		return true
 	}
 	s.seen[host] = len(s.picked)
-	s.picked = append(s.picked, Target{Host: host, Scheme: u.Scheme, Typed: typed})
+	s.picked = append(s.picked, Target{Host: host, Scheme: u.Scheme, Typed: typed, Frame: frame})
 	return s.max <= 0 || len(s.picked) < s.max
 }
 
