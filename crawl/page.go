@@ -237,8 +237,11 @@ func (c *Crawler) parse(w *parser, t *task) {
 		var doc []byte
 		if t.rendered != nil {
 			doc = t.rendered // the browser decoded it
+			w.ex.Query = nil
 		} else {
-			doc, _ = w.ex.Decoded(data, t.ctype) // UTF-8, as a browser reads the bytes
+			var enc extract.Encoding
+			doc, enc = w.ex.Decoded(data, t.ctype) // UTF-8, as a browser reads the bytes
+			w.ex.Query = enc.QueryEncoding()       // a link's query in the page's encoding
 		}
 		w.ex.AnchorText = nAnchors > 0
 		w.ex.Scripting = t.rendered != nil // a <noscript> is markup where no script ran

@@ -88,7 +88,8 @@ func (im *parser) response(rec *raw) error {
 		return nil
 	}
 	im.sel.Reset(host, im.opts.MaxOutboundLinks, im.exclude)
-	doc, _ := im.ex.Decoded(data, p.ctype)         // UTF-8, as the crawl reads the bytes
+	doc, enc := im.ex.Decoded(data, p.ctype) // UTF-8, as the crawl reads the bytes
+	im.ex.Query = enc.QueryEncoding()
 	info, _ := im.ex.PageBytes(doc, u, im.sel.Add) // in memory: the byte scanner, as the crawl reads a page
 	// The page's robots directives, as the crawl obeys them: noindex keeps
 	// its title and description out, nofollow its links (not a refresh,

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"golang.org/x/net/html"
+	"golang.org/x/text/encoding"
 )
 
 // Info is what Page learns about a page besides its links.
@@ -87,6 +88,10 @@ type Extractor struct {
 	// rendered, whose scripts ran). Without it, a <noscript> holds markup
 	// and its links count, as for a browser with scripting off.
 	Scripting bool
+	// Query is the encoding a link's query is percent-encoded in, as the
+	// URL Standard says: the page's (Encoding.QueryEncoding of what
+	// Decoded found); nil, UTF-8. It never changes a link's host.
+	Query encoding.Encoding
 
 	title, desc, og textBuf // Info.Title, Info.Description, og:description as they are read
 	anchor          textBuf // the text of the <a> being read, with AnchorText

@@ -105,6 +105,7 @@ func (e *Extractor) resolveHref(href []byte, base *url.URL) (*url.URL, bool) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
 		return nil, false
 	}
+	u.RawQuery = standardQuery(u.RawQuery, e.Query)
 	u.Fragment, u.RawFragment = "", ""
 	if tooLong(u) {
 		return nil, false

@@ -1,16 +1,19 @@
 package extract_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"html"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/crawl/extract"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // urlCase is one case of the WHATWG URL Standard's urltestdata.json.
@@ -171,4 +174,49 @@ func FuzzHref(f *testing.F) {
 			return true
 		})
 	})
+}
+
+// TestQuery_PageEncoding: a link's query is percent-encoded in the page's
+// encoding, as the URL Standard says (UTF-8 for UTF-8 and UTF-16 pages), a
+// character the encoding cannot hold as "&#N;" (escaped); Python's codecs
+// are the judge of the bytes.
+func TestQuery_PageEncoding(t *testing.T) {
+	py := tooltest.Python(t, "json, urllib.parse", "/usr/bin/python3", "python3")
+	const script = `import json, sys, urllib.parse
+cases = [("shift_jis", "日本語"), ("euc-jp", "日本語"), ("gb18030", "中文"), ("euc-kr", "한국어"),
+         ("windows-1251", "пример"), ("koi8-r", "пример"), ("iso-8859-2", "žluť"), ("windows-1252", "café"),
+         ("utf-8", "日本"), ("utf-16le", "日本")]
+out = []
+for enc, text in cases:
+    href = "/s?q=" + text + "&amp;e=&#26085;&amp;x='a b'"
+    page = ('<meta charset="%s"><a href="%s">x</a>' % (enc, href)).encode(enc)
+    if enc.startswith("utf-16"):
+        page = b"\xff\xfe" + page
+    qenc = "utf-8" if enc.startswith("utf-") else enc
+    pct = lambda bs: "".join(chr(b) if 0x20 < b < 0x7f and chr(b) not in "\"#<>'" else "%%%02X" % b for b in bs)
+    lacks = "日".encode(qenc, "xmlcharrefreplace")
+    e = pct(lacks) if lacks[:1] != b"&" else "%26%23" + lacks[2:-1].decode() + "%3B"
+    want = "q=" + pct(text.encode(qenc)) + "&e=" + e + "&x=%27a%20b%27"
+    out.append({"enc": enc, "page": page.hex(), "query": want})
+json.dump(out, sys.stdout)`
+	out, err := exec.Command(py, "-c", script).Output()
+	if err != nil {
+		t.Fatalf("python: %v", err)
+	}
+	var cases []struct{ Enc, Page, Query string }
+	if err := json.Unmarshal(out, &cases); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("http://page.test/")
+	var ex extract.Extractor
+	for _, c := range cases {
+		page, _ := hex.DecodeString(c.Page)
+		doc, enc := ex.Decoded(page, "text/html")
+		ex.Query = enc.QueryEncoding()
+		var got []string
+		ex.PageBytes(doc, base, func(l *url.URL) bool { got = append(got, l.RawQuery); return true })
+		if len(got) != 1 || got[0] != c.Query {
+			t.Errorf("%s (read as %s): query %q, want %q", c.Enc, enc.Name, got, c.Query)
+		}
+	}
 }

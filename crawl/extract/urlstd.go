@@ -2,7 +2,11 @@ package extract
 
 import (
 	"bytes"
+	"strconv"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // The URL Standard reads some hrefs of an http(s) page otherwise than
@@ -216,4 +220,103 @@ func unhex(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - 'a' + 10
+}
+
+// QueryEncoding is the encoding the URL Standard percent-encodes a link's
+// query in on a page of this encoding: the page's own, but UTF-8 for
+// UTF-8 and UTF-16 pages (nil).
+func (enc Encoding) QueryEncoding() encoding.Encoding {
+	switch enc.Name {
+	case "", "utf-8", "utf-16le", "utf-16be", "replacement":
+		return nil
+	}
+	e, err := htmlindex.Get(enc.Name) // strict: charset.Lookup's writes "&#N;" itself
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// standardQuery returns q percent-encoded as the URL Standard encodes a
+// special URL's query: C0 controls, space, '"', '#', '<', '>', '\” and
+// every byte of a non-ASCII character, the character encoded first in
+// enc (nil: UTF-8; a character enc cannot encode becomes "&#N;", the
+// Standard's HTML error mode). net/url keeps a query's bytes as written.
+// q is returned itself when it needs nothing.
+func standardQuery(q string, enc encoding.Encoding) string {
+	i := 0
+	for i < len(q) && !queryEscaped(q[i]) {
+		i++
+	}
+	if i == len(q) {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(q)+16)
+	b = append(b, q[:i]...)
+	for i < len(q) {
+		c := q[i]
+		if !queryEscaped(c) {
+			b = append(b, c)
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			i++
+			continue
+		}
+		// A run of non-ASCII text, encoded in enc.
+		j := i
+		for j < len(q) && q[j] >= utf8.RuneSelf {
+			j++
+		}
+		b = encodeQuery(b, q[i:j], enc)
+		i = j
+	}
+	return string(b)
+}
+
+// encodeQuery appends run, non-ASCII text of a query, encoded in enc
+// (nil: UTF-8) and percent-encoded as the Standard's "percent-encode
+// after encoding" does: each byte of the query percent-encode set
+// escaped, and a character enc cannot encode as "%26%23N%3B" (its "&#N;"
+// escaped).
+func encodeQuery(b []byte, run string, enc encoding.Encoding) []byte {
+	const hex = "0123456789ABCDEF"
+	escape := func(raw []byte) {
+		for _, c := range raw {
+			if queryEscaped(c) {
+				b = append(b, '%', hex[c>>4], hex[c&15])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	if enc == nil {
+		escape([]byte(run))
+		return b
+	}
+	if out, err := enc.NewEncoder().String(run); err == nil {
+		escape([]byte(out)) // the common case: the page's text is its encoding's
+		return b
+	}
+	// A character the encoding lacks (a page's &#N; entity): character by
+	// character, each encoded alone.
+	for _, r := range run {
+		out, err := enc.NewEncoder().String(string(r))
+		if err != nil {
+			b = strconv.AppendInt(append(b, "%26%23"...), int64(r), 10)
+			b = append(b, "%3B"...)
+			continue
+		}
+		escape([]byte(out))
+	}
+	return b
+}
+
+// queryEscaped reports whether the Standard percent-encodes byte c of a
+// special URL's query.
+func queryEscaped(c byte) bool {
+	return c <= ' ' || c >= 0x7f || c == '"' || c == '#' || c == '<' || c == '>' || c == '\''
 }
