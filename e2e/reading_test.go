@@ -261,3 +261,32 @@ func TestReading_NonceRevisits(t *testing.T) {
 		t.Errorf("show nonce.test: exit %d, its crawls not unchanged:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestReading_URLStandard: hrefs net/url reads otherwise than the URL
+// Standard (every browser) are the links a browser follows.
+func TestReading_URLStandard(t *testing.T) {
+	t.Parallel()
+	body := `<a href="https:theodi.test/nodes/leeds">odi</a> <a href="http:\\back.test\">back</a>
+		<a href="/\slash.test/x">slash</a> <a href="http://ex%41mple.test/">pct</a> <a href="http:///three.test">three</a>
+		<a href="http://a%2fb.test/">forbidden</a> <a href="http:same">relative</a>`
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"hrefs.test": {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "u.bolt")
+	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "0"), "http://hrefs.test/")...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var got []string
+	for e := range edges(t, db) {
+		got = append(got, e[1])
+	}
+	slices.Sort(got)
+	if want := "back.test example.test slash.test theodi.test three.test"; strings.Join(got, " ") != want {
+		t.Errorf("hrefs.test links %v, want %s", got, want)
+	}
+	if n := nodes(t, db)["theodi.test"]; n.Scheme != "https" {
+		t.Errorf("theodi.test: scheme %q, want https (https:theodi.test)", n.Scheme)
+	}
+}
