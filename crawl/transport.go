@@ -120,6 +120,7 @@ type dialer struct {
 
 	mu      sync.Mutex      // guards proxies
 	proxies map[string]bool // host:port of proxies the transport was told to use
+	tunnel  tunnels         // addresses this dialer tunnels through a proxy (proxyguard.go)
 }
 
 func newDialer(rules []ConnectTo, allowPrivate bool, timeout time.Duration, dns *resolver) *dialer {
@@ -167,6 +168,9 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		var plain net.Dialer
 		plain.Timeout = d.net.Timeout
 		return plain.DialContext(ctx, network, addr)
+	}
+	if p := d.tunnel.get(addr); p != nil {
+		return d.dialTunnel(ctx, network, addr, p)
 	}
 	if !d.allowPrivate && forbiddenHost(host) {
 		return nil, fmt.Errorf("%w: %s", ErrRefusedAddress, host)
@@ -278,11 +282,7 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		ForceAttemptHTTP2:      true,
 	}
 	if proxy != nil {
-		tr.Proxy = func(r *http.Request) (*url.URL, error) {
-			u, err := proxy(r.URL)
-			d.noteProxy(u)
-			return u, err
-		}
+		tr.Proxy = d.proxyFor(proxy)
 	}
 	return &http.Client{
 		Transport: tr,

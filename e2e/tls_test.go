@@ -188,7 +188,7 @@ func TestTLS_CAFile(t *testing.T) {
 }
 
 // dnsServer is a DNS server on 127.0.0.1 for the test: every name is
-// 127.0.0.1 (A, time to live ttl; AAAA: no address) but those under
+// 127.0.0.1 (A, time to live ttl; AAAA: no address), or the address setAddr gave it, but those under
 // .invalid, which do not exist. It counts the questions per name. It can stop answering
 // (setMode): dropping every question, as a dead resolver does, or
 // answering SERVFAIL; it counts the questions it did not answer.
@@ -197,7 +197,8 @@ type dnsServer struct {
 	ttl      uint32
 	mu       sync.Mutex
 	asks     map[string]int
-	mode     atomic.Int32 // dnsAnswer, dnsDrop or dnsServFail
+	addrs    map[string][4]byte // names answered with another address than 127.0.0.1 (setAddr)
+	mode     atomic.Int32       // dnsAnswer, dnsDrop or dnsServFail
 	unserved atomic.Int64 // questions dropped or answered SERVFAIL
 }
 
@@ -210,13 +211,20 @@ const (
 
 func (d *dnsServer) setMode(m int32) { d.mode.Store(m) }
 
+// setAddr makes the server answer name with the IPv4 address a.
+func (d *dnsServer) setAddr(name string, a [4]byte) {
+	d.mu.Lock()
+	d.addrs[name] = a
+	d.mu.Unlock()
+}
+
 func startDNS(t *testing.T, ttl uint32) *dnsServer {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &dnsServer{conn: pc, ttl: ttl, asks: map[string]int{}}
+	d := &dnsServer{conn: pc, ttl: ttl, asks: map[string]int{}, addrs: map[string][4]byte{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -234,7 +242,11 @@ func startDNS(t *testing.T, ttl uint32) *dnsServer {
 			name := strings.TrimSuffix(strings.ToLower(q.Name.String()), ".")
 			d.mu.Lock()
 			d.asks[name]++
+			a, ok := d.addrs[name]
 			d.mu.Unlock()
+			if !ok {
+				a = [4]byte{127, 0, 0, 1}
+			}
 			mode := d.mode.Load()
 			if mode != dnsAnswer {
 				d.unserved.Add(1)
@@ -251,7 +263,7 @@ func startDNS(t *testing.T, ttl uint32) *dnsServer {
 			case q.Type == dnsmessage.TypeA:
 				msg.Answers = []dnsmessage.Resource{{
 					Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: d.ttl},
-					Body:   &dnsmessage.AResource{A: [4]byte{127, 0, 0, 1}},
+					Body:   &dnsmessage.AResource{A: a},
 				}}
 			}
 			out, err := msg.Pack()

@@ -1,0 +1,191 @@
+package e2e_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/fakeweb"
+)
+
+// testProxy is a forward proxy on 127.0.0.1 that records what it is
+// asked: a plain request (absolute form) is passed to the fake web's
+// plain server, a CONNECT tunnelled to its TLS server, whatever the
+// request names, so that no test connects anywhere else.
+type testProxy struct {
+	ln         net.Listener
+	plain, tls string // the fake web's addresses
+	mu         sync.Mutex
+	asked      []string // "GET http://host/path" or "CONNECT host:port"
+}
+
+func startProxy(t *testing.T, plain, tlsAddr string) *testProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &testProxy{ln: ln, plain: plain, tls: tlsAddr}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return p
+}
+
+func (p *testProxy) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if req.Method == http.MethodConnect {
+			p.asked = append(p.asked, "CONNECT "+req.Host)
+		} else {
+			p.asked = append(p.asked, req.Method+" "+req.URL.String())
+		}
+		p.mu.Unlock()
+		if req.Method == http.MethodConnect {
+			up, err := net.Dial("tcp", p.tls)
+			if err != nil {
+				return
+			}
+			defer up.Close()
+			io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+			go io.Copy(up, br)
+			io.Copy(c, up)
+			return
+		}
+		up, err := net.Dial("tcp", p.plain)
+		if err != nil {
+			return
+		}
+		req.Close = true
+		if req.WriteProxy(up) == nil {
+			resp, err := http.ReadResponse(bufio.NewReader(up), req)
+			if err == nil {
+				resp.Close = true
+				resp.Write(c)
+				resp.Body.Close()
+			}
+		}
+		up.Close()
+		return
+	}
+}
+
+func (p *testProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.asked)
+}
+
+// TestProxy_PrivateNetworkGuard: through HTTP_PROXY and HTTPS_PROXY the
+// guard holds (issue 53): a name that resolves to a private or loopback
+// address, a literal one, and a redirect to one, are refused before the
+// proxy hears of them; a name that resolves to a public address goes to
+// the proxy (plain http) or through a tunnel CONNECT names by the address
+// weaver checked, SNI and Host keeping the name (https); a name that does
+// not resolve here goes to the proxy by name.
+func TestProxy_PrivateNetworkGuard(t *testing.T) {
+	t.Parallel()
+	page := func(body string) fakeweb.Script {
+		return fakeweb.Script{Pages: map[string]fakeweb.Answer{"/": {Body: body}}}
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"intranet.test":      page(`<title>secret wiki</title><a href="http://leak.test/">x</a>`),
+		"private-tls.test":   page(`<title>secret</title>`),
+		"public.test":        page(`<title>Public</title><a href="http://loop.test/">loop</a> <a href="http://jump.test/">jump</a>`),
+		"loop.test":          page(`<title>loopback</title>`),
+		"jump.test":          {Pages: map[string]fakeweb.Answer{"/": {Status: 301, Location: "http://10.9.9.9/admin"}}},
+		"unresolved.invalid": page(`<title>Resolved by the proxy</title>`),
+		"secure.test":        page(`<title>Secure</title>`),
+	}})
+	plain := startWeb(t, w)
+	tlsSrv, err := w.StartTLS("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tlsSrv.Close() })
+	ca, err := tlsSrv.WriteCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startProxy(t, plain.Addr(), tlsSrv.Addr())
+	dns := startDNS(t, 60)
+	dns.setAddr("intranet.test", [4]byte{10, 9, 9, 9})
+	dns.setAddr("private-tls.test", [4]byte{192, 168, 1, 1})
+	dns.setAddr("public.test", [4]byte{192, 0, 2, 1}) // TEST-NET-1: never dialled, the proxy answers
+	dns.setAddr("jump.test", [4]byte{192, 0, 2, 2})
+	dns.setAddr("secure.test", [4]byte{192, 0, 2, 3})
+	// loop.test: 127.0.0.1, the server's default.
+	dir := t.TempDir()
+	db := filepath.Join(dir, "p.bolt")
+	cmd := exec.Command(weaverBin, "crawl", "--db", db, "--metrics", db+".metrics", "--delay", "0", "--quiet",
+		"--retry-delay", "10ms", "--max-depth", "1", "--dns-server", dns.addr(), "--ca-file", ca,
+		"http://intranet.test/", "http://10.9.9.9/", "http://public.test/", "http://unresolved.invalid/",
+		"https://secure.test/", "https://private-tls.test/")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "HTTP_PROXY=http://"+proxy.ln.Addr().String(), "HTTPS_PROXY=http://"+proxy.ln.Addr().String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("crawl: %v\n%s", err, out)
+	}
+	asked := proxy.requests()
+	for _, q := range asked {
+		for _, bad := range []string{"intranet.test", "10.9.9.9", "loop.test", "private-tls.test", "192.168.1.1"} {
+			if strings.Contains(q, bad) {
+				t.Errorf("the proxy was asked %q: the guard let %s through", q, bad)
+			}
+		}
+	}
+	has := func(want string) bool { return slices.Contains(asked, want) }
+	if !has("CONNECT 192.0.2.3:443") || has("CONNECT secure.test:443") {
+		t.Errorf("proxy asked %q: want CONNECT by the address weaver checked (192.0.2.3:443), not by name", asked)
+	}
+	if !has("GET http://public.test/") || !has("GET http://unresolved.invalid/") {
+		t.Errorf("proxy asked %q: want the public name and the one that does not resolve here", asked)
+	}
+	ns := nodes(t, db)
+	for host, want := range map[string]graph.Status{
+		"intranet.test": graph.StatusRefused, "10.9.9.9": graph.StatusRefused, "loop.test": graph.StatusRefused,
+		"private-tls.test": graph.StatusRefused, "public.test": graph.StatusCrawled, "unresolved.invalid": graph.StatusCrawled,
+		"secure.test": graph.StatusCrawled, "jump.test": graph.StatusCrawled,
+	} {
+		if n := ns[host]; n.Status != want {
+			t.Errorf("%s: status %q (%s), want %q", host, n.Status, n.Error, want)
+		}
+	}
+	if n := ns["secure.test"]; n.Title != "Secure" {
+		t.Errorf("secure.test: title %q through the tunnel, want Secure (SNI and Host by name)", n.Title)
+	}
+	if n := ns["intranet.test"]; n.Title != "" {
+		t.Errorf("intranet.test: title %q stored", n.Title)
+	}
+	var tlsHosts []string
+	for _, q := range w.Requests() {
+		if q.TLS {
+			tlsHosts = append(tlsHosts, q.Host)
+		}
+	}
+	if !slices.Contains(tlsHosts, "secure.test") {
+		t.Errorf("the TLS server saw hosts %v, want secure.test (the name kept for Host and SNI)", tlsHosts)
+	}
+}
