@@ -199,7 +199,7 @@ type dnsServer struct {
 	asks     map[string]int
 	addrs    map[string][4]byte // names answered with another address than 127.0.0.1 (setAddr)
 	mode     atomic.Int32       // dnsAnswer, dnsDrop or dnsServFail
-	unserved atomic.Int64 // questions dropped or answered SERVFAIL
+	unserved atomic.Int64       // questions dropped or answered SERVFAIL
 }
 
 // The DNS server's modes.
