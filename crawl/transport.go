@@ -84,19 +84,6 @@ func (r ConnectTo) match(host, port string) bool {
 // link-local, multicast or unspecified address (unless allowed).
 var ErrRefusedAddress = errors.New("private or local address")
 
-// forbidden reports whether ip is not a public unicast address.
-func forbidden(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.Is4() {
-		b := ip.As4()
-		if b[0] == 0 || (b[0] == 100 && b[1]&0xc0 == 64) || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
-			return true // "this network", carrier-grade NAT, broadcast
-		}
-	}
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified()
-}
-
 // forbiddenHost reports whether host (as in a URL, maybe bracketed, no
 // port) is an IP literal that must not be fetched.
 func forbiddenHost(host string) bool {

@@ -132,9 +132,9 @@ func TestProxy_PrivateNetworkGuard(t *testing.T) {
 	dns := startDNS(t, 60)
 	dns.setAddr("intranet.test", [4]byte{10, 9, 9, 9})
 	dns.setAddr("private-tls.test", [4]byte{192, 168, 1, 1})
-	dns.setAddr("public.test", [4]byte{192, 0, 2, 1}) // TEST-NET-1: never dialled, the proxy answers
-	dns.setAddr("jump.test", [4]byte{192, 0, 2, 2})
-	dns.setAddr("secure.test", [4]byte{192, 0, 2, 3})
+	dns.setAddr("public.test", [4]byte{93, 184, 215, 1}) // a public address, never dialled: the proxy answers
+	dns.setAddr("jump.test", [4]byte{93, 184, 215, 2})
+	dns.setAddr("secure.test", [4]byte{93, 184, 215, 3})
 	// loop.test: 127.0.0.1, the server's default.
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.bolt")
@@ -157,8 +157,8 @@ func TestProxy_PrivateNetworkGuard(t *testing.T) {
 		}
 	}
 	has := func(want string) bool { return slices.Contains(asked, want) }
-	if !has("CONNECT 192.0.2.3:443") || has("CONNECT secure.test:443") {
-		t.Errorf("proxy asked %q: want CONNECT by the address weaver checked (192.0.2.3:443), not by name", asked)
+	if !has("CONNECT 93.184.215.3:443") || has("CONNECT secure.test:443") {
+		t.Errorf("proxy asked %q: want CONNECT by the address weaver checked (93.184.215.3:443), not by name", asked)
 	}
 	if !has("GET http://public.test/") || !has("GET http://unresolved.invalid/") {
 		t.Errorf("proxy asked %q: want the public name and the one that does not resolve here", asked)
