@@ -36,7 +36,9 @@ const (
 	KindRedirects ErrorKind = "redirects"
 	KindHTTP      ErrorKind = "http"     // 4xx/5xx answer
 	KindEncoding  ErrorKind = "encoding" // a body whose Content-Encoding does not decode
-	KindOther     ErrorKind = "other"
+	// KindHeadersTooLarge: the answer's headers passed maxHeaderBytes.
+	KindHeadersTooLarge ErrorKind = "headers_too_large"
+	KindOther           ErrorKind = "other"
 )
 
 // status maps a failure kind to the node status users filter on.
@@ -78,6 +80,8 @@ func classify(err error) ErrorKind {
 		return KindRedirects
 	case errors.Is(err, ErrContentEncoding):
 		return KindEncoding
+	case strings.Contains(err.Error(), "server response headers exceeded"):
+		return KindHeadersTooLarge // net/http's message, an error of no type
 	case classifyTLS(err) != "":
 		return classifyTLS(err)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():

@@ -217,6 +217,11 @@ func (d *dialer) dialName(ctx context.Context, nd *net.Dialer, network, host, po
 	return nil, first
 }
 
+// maxHeaderBytes bounds an answer's headers, as browsers do (Chromium
+// accepts 256 KiB): a site's 80 KB of Set-Cookie is an answer; more is
+// KindHeadersTooLarge.
+const maxHeaderBytes = 256 << 10
+
 // maxRedirects is the most redirects one fetch follows.
 const maxRedirects = 5
 
@@ -265,7 +270,7 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		TLSHandshakeTimeout:    cfg.timeout() * 9 / 10,
 		ResponseHeaderTimeout:  cfg.timeout(),
 		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 64 << 10,
+		MaxResponseHeaderBytes: maxHeaderBytes,
 		ForceAttemptHTTP2:      true,
 	}
 	if proxy != nil {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -187,5 +188,40 @@ func TestProxy_PrivateNetworkGuard(t *testing.T) {
 	}
 	if !slices.Contains(tlsHosts, "secure.test") {
 		t.Errorf("the TLS server saw hosts %v, want secure.test (the name kept for Host and SNI)", tlsHosts)
+	}
+}
+
+// TestHeaders_UpTo256KiB: an answer with 80 KB of Set-Cookie, as real
+// sites send, is crawled; one with 300 KB of headers fails the host with
+// the cause headers_too_large, in metrics.log and on its node.
+func TestHeaders_UpTo256KiB(t *testing.T) {
+	t.Parallel()
+	cookies := func(n int) map[string]string {
+		h := map[string]string{}
+		for i := range n {
+			h[fmt.Sprintf("X-Cookie-%d", i)] = strings.Repeat("c", 1000)
+		}
+		return h
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"cookies.test": {Pages: map[string]fakeweb.Answer{"/": {Header: cookies(80), Body: `<title>Cookies</title><a href="http://next.test/">n</a>`}}},
+		"huge.test":    {Pages: map[string]fakeweb.Answer{"/": {Header: cookies(300), Body: `<title>Huge</title>`}}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.bolt")
+	r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "0"), "http://cookies.test/", "http://huge.test/")...)
+	if r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ns := nodes(t, db)
+	if n := ns["cookies.test"]; n.Status != graph.StatusCrawled || n.Title != "Cookies" {
+		t.Errorf("cookies.test (80 KB of headers): %s %q (%s), want crawled", n.Status, n.Title, n.Error)
+	}
+	if n := ns["huge.test"]; n.Status != graph.StatusFetchError || !strings.HasPrefix(n.Error, "headers_too_large") {
+		t.Errorf("huge.test (300 KB of headers): %s, error %q, want fetch_error headers_too_large", n.Status, n.Error)
+	}
+	if m := metrics(t, db+".metrics"); m.ErrorsByType["headers_too_large"] != 1 {
+		t.Errorf("metrics.log errors_by_type %v, want headers_too_large 1", m.ErrorsByType)
 	}
 }

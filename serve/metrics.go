@@ -17,7 +17,7 @@ var (
 		crawl.KindDNS, crawl.KindTimeout, crawl.KindRefused, crawl.KindConnect, crawl.KindReset,
 		crawl.KindTLS, crawl.KindTLSExpired, crawl.KindTLSWrongName, crawl.KindTLSSelfSigned,
 		crawl.KindTLSUnknownCA, crawl.KindTLSCertificate, crawl.KindTLSTimeout,
-		crawl.KindRedirects, crawl.KindHTTP, crawl.KindEncoding, crawl.KindOther,
+		crawl.KindRedirects, crawl.KindHTTP, crawl.KindEncoding, crawl.KindHeadersTooLarge, crawl.KindOther,
 	}
 	workerStates = []string{crawl.WorkerIdle, crawl.WorkerRobots, crawl.WorkerFetching, crawl.WorkerStopped}
 )
