@@ -2,11 +2,14 @@ package crawl
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +19,10 @@ import (
 
 // DNS cache lifetimes: an answer is kept for its records' time to live
 // (the system resolver does not tell it: dnsDefaultTTL), within
-// [dnsMinTTL, dnsMaxTTL]; a failure is kept dnsFailTTL, so that a dead
-// name asked by robots.txt, the page and the browser costs one lookup and
-// a passing failure is asked again soon. A failure to get an answer (no
+// [dnsMinTTL, dnsMaxTTL]; a name that does not exist is kept dnsFailTTL,
+// so that a dead name asked by robots.txt, the page and the browser costs
+// one lookup; a timeout or SERVFAIL is the resolver's, retried as other
+// transient failures are, and not kept (dnsRetryTTL). A failure to get an answer (no
 // answer, SERVFAIL: not NXDOMAIN) is the resolver's, not the name's: it is
 // kept only until the resolver answers a question asked after it, so that
 // a crawl resumed after a resolver outage does not find its names failed.
@@ -27,6 +31,7 @@ const (
 	dnsMinTTL     = 5 * time.Second
 	dnsMaxTTL     = time.Hour
 	dnsFailTTL    = 30 * time.Second
+	dnsRetryTTL   = 0       // a timeout or SERVFAIL: lookups under way share it, a retry asks again
 	dnsMaxEntries = 100_000 // past this, expired entries are swept, then the oldest half dropped
 )
 
@@ -122,8 +127,12 @@ func (r *resolver) lookup(ctx context.Context, host string) ([]netip.Addr, error
 		addrs, ttl, err := r.resolve(lctx, host)
 		cancel()
 		var dnsErr *net.DNSError
-		if err != nil {
+		switch {
+		case err == nil:
+		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 			ttl = dnsFailTTL
+		default:
+			ttl = dnsRetryTTL // the resolver's failure: a retry asks again
 		}
 		r.mu.Lock()
 		if (err == nil || errors.As(err, &dnsErr) && dnsErr.IsNotFound) && !e.asked.Before(r.answered) {
@@ -211,6 +220,13 @@ func (r *resolver) query(ctx context.Context, host string, qt dnsmessage.Type) (
 		Header:    dnsmessage.Header{ID: id, RecursionDesired: true},
 		Questions: []dnsmessage.Question{{Name: name, Type: qt, Class: dnsmessage.ClassINET}},
 	}
+	// EDNS0 (RFC 6891): answers of up to 4,096 bytes over UDP, as the
+	// resolvers of today send them.
+	var opt dnsmessage.ResourceHeader
+	if err := opt.SetEDNS0(ednsSize, dnsmessage.RCodeSuccess, false); err != nil {
+		return nil, 0, fail(err.Error(), false)
+	}
+	msg.Additionals = []dnsmessage.Resource{{Header: opt, Body: &dnsmessage.OPTResource{}}}
 	q, err := msg.Pack()
 	if err != nil {
 		return nil, 0, fail(err.Error(), false)
@@ -226,7 +242,7 @@ func (r *resolver) query(ctx context.Context, host string, qt dnsmessage.Type) (
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	buf := make([]byte, 4096)
+	buf := make([]byte, ednsSize)
 	var resp dnsmessage.Message
 	// Up to three sends, two seconds each, within the context's deadline.
 	for try := 0; ; try++ {
@@ -246,6 +262,12 @@ func (r *resolver) query(ctx context.Context, host string, qt dnsmessage.Type) (
 			continue // not our answer: wait for it (counts as a try)
 		}
 		break
+	}
+	if resp.Truncated {
+		// Too long for UDP: the whole answer over TCP (RFC 7766).
+		if err := r.queryTCP(ctx, q, id, &resp); err != nil {
+			return nil, 0, fail(err.Error(), errors.Is(err, os.ErrDeadlineExceeded))
+		}
 	}
 	switch resp.RCode {
 	case dnsmessage.RCodeSuccess:
@@ -274,6 +296,44 @@ func (r *resolver) query(ctx context.Context, host string, qt dnsmessage.Type) (
 		ttl = min(ttl, time.Duration(a.Header.TTL)*time.Second)
 	}
 	return addrs, ttl, nil
+}
+
+// ednsSize is the UDP answer size weaver asks for (EDNS0) and reads.
+const ednsSize = 4096
+
+// queryTCP asks question q (of id) again over TCP, each message after its
+// two-byte length, and reads the answer into resp.
+func (r *resolver) queryTCP(ctx context.Context, q []byte, id uint16, resp *dnsmessage.Message) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", r.server)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) > 4*time.Second {
+		dl = time.Now().Add(4 * time.Second)
+	}
+	_ = conn.SetDeadline(dl)
+	out := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(q)), uint16(len(q)))
+	if _, err := conn.Write(append(out, q...)); err != nil {
+		return err
+	}
+	var n [2]byte
+	if _, err := io.ReadFull(conn, n[:]); err != nil {
+		return err
+	}
+	buf := make([]byte, binary.BigEndian.Uint16(n[:]))
+	if _, err := io.ReadFull(conn, buf); err != nil {
+		return err
+	}
+	if err := resp.Unpack(buf); err != nil {
+		return err
+	}
+	if resp.ID != id || !resp.Response {
+		return errors.New("the TCP answer is not the question's")
+	}
+	return nil
 }
 
 // CheckDNSServer returns the DNS server address s as host:port (port 53

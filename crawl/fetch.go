@@ -28,14 +28,19 @@ type ErrorKind string
 
 // The kinds of failure weaver tells apart.
 const (
-	KindDNS       ErrorKind = "dns"
-	KindTimeout   ErrorKind = "timeout"
-	KindRefused   ErrorKind = "refused" // private address
-	KindConnect   ErrorKind = "connect" // connection refused or unreachable
-	KindReset     ErrorKind = "reset"   // connection reset, closed before an answer, or body cut short
-	KindRedirects ErrorKind = "redirects"
-	KindHTTP      ErrorKind = "http"     // 4xx/5xx answer
-	KindEncoding  ErrorKind = "encoding" // a body whose Content-Encoding does not decode
+	KindDNS ErrorKind = "dns" // the name does not exist (NXDOMAIN), or no address to dial
+	// KindDNSTimeout and KindDNSServFail are the resolver's failures, not
+	// the name's: retried like other transient failures (issue 53, which
+	// overrides seed 000's "skip DNS failures immediately" for them).
+	KindDNSTimeout  ErrorKind = "dns_timeout"
+	KindDNSServFail ErrorKind = "dns_servfail"
+	KindTimeout     ErrorKind = "timeout"
+	KindRefused     ErrorKind = "refused" // private address
+	KindConnect     ErrorKind = "connect" // connection refused or unreachable
+	KindReset       ErrorKind = "reset"   // connection reset, closed before an answer, or body cut short
+	KindRedirects   ErrorKind = "redirects"
+	KindHTTP        ErrorKind = "http"     // 4xx/5xx answer
+	KindEncoding    ErrorKind = "encoding" // a body whose Content-Encoding does not decode
 	// KindHeadersTooLarge: the answer's headers passed maxHeaderBytes.
 	KindHeadersTooLarge ErrorKind = "headers_too_large"
 	KindOther           ErrorKind = "other"
@@ -44,7 +49,7 @@ const (
 // status maps a failure kind to the node status users filter on.
 func (k ErrorKind) status() graph.Status {
 	switch k {
-	case KindDNS:
+	case KindDNS, KindDNSTimeout, KindDNSServFail:
 		return graph.StatusDNSError
 	case KindTimeout, KindTLSTimeout:
 		return graph.StatusTimeout
@@ -59,7 +64,13 @@ func (k ErrorKind) status() graph.Status {
 // retryable reports whether another attempt may succeed: timeouts
 // (a TLS handshake's too), resets and server errors may pass; DNS
 // failures, refusals, certificates refused and 4xx will not.
-func (k ErrorKind) retryable() bool { return k == KindTimeout || k == KindTLSTimeout || k == KindReset }
+func (k ErrorKind) retryable() bool {
+	switch k {
+	case KindTimeout, KindTLSTimeout, KindReset, KindDNSTimeout, KindDNSServFail:
+		return true
+	}
+	return false
+}
 
 // classify names the kind of a transport error.
 func classify(err error) ErrorKind {
@@ -70,8 +81,13 @@ func classify(err error) ErrorKind {
 	case errors.Is(err, ErrRefusedAddress):
 		return KindRefused
 	case errors.As(err, &dnsErr):
-		if dnsErr.IsTimeout {
-			return KindTimeout
+		switch {
+		case dnsErr.IsNotFound:
+			return KindDNS
+		case dnsErr.IsTimeout:
+			return KindDNSTimeout
+		case dnsErr.IsTemporary: // SERVFAIL, REFUSED, "server misbehaving", no server to ask
+			return KindDNSServFail
 		}
 		return KindDNS
 	case errors.As(err, &addrErr):

@@ -382,7 +382,7 @@ func netFault(kind ErrorKind, err error) bool {
 	switch kind {
 	case KindConnect, KindReset, KindTimeout:
 		return true
-	case KindDNS:
+	case KindDNS, KindDNSTimeout, KindDNSServFail:
 		var dnsErr *net.DNSError
 		return errors.As(err, &dnsErr) && !dnsErr.IsNotFound
 	}

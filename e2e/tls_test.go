@@ -2,15 +2,10 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-
-	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
@@ -185,103 +180,6 @@ func TestTLS_CAFile(t *testing.T) {
 	}
 	want := map[[2]string]int{{"a.test", "b.test"}: 1, {"b.test", "c.test"}: 1, {"c.test", "a.test"}: 1} // one fetch of a host per crawl (issue 27)
 	storetest.SameGraph(t, edges(t, db), want)
-}
-
-// dnsServer is a DNS server on 127.0.0.1 for the test: every name is
-// 127.0.0.1 (A, time to live ttl; AAAA: no address), or the address setAddr gave it, but those under
-// .invalid, which do not exist. It counts the questions per name. It can stop answering
-// (setMode): dropping every question, as a dead resolver does, or
-// answering SERVFAIL; it counts the questions it did not answer.
-type dnsServer struct {
-	conn     net.PacketConn
-	ttl      uint32
-	mu       sync.Mutex
-	asks     map[string]int
-	addrs    map[string][4]byte // names answered with another address than 127.0.0.1 (setAddr)
-	mode     atomic.Int32       // dnsAnswer, dnsDrop or dnsServFail
-	unserved atomic.Int64       // questions dropped or answered SERVFAIL
-}
-
-// The DNS server's modes.
-const (
-	dnsAnswer int32 = iota
-	dnsDrop
-	dnsServFail
-)
-
-func (d *dnsServer) setMode(m int32) { d.mode.Store(m) }
-
-// setAddr makes the server answer name with the IPv4 address a.
-func (d *dnsServer) setAddr(name string, a [4]byte) {
-	d.mu.Lock()
-	d.addrs[name] = a
-	d.mu.Unlock()
-}
-
-func startDNS(t *testing.T, ttl uint32) *dnsServer {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &dnsServer{conn: pc, ttl: ttl, asks: map[string]int{}, addrs: map[string][4]byte{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var msg dnsmessage.Message
-			if msg.Unpack(buf[:n]) != nil || len(msg.Questions) != 1 {
-				continue
-			}
-			q := msg.Questions[0]
-			name := strings.TrimSuffix(strings.ToLower(q.Name.String()), ".")
-			d.mu.Lock()
-			d.asks[name]++
-			a, ok := d.addrs[name]
-			d.mu.Unlock()
-			if !ok {
-				a = [4]byte{127, 0, 0, 1}
-			}
-			mode := d.mode.Load()
-			if mode != dnsAnswer {
-				d.unserved.Add(1)
-			}
-			if mode == dnsDrop {
-				continue
-			}
-			msg.Response, msg.Authoritative = true, true
-			switch {
-			case mode == dnsServFail:
-				msg.RCode = dnsmessage.RCodeServerFailure
-			case strings.HasSuffix(name, ".invalid"):
-				msg.RCode = dnsmessage.RCodeNameError
-			case q.Type == dnsmessage.TypeA:
-				msg.Answers = []dnsmessage.Resource{{
-					Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: d.ttl},
-					Body:   &dnsmessage.AResource{A: a},
-				}}
-			}
-			out, err := msg.Pack()
-			if err == nil {
-				_, _ = pc.WriteTo(out, from)
-			}
-		}
-	}()
-	t.Cleanup(func() { pc.Close(); <-done })
-	return d
-}
-
-func (d *dnsServer) addr() string { return d.conn.LocalAddr().String() }
-
-func (d *dnsServer) count(name string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.asks[name]
 }
 
 // TestDNS_Cache: with --dns-server, each name is asked once for its A and

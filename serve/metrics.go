@@ -14,7 +14,7 @@ import (
 // then see it start).
 var (
 	errorKinds = []crawl.ErrorKind{
-		crawl.KindDNS, crawl.KindTimeout, crawl.KindRefused, crawl.KindConnect, crawl.KindReset,
+		crawl.KindDNS, crawl.KindDNSTimeout, crawl.KindDNSServFail, crawl.KindTimeout, crawl.KindRefused, crawl.KindConnect, crawl.KindReset,
 		crawl.KindTLS, crawl.KindTLSExpired, crawl.KindTLSWrongName, crawl.KindTLSSelfSigned,
 		crawl.KindTLSUnknownCA, crawl.KindTLSCertificate, crawl.KindTLSTimeout,
 		crawl.KindRedirects, crawl.KindHTTP, crawl.KindEncoding, crawl.KindHeadersTooLarge, crawl.KindOther,
