@@ -186,35 +186,122 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	return d.dialName(ctx, &d.net, network, host, port)
 }
 
-// dialName resolves host through the DNS cache and dials its addresses
-// with nd, in the answer's order, each once.
+// dialName resolves host through the DNS cache and connects to its
+// addresses with nd as RFC 8305 (Happy Eyeballs) does: interleaved by
+// family, the first address's family first.
 func (d *dialer) dialName(ctx context.Context, nd *net.Dialer, network, host, port string) (net.Conn, error) {
 	ips, err := d.dns.lookup(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	// The addresses in the answer's order, each tried once; the first
-	// error is the one reported (the likeliest address's).
-	var first error
-	for _, ip := range ips {
+	var addrs []string
+	for _, ip := range interleave(ips) {
 		if (network == "tcp4" && !ip.Unmap().Is4()) || (network == "tcp6" && ip.Unmap().Is4()) {
 			continue
 		}
-		conn, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
-		if err == nil {
-			return conn, nil
-		}
-		if first == nil {
-			first = err
-		}
-		if ctx.Err() != nil {
-			break
+		addrs = append(addrs, net.JoinHostPort(ip.Unmap().String(), port))
+	}
+	if len(addrs) == 0 {
+		return nil, &net.DNSError{Err: "no address for " + network, Name: host, IsNotFound: true}
+	}
+	return race(ctx, nd, network, addrs, attemptDelay)
+}
+
+// attemptDelay is RFC 8305's Connection Attempt Delay: a new attempt
+// starts when the one before has not connected in this time.
+const attemptDelay = 250 * time.Millisecond
+
+// interleave orders addresses by family in turn, the first address's
+// family first, each family in the order given (RFC 8305 §4).
+func interleave(ips []netip.Addr) []netip.Addr {
+	if len(ips) < 2 {
+		return ips
+	}
+	first := ips[0].Unmap().Is4()
+	var same, other []netip.Addr
+	for _, ip := range ips {
+		if ip.Unmap().Is4() == first {
+			same = append(same, ip)
+		} else {
+			other = append(other, ip)
 		}
 	}
-	if first == nil {
-		first = &net.DNSError{Err: "no address for " + network, Name: host, IsNotFound: true}
+	out := make([]netip.Addr, 0, len(ips))
+	for i := 0; i < len(same) || i < len(other); i++ {
+		if i < len(same) {
+			out = append(out, same[i])
+		}
+		if i < len(other) {
+			out = append(out, other[i])
+		}
 	}
-	return nil, first
+	return out
+}
+
+// race connects to addrs (host:port) as RFC 8305 §5 does: the first at
+// once, the next when the one before failed or has not connected within
+// delay; the first connection wins and the others are closed. A dead
+// address costs at most delay, not the request's timeout. Every attempt
+// goes through nd, and so through the guard's check of its address. It
+// returns the first address's error when none connects.
+func race(ctx context.Context, nd *net.Dialer, network string, addrs []string, delay time.Duration) (net.Conn, error) {
+	if len(addrs) == 1 {
+		return nd.DialContext(ctx, network, addrs[0])
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		conn net.Conn
+		err  error
+		i    int
+	}
+	results := make(chan result, len(addrs))
+	started, pending := 0, 0
+	start := func() {
+		i := started
+		started++
+		pending++
+		go func() {
+			c, err := nd.DialContext(ctx, network, addrs[i])
+			results <- result{c, err, i}
+		}()
+	}
+	errs := make([]error, len(addrs))
+	start()
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for pending > 0 {
+		select {
+		case r := <-results:
+			pending--
+			if r.err == nil {
+				go func(n int) { // the attempts still under way lose
+					for range n {
+						if l := <-results; l.conn != nil {
+							l.conn.Close()
+						}
+					}
+				}(pending)
+				return r.conn, nil
+			}
+			errs[r.i] = r.err
+			if started < len(addrs) && ctx.Err() == nil {
+				start() // a failed attempt starts the next at once
+				timer.Reset(delay)
+			}
+		case <-timer.C:
+			if started < len(addrs) {
+				start()
+				timer.Reset(delay)
+			}
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, ctx.Err()
 }
 
 // maxHeaderBytes bounds an answer's headers, as browsers do (Chromium
