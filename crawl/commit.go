@@ -153,6 +153,7 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 	n.Canonical, n.RobotsDirectives, n.PagesFetched = p.canonical, p.directives, p.pages
 	n.ETag, n.LastModified = p.etag, p.lastModified
 	n.RedirectTo = p.redirectTo
+	n.TLSProblem = p.tlsProblem
 	if p.warc != nil {
 		n.Warc = p.warc.Ref.String()
 	}

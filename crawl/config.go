@@ -37,6 +37,10 @@ type Config struct {
 	UserAgent            string
 	IgnoreRobots         bool
 	AllowPrivateNetworks bool
+	// Insecure accepts any certificate, TLS 1.0 and later and the legacy
+	// cipher suites (curl's --insecure), recording what a verifying
+	// client would have refused on the node (graph.Node.TLSProblem).
+	Insecure bool
 	MaxBodyBytes         int64
 	MaxPages             int // 0: no limit
 	ConnectTo            []string

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +58,8 @@ type Crawler struct {
 	cfg          Config
 	store        *kv.Store
 	client       *http.Client
-	probeClient  *http.Client // client's way without its idle connections (probe)
+	roots        *x509.CertPool // what the client trusts (nil: the system's roots), for --insecure's check
+	probeClient  *http.Client   // client's way without its idle connections (probe)
 	exclude      *excluder
 	scope        *regexp.Regexp // hosts that may be fetched; nil: all
 	gate         *gate
@@ -127,6 +129,9 @@ func New(cfg Config, store *kv.Store, opt Options) (*Crawler, error) {
 		return nil, &ConfigError{Source: "config", Key: "exclude_hosts", Msg: err.Error()}
 	}
 	c.client, c.exclude, c.archive = client, x, opt.Archive
+	if tr, ok := client.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
+		c.roots = tr.TLSClientConfig.RootCAs
+	}
 	c.probeClient = probeClient(client)
 	c.fatal = make(chan error, 1)
 	if cfg.Render != RenderNever && cfg.Render != "" {

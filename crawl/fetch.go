@@ -154,6 +154,7 @@ type response struct {
 	validators   validators
 	cacheControl string // robots.txt's Cache-Control, for its max-age
 	refresh      string // a Refresh header: a meta refresh of the answer's own
+	tlsProblem   string // with --insecure: what a verifying client refuses of the connection (tlsProblem)
 }
 
 // ask is one GET to make: its URL, its deadline, what a revisit sends and
@@ -231,6 +232,9 @@ func (c *Crawler) get(ctx context.Context, a ask, read func(io.Reader, *response
 		validators:   validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
 		cacheControl: resp.Header.Get("Cache-Control"),
 		refresh:      resp.Header.Get("Refresh"),
+	}
+	if c.cfg.Insecure && resp.TLS != nil {
+		r.tlsProblem = c.tlsProblem(resp.TLS, resp.Request.URL.Hostname())
 	}
 	var body io.Reader = io.LimitReader(decoded, c.cfg.MaxBodyBytes)
 	var kept *bytes.Buffer

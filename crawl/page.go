@@ -59,6 +59,7 @@ type page struct {
 	robotsCaptures []*Capture
 	redirected     bool   // the home page redirected to another host
 	redirectTo     string // where: the Location it named
+	tlsProblem     string // with --insecure: what the home page's connection would have been refused for
 	home           string // the URL that answered the first page, after the redirects within the host
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.

@@ -60,6 +60,8 @@ var Table = []Setting{
 		Flag: "exclude-host", Adds: true, Usage: "`REGEXP` of hosts to leave out, added to exclude_hosts; repeatable"},
 	{Key: "ignore_robots", Field: func(c *Config) any { return &c.IgnoreRobots }, Stored: true, Graph: true,
 		Flag: "ignore-robots", Usage: "do not fetch or obey robots.txt"},
+	{Key: "insecure", Field: func(c *Config) any { return &c.Insecure }, Stored: true,
+		Flag: "insecure", Usage: "accept any certificate, TLS 1.0 and later and legacy cipher suites (curl's --insecure); the certificate's problem is recorded on the node (tls_problem)"},
 	{Key: "allow_private_networks", Field: func(c *Config) any { return &c.AllowPrivateNetworks }, Stored: true,
 		Refused: "the operator decides it (weaver serve --allow-private-networks)",
 		Flag:    "allow-private-networks", Usage: "allow connections to loopback and private addresses"},

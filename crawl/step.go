@@ -365,6 +365,9 @@ func (c *Crawler) fail(t *task, kind ErrorKind, err error) {
 		return
 	}
 	t.p.kind, t.p.err = kind, string(kind)+": "+err.Error()
+	if kind.IsCertificate() || kind == KindTLS {
+		t.p.err += " (--insecure accepts it, recording the problem on the node)"
+	}
 	t.p.forGood = forGood(kind, err)
 	t.done = true
 }
@@ -627,6 +630,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 		}
 		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, ctype, resp.server
+		p.tlsProblem = resp.tlsProblem
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {
 			// Not modified: no body, no parse; the commit keeps the

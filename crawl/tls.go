@@ -147,3 +147,49 @@ func LoadCAFile(path string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// insecureTLS makes conf accept what --insecure accepts: any certificate
+// (checked after the answer, tlsProblem), TLS 1.0 and later, and the
+// legacy cipher suites (RSA key exchange, 3DES, RC4...) besides the
+// others.
+func insecureTLS(conf *tls.Config) {
+	conf.InsecureSkipVerify = true
+	conf.MinVersion = tls.VersionTLS10
+	conf.CipherSuites = nil
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		conf.CipherSuites = append(conf.CipherSuites, s.ID)
+	}
+}
+
+// kindTLSLegacy is the problem of a connection whose certificate is good
+// but whose TLS is below 1.2 or whose cipher suite is a legacy one.
+const kindTLSLegacy ErrorKind = "tls_legacy"
+
+// tlsProblem is what a verifying client would refuse of a connection
+// --insecure accepted, to host: the certificate's fault, as a refusal's
+// cause names it; else tls_legacy; else "".
+func (c *Crawler) tlsProblem(cs *tls.ConnectionState, host string) string {
+	if len(cs.PeerCertificates) == 0 {
+		return string(KindTLSCertificate)
+	}
+	inter := x509.NewCertPool()
+	for _, crt := range cs.PeerCertificates[1:] {
+		inter.AddCert(crt)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{DNSName: host, Roots: c.roots, Intermediates: inter})
+	if err != nil {
+		if k := classifyTLS(err); k.IsCertificate() {
+			return string(k)
+		}
+		return string(KindTLSCertificate)
+	}
+	if cs.Version < tls.VersionTLS12 {
+		return string(kindTLSLegacy)
+	}
+	for _, s := range tls.InsecureCipherSuites() {
+		if s.ID == cs.CipherSuite {
+			return string(kindTLSLegacy)
+		}
+	}
+	return ""
+}

@@ -342,6 +342,9 @@ func newClient(cfg *Config, proxy func(*url.URL) (*url.URL, error)) (*http.Clien
 		}
 		tlsConf.RootCAs = pool
 	}
+	if cfg.Insecure {
+		insecureTLS(tlsConf)
+	}
 	tr := &http.Transport{
 		DialContext:     d.DialContext,
 		TLSClientConfig: tlsConf,

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // webMode is how a test's fake web is served: plain HTTP, or HTTPS (a CA
@@ -219,5 +221,73 @@ func TestDNS_Cache(t *testing.T) {
 		if n := dns.count(h); n != 2 {
 			t.Errorf("%s asked %d times, want 2 (A and AAAA, once)", h, n)
 		}
+	}
+}
+
+// TestTLS_Insecure: without --insecure a refused certificate or an old
+// server's TLS names --insecure in the host's error; with it, every such
+// host is crawled, its links recorded, and the problem a verifying client
+// refuses is on its node, in the exports and in weaver status.
+func TestTLS_Insecure(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{
+		"expired.test": "tls_expired", "wrong.test": "tls_wrong_name", "self.test": "tls_self_signed",
+		"unknown.test": "tls_unknown_ca", "legacy.test": "tls_legacy", "good.test": "",
+	}
+	faults := map[string]fakeweb.CertFault{
+		"expired.test": fakeweb.CertExpired, "wrong.test": fakeweb.CertWrongName, "self.test": fakeweb.CertSelfSigned,
+		"unknown.test": fakeweb.CertUnknownCA, "legacy.test": fakeweb.LegacyTLS,
+	}
+	scripts := map[string]fakeweb.Script{}
+	var seeds []string
+	for h := range want {
+		scripts[h] = fakeweb.Script{Pages: map[string]fakeweb.Answer{"/": {Body: `<title>` + h + `</title><a href="http://linked.test/">l</a>`}}}
+		seeds = append(seeds, "https://"+h+"/")
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: scripts, CertFaults: faults})
+	srv, trust := webMode{"https", true}.start(t, w)
+	dir := t.TempDir()
+	strict := filepath.Join(dir, "strict.bolt")
+	if r := weaver(t, dir, append(crawlArgs(srv, strict, append(trust, "--max-depth", "0")...), seeds...)...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s", r.code, r.stderr)
+	}
+	for h, problem := range want {
+		n := nodes(t, strict)[h]
+		switch {
+		case problem == "":
+			if n.Status != graph.StatusCrawled {
+				t.Errorf("%s without --insecure: %s (%s), want crawled", h, n.Status, n.Error)
+			}
+		case n.Status != graph.StatusFetchError || !strings.Contains(n.Error, "--insecure"):
+			t.Errorf("%s without --insecure: %s, error %q: want a fetch_error that names --insecure", h, n.Status, n.Error)
+		}
+	}
+	db := filepath.Join(dir, "insecure.bolt")
+	if r := weaver(t, dir, append(crawlArgs(srv, db, append(trust, "--max-depth", "0", "--insecure")...), seeds...)...); r.code != 0 {
+		t.Fatalf("crawl --insecure: exit %d\n%s", r.code, r.stderr)
+	}
+	ns := nodes(t, db)
+	es := edges(t, db)
+	for h, problem := range want {
+		n := ns[h]
+		if n.Status != graph.StatusCrawled || n.Title != h || n.TLSProblem != problem {
+			t.Errorf("%s with --insecure: %s %q tls_problem %q (%s), want crawled, tls_problem %q", h, n.Status, n.Title, n.TLSProblem, n.Error, problem)
+		}
+		if es[[2]string{h, "linked.test"}] != 1 {
+			t.Errorf("%s with --insecure: no edge to linked.test", h)
+		}
+	}
+	sq := filepath.Join(dir, "i.db")
+	if r := weaver(t, dir, "export", "--db", db, "--no-ranks", "--sqlite", sq); r.code != 0 {
+		t.Fatalf("export: %s", r.stderr)
+	}
+	out, err := exec.Command(tooltest.Tool(t, "sqlite3"), sq, `SELECT n.domain_name, f.tls_problem FROM nodes n JOIN node_facts f USING (node_id)
+		WHERE f.tls_problem IS NOT NULL ORDER BY 1`).CombinedOutput()
+	if want := "expired.test|tls_expired\nlegacy.test|tls_legacy\nself.test|tls_self_signed\nunknown.test|tls_unknown_ca\nwrong.test|tls_wrong_name\n"; err != nil || string(out) != want {
+		t.Errorf("sqlite3 on node_facts.tls_problem: %v\n%s\nwant\n%s", err, out, want)
+	}
+	st := weaver(t, dir, "status", "--db", db)
+	if !strings.Contains(st.stdout, "TLS problems accepted") || !strings.Contains(st.stdout, "tls_legacy 1") {
+		t.Errorf("weaver status does not count the TLS problems:\n%s", st.stdout)
 	}
 }

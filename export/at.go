@@ -98,7 +98,7 @@ func clearPage(n *graph.Node) {
 	n.Title, n.Description, n.HTTPStatus, n.ContentType, n.Server = "", "", 0, "", ""
 	n.Bytes, n.FetchMS, n.ContentHash, n.Error = 0, 0, "", ""
 	n.Canonical, n.RobotsDirectives, n.PagesFetched, n.RenderMS = "", "", 0, 0
-	n.MirrorOf, n.Warc, n.ETag, n.LastModified, n.RedirectTo, n.Home = 0, "", "", "", "", ""
+	n.MirrorOf, n.Warc, n.ETag, n.LastModified, n.RedirectTo, n.Home, n.TLSProblem = 0, "", "", "", "", "", ""
 }
 
 // intervals returns the times edge e was present (see

@@ -90,6 +90,7 @@ var csvNodeColumns = []column[graph.Node]{
 	{"render_ms", colLong, func(_ *view, n *graph.Node) string { return csvInt(n.RenderMS) }},
 	{"redirect_to", colText, func(_ *view, n *graph.Node) string { return n.RedirectTo }},
 	{"home", colText, func(_ *view, n *graph.Node) string { return n.Home }},
+	{"tls_problem", colText, func(_ *view, n *graph.Node) string { return n.TLSProblem }},
 }
 
 // csvRankColumns follow csvNodeColumns unless Options.NoRanks.

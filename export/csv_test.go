@@ -102,7 +102,7 @@ func TestCSV_Columns(t *testing.T) {
 	if got, want := len(edges)-1, int(st.Edges); got != want || want != len(smallEdges) {
 		t.Errorf("edges.csv: %d rows, stats %d, store %d", got, want, len(smallEdges))
 	}
-	wantNodeCols := "id,host,domain,scheme,title,description,status,crawl_count,fail_count,http_status,content_type,server,bytes,fetch_ms,content_hash,error,depth,first_seen,last_seen,last_crawl,canonical,robots,mirror_of,pages_fetched,render_ms,redirect_to,home,pagerank,harmonic,community,x,y"
+	wantNodeCols := "id,host,domain,scheme,title,description,status,crawl_count,fail_count,http_status,content_type,server,bytes,fetch_ms,content_hash,error,depth,first_seen,last_seen,last_crawl,canonical,robots,mirror_of,pages_fetched,render_ms,redirect_to,home,tls_problem,pagerank,harmonic,community,x,y"
 	if got := strings.Join(nodes[0], ","); got != wantNodeCols {
 		t.Errorf("nodes header\n got %s\nwant %s", got, wantNodeCols)
 	}

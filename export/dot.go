@@ -275,6 +275,10 @@ func appendDOTNode(b []byte, v *view, plan *dotPlan, n *graph.Node) []byte {
 		b = append(b, v.asOf...)
 		b = append(b, '"')
 	}
+	if n.TLSProblem != "" {
+		b = append(b, `, tls_problem=`...)
+		b = appendDOTString(b, n.TLSProblem)
+	}
 	return append(b, "];\n"...)
 }
 

@@ -33,6 +33,7 @@ const graphmlKeys = `  <key id="weaver_version" for="graph" attr.name="weaver_ve
   <key id="mirror_of" for="node" attr.name="mirror_of" attr.type="string"/>
   <key id="pages_fetched" for="node" attr.name="pages_fetched" attr.type="int"><default>0</default></key>
   <key id="redirect_to" for="node" attr.name="redirect_to" attr.type="string"/>
+  <key id="tls_problem" for="node" attr.name="tls_problem" attr.type="string"/>
   <key id="home" for="node" attr.name="home" attr.type="string"/>
   <key id="weight" for="edge" attr.name="weight" attr.type="int"/>
   <key id="nofollow" for="edge" attr.name="nofollow" attr.type="int"><default>0</default></key>
@@ -176,6 +177,7 @@ func appendGraphMLNode(b []byte, v *view, n *graph.Node) []byte {
 	b = graphmlInt(b, "pages_fetched", uint64(max(n.PagesFetched, 0)))
 	b = graphmlData(b, "", "redirect_to", n.RedirectTo)
 	b = graphmlData(b, "", "home", n.Home)
+	b = graphmlData(b, "", "tls_problem", n.TLSProblem)
 	b = graphmlData(b, "", "as_of", v.asOf)
 	if pr, h, ok := v.rankOf(n.ID); ok {
 		b = append(b, `<data key="pagerank">`...)

@@ -50,6 +50,8 @@ type HostReport struct {
 	// RedirectTo is where the home page of the last crawl sent the crawl
 	// to another host.
 	RedirectTo string `json:"redirect_to,omitempty"`
+	// TLSProblem: what --insecure accepted of the host's TLS.
+	TLSProblem string `json:"tls_problem,omitempty"`
 	// Home is where the redirects within the host led its last crawl:
 	// the URL the next one asks first.
 	Home string `json:"home,omitempty"`
@@ -289,7 +291,7 @@ func nodeReport(tx *kv.Tx, n *graph.Node) HostReport {
 		Depth: n.Depth, FirstSeen: n.FirstSeen, LastSeen: n.LastSeen, LastCrawl: opt(n.LastCrawl),
 		CrawlCount: n.CrawlCount, FailCount: n.FailCount, PagesFetched: n.PagesFetched,
 		Canonical: n.Canonical, RobotsDirectives: n.RobotsDirectives, Rendered: n.Rendered(), Warc: n.Warc,
-		RedirectTo: n.RedirectTo, Home: n.Home, NextDue: opt(n.NextDue), IntervalMS: n.IntervalMS, Changes: n.Changes, LastChange: opt(n.LastChange),
+		RedirectTo: n.RedirectTo, Home: n.Home, TLSProblem: n.TLSProblem, NextDue: opt(n.NextDue), IntervalMS: n.IntervalMS, Changes: n.Changes, LastChange: opt(n.LastChange),
 		NotModified: n.NotModified, Anchors: graph.HasAnchors(tx),
 	}
 	rep.Status = cmp.Or(rep.Status, string(graph.StatusDiscovered))

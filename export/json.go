@@ -51,6 +51,9 @@ type jsonNode struct {
 	// crawl asks first), when it is not the home page.
 	RedirectTo string `json:"redirect_to,omitempty"`
 	Home       string `json:"home,omitempty"`
+	// TLSProblem is the certificate or handshake problem a crawl with
+	// --insecure accepted (graph.Node.TLSProblem).
+	TLSProblem string `json:"tls_problem,omitempty"`
 	// PageRank and Harmonic are the node's ranks (see package rank); left
 	// out with Options.NoRanks.
 	PageRank *float64 `json:"pagerank,omitempty"`
@@ -159,7 +162,7 @@ func JSON(ctx context.Context, w io.Writer, s *kv.Store, opt Options) (Stats, er
 				ContentHash: n.ContentHash, Error: n.Error, Depth: n.Depth,
 				FirstSeen: isoTime(n.FirstSeen), LastSeen: isoTime(n.LastSeen), LastCrawl: isoTime(n.LastCrawl),
 				Canonical: n.Canonical, Robots: n.RobotsDirectives, MirrorOf: n.MirrorOf, PagesFetched: n.PagesFetched, RenderMS: n.RenderMS,
-				RedirectTo: n.RedirectTo, Home: n.Home, PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
+				RedirectTo: n.RedirectTo, Home: n.Home, TLSProblem: n.TLSProblem, PageRank: pagerank, Harmonic: harmonic, AsOf: v.asOf,
 				Changes: n.Changes, LastChange: isoTime(n.LastChange),
 				Community: community, X: x, Y: y,
 			})

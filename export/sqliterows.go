@@ -19,7 +19,7 @@ const (
 		content_hash, depth, scheme, last_error, first_seen, last_seen, last_crawl`
 	edgeInsertColumns = "edge_id, from_node_id, to_node_id, weight, first_seen, last_seen"
 	rankInsertColumns = "node_id, pagerank, harmonic"
-	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched, community, x, y, redirect_to, home"
+	nodeFactsColumns  = "node_id, canonical, robots, mirror_of, pages_fetched, community, x, y, redirect_to, home, tls_problem"
 	edgeFactsColumns  = "edge_id, nofollow, redirect, first_seen, last_seen, gone, frame"
 	nodeAtColumns     = "node_id, as_of"
 )
@@ -229,8 +229,8 @@ func (w *rowWalker) node(n *graph.Node) error {
 	} else {
 		w.facts = append(w.facts, nil, nil, nil)
 	}
-	w.facts = append(w.facts, nullText(n.RedirectTo), nullText(n.Home))
-	if len(w.facts) == 10*nodesPerBatch {
+	w.facts = append(w.facts, nullText(n.RedirectTo), nullText(n.Home), nullText(n.TLSProblem))
+	if len(w.facts) == 11*nodesPerBatch {
 		if err := w.send(tableNodeFacts, &w.facts); err != nil {
 			return err
 		}

@@ -78,7 +78,8 @@ const (
     x REAL,
     y REAL,
     redirect_to TEXT,
-    home TEXT
+    home TEXT,
+    tls_problem TEXT
 )`
 	edgeFactsTable = `CREATE TABLE edge_facts (
     edge_id INTEGER PRIMARY KEY REFERENCES edges(edge_id),

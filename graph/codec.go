@@ -149,6 +149,7 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	opt("rt", n.RedirectTo)
 	optNum("sr", int64(n.SeedRedirects), false)
 	opt("hm", n.Home)
+	opt("tp", n.TLSProblem)
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields, without its
@@ -320,6 +321,8 @@ func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
 		n.SeedRedirects = int(i)
 	case "hm":
 		n.Home, err = dec.DecodeString()
+	case "tp":
+		n.TLSProblem, err = dec.DecodeString()
 	default:
 		err = dec.Skip()
 	}

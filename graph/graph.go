@@ -104,6 +104,13 @@ type Node struct {
 	// revisit's conditional request reaches the page that answers. Since
 	// schema 4.
 	Home string `msgpack:"hm,omitempty"`
+	// TLSProblem is what a verifying client refuses of the host's
+	// certificate or handshake, which a crawl with --insecure accepted:
+	// a certificate failure's cause (tls_expired, tls_wrong_name,
+	// tls_self_signed, tls_unknown_ca, tls_certificate), or tls_legacy
+	// (TLS below 1.2, or a legacy cipher suite); "" for none. Since
+	// schema 4.
+	TLSProblem string `msgpack:"tp,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through

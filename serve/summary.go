@@ -31,6 +31,10 @@ type Summary struct {
 	// of failure their last_error names (crawl.ErrorKind: dns, timeout,
 	// tls_expired, tls_unknown_ca, ...).
 	NodesByError map[string]uint64 `json:"nodes_by_error"`
+	// NodesByTLSProblem counts the hosts crawled with --insecure whose
+	// TLS a verifying client refuses, by problem (Node.TLSProblem:
+	// tls_expired, tls_self_signed, tls_legacy, ...).
+	NodesByTLSProblem map[string]uint64 `json:"nodes_by_tls_problem"`
 	// Redirected counts the hosts whose home page, at their last crawl,
 	// redirected to another host (Node.RedirectTo): crawled, and that
 	// host crawled on its own.
@@ -189,12 +193,13 @@ func Summarize(tx *kv.Tx, now time.Time) (Summary, error) {
 	s := &summarizer{
 		sum: Summary{
 			Nodes: c.Nodes, Edges: c.Edges, TotalWeight: c.Weight,
-			NodesByStatus: map[string]uint64{},
-			NodesByError:  map[string]uint64{},
-			FrontierSize:  frontier.Len(tx),
-			Leases:        frontier.Leases(tx),
-			RobotsCached:  tx.Len(kv.BucketRobots),
-			ComputedAt:    now.UTC(),
+			NodesByStatus:     map[string]uint64{},
+			NodesByError:      map[string]uint64{},
+			FrontierSize:      frontier.Len(tx),
+			NodesByTLSProblem: map[string]uint64{},
+			Leases:            frontier.Leases(tx),
+			RobotsCached:      tx.Len(kv.BucketRobots),
+			ComputedAt:        now.UTC(),
 		},
 		inw:     map[uint64]inWeight{},
 		ranks:   rank.NewBuilder(int(min(c.Nodes, 1<<32)), int(min(c.Edges, 1<<32))),
@@ -262,6 +267,9 @@ func (s *summarizer) node(n *graph.Node) error {
 	s.sum.NodesByStatus[string(n.Status)]++
 	if n.RedirectTo != "" {
 		s.sum.Redirected++
+	}
+	if n.TLSProblem != "" {
+		s.sum.NodesByTLSProblem[n.TLSProblem]++
 	}
 	d := s.byDepth[n.Depth]
 	d.Hosts++

@@ -182,6 +182,9 @@ func printHostFacts(tw io.Writer, rep *export.HostReport) {
 	if len(rep.Mirrors) > 0 {
 		hostRow(tw, "Mirrors", "%s", strings.Join(rep.Mirrors, ", "))
 	}
+	if rep.TLSProblem != "" {
+		hostRow(tw, "TLS problem", "%s (accepted by --insecure)", rep.TLSProblem)
+	}
 	if rep.RedirectTo != "" {
 		hostRow(tw, "Redirects to", "%s", rep.RedirectTo)
 	}

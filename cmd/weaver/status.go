@@ -154,6 +154,9 @@ func printStoreTables(tw io.Writer, st *serve.Summary) {
 	if len(st.NodesByError) > 0 {
 		fmt.Fprintf(tw, "  failed by cause\t%s\n", countList(st.NodesByError))
 	}
+	if len(st.NodesByTLSProblem) > 0 {
+		fmt.Fprintf(tw, "  TLS problems accepted\t%s (--insecure)\n", countList(st.NodesByTLSProblem))
+	}
 	if st.Redirected > 0 {
 		fmt.Fprintf(tw, "  redirected\t%d (crawled; the home page sends to another host, crawled on its own)\n", st.Redirected)
 	}

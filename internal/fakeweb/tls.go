@@ -2,9 +2,11 @@ package fakeweb
 
 import (
 	"bufio"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -43,6 +45,10 @@ const (
 	// HandshakeStall accepts the connection and the ClientHello, then
 	// never answers it: the handshake stalls until the client gives up.
 	HandshakeStall
+	// LegacyTLS speaks only TLS 1.0 with RSA key exchange
+	// (TLS_RSA_WITH_AES_128_CBC_SHA), a good certificate from the web's
+	// CA on an RSA key: an old server's.
+	LegacyTLS
 )
 
 // String names the fault.
@@ -60,6 +66,8 @@ func (f CertFault) String() string {
 		return "unknown-ca"
 	case HandshakeStall:
 		return "handshake-stall"
+	case LegacyTLS:
+		return "legacy-tls"
 	}
 	return fmt.Sprintf("CertFault(%d)", uint8(f))
 }
@@ -117,6 +125,11 @@ func leaf(ca *certAuthority, names []string, notBefore, notAfter time.Time) (*tl
 	if err != nil {
 		return nil, err
 	}
+	return leafOf(ca, names, notBefore, notAfter, key, &key.PublicKey)
+}
+
+// leafOf is leaf with the key given: RSA key exchange needs an RSA key.
+func leafOf(ca *certAuthority, names []string, notBefore, notAfter time.Time, key crypto.Signer, pub any) (*tls.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: nextSerial(),
 		Subject:      pkix.Name{CommonName: names[0]},
@@ -132,14 +145,17 @@ func leaf(ca *certAuthority, names []string, notBefore, notAfter time.Time) (*tl
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
 	}
-	parent, signer := tmpl, key
+	parent, signer := tmpl, crypto.Signer(key)
+	if _, ok := key.(*rsa.PrivateKey); ok {
+		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment // RSA key exchange encrypts to it
+	}
 	if ca != nil {
 		parent, signer = ca.cert, ca.key
 	} else {
 		tmpl.BasicConstraintsValid, tmpl.IsCA = true, true
 		tmpl.KeyUsage |= x509.KeyUsageCertSign
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +210,11 @@ func (c *certs) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		crt, err = leaf(nil, []string{name}, from, to)
 	case CertUnknownCA:
 		crt, err = leaf(c.other, []string{name}, from, to)
+	case LegacyTLS:
+		var key *rsa.PrivateKey
+		if key, err = rsa.GenerateKey(rand.Reader, 2048); err == nil {
+			crt, err = leafOf(c.ca, []string{name}, from, to, key, &key.PublicKey)
+		}
 	default:
 		crt, err = leaf(c.ca, []string{name}, from, to)
 	}
@@ -251,7 +272,15 @@ func startTLS(h, plain http.Handler, faults map[string]CertFault, addr string) (
 		ca:   ca.pem,
 		stop: stop,
 	}
-	s.srv.TLSConfig = &tls.Config{GetCertificate: cs.get, NextProtos: []string{"h2", "http/1.1"}}
+	s.srv.TLSConfig = &tls.Config{GetCertificate: cs.get, NextProtos: []string{"h2", "http/1.1"},
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			if faults[strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))] != LegacyTLS {
+				return nil, nil
+			}
+			return &tls.Config{GetCertificate: cs.get, NextProtos: []string{"http/1.1"},
+				MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS10,
+				CipherSuites: []uint16{tls.TLS_RSA_WITH_AES_128_CBC_SHA}}, nil
+		}}
 	s.plain = httpServer(plain)
 	var wg sync.WaitGroup
 	wg.Add(3)
