@@ -40,21 +40,21 @@ type Config struct {
 	// Insecure accepts any certificate, TLS 1.0 and later and the legacy
 	// cipher suites (curl's --insecure), recording what a verifying
 	// client would have refused on the node (graph.Node.TLSProblem).
-	Insecure bool
-	MaxBodyBytes         int64
-	MaxPages             int // 0: no limit
-	ConnectTo            []string
-	RobotsCacheTTLMS     int
-	ProgressIntervalMS   int
-	Quiet                bool
-	JSONLogs             bool
-	Listen               string
-	TokenFile            string // the --listen API's bearer token, in a file of one line
-	MetricsPublic        bool   // /metrics answers without the token
-	Cluster              string // NATS server URL(s): this crawl is one shard of a cluster
-	Shard                string // "K/N" with cluster: shard K of N
-	ClusterReplicas      int    // replicas of the stream and KV bucket a shard creates (1)
-	CrawlName            string // the cluster crawl's name (default: from the seeds)
+	Insecure           bool
+	MaxBodyBytes       int64
+	MaxPages           int // 0: no limit
+	ConnectTo          []string
+	RobotsCacheTTLMS   int
+	ProgressIntervalMS int
+	Quiet              bool
+	JSONLogs           bool
+	Listen             string
+	TokenFile          string // the --listen API's bearer token, in a file of one line
+	MetricsPublic      bool   // /metrics answers without the token
+	Cluster            string // NATS server URL(s): this crawl is one shard of a cluster
+	Shard              string // "K/N" with cluster: shard K of N
+	ClusterReplicas    int    // replicas of the stream and KV bucket a shard creates (1)
+	CrawlName          string // the cluster crawl's name (default: from the seeds)
 	// PagesPerHost is how many pages of a host one crawl of it fetches:
 	// the home page, then up to PagesPerHost−1 more of the same host,
 	// breadth-first from the links found (1: the home page alone).
