@@ -3,6 +3,7 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
@@ -154,6 +155,9 @@ func (c *Crawler) noteOutcome(tx *kv.Tx, n *graph.Node, p *page, now time.Time) 
 	n.ETag, n.LastModified = p.etag, p.lastModified
 	n.RedirectTo = p.redirectTo
 	n.TLSProblem = p.tlsProblem
+	if strings.HasPrefix(p.home, "https:") {
+		n.HSTS = p.hsts // an http answer says nothing of it
+	}
 	if p.warc != nil {
 		n.Warc = p.warc.Ref.String()
 	}

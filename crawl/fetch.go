@@ -155,6 +155,7 @@ type response struct {
 	cacheControl string // robots.txt's Cache-Control, for its max-age
 	refresh      string // a Refresh header: a meta refresh of the answer's own
 	tlsProblem   string // with --insecure: what a verifying client refuses of the connection (tlsProblem)
+	hsts         bool   // an answer over https with Strict-Transport-Security (max-age > 0)
 }
 
 // ask is one GET to make: its URL, its deadline, what a revisit sends and
@@ -232,6 +233,9 @@ func (c *Crawler) get(ctx context.Context, a ask, read func(io.Reader, *response
 		validators:   validators{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")},
 		cacheControl: resp.Header.Get("Cache-Control"),
 		refresh:      resp.Header.Get("Refresh"),
+	}
+	if resp.TLS != nil {
+		r.hsts = hstsOn(resp.Header.Get("Strict-Transport-Security"))
 	}
 	if c.cfg.Insecure && resp.TLS != nil {
 		r.tlsProblem = c.tlsProblem(resp.TLS, resp.Request.URL.Hostname())
@@ -382,6 +386,19 @@ func isRedirect(status int) bool {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		return true
+	}
+	return false
+}
+
+// hstsOn reports whether a Strict-Transport-Security header value asks
+// for https (a max-age above 0, RFC 6797 §6.1.1).
+func hstsOn(v string) bool {
+	for _, d := range strings.Split(v, ";") {
+		k, val, _ := strings.Cut(strings.TrimSpace(d), "=")
+		if strings.EqualFold(strings.TrimSpace(k), "max-age") {
+			n, err := strconv.ParseInt(strings.Trim(strings.TrimSpace(val), `"`), 10, 64)
+			return err == nil && n > 0
+		}
 	}
 	return false
 }

@@ -60,6 +60,7 @@ type page struct {
 	redirected     bool   // the home page redirected to another host
 	redirectTo     string // where: the Location it named
 	tlsProblem     string // with --insecure: what the home page's connection would have been refused for
+	hsts           bool   // the home page's answer over https said Strict-Transport-Security
 	home           string // the URL that answered the first page, after the redirects within the host
 	// --render: pages rendered and renders failed, their time, and
 	// whether the home page was rendered.

@@ -58,6 +58,8 @@ type task struct {
 	refreshed     []string        // the URLs this page's refreshes led to, a loop's guard
 	navigated     *url.URL        // --render: another host the page's scripts sent the browser to
 	robotsChain   []string        // the URLs robots.txt's redirects led to, a loop's guard
+	reached       bool            // a request to the lease's host got an answer
+	otherTried    bool            // the other scheme was tried (otherScheme)
 	jar           *cookiejar.Jar  // the cookies the host set during this lease (nil: none yet)
 	rendered      []byte          // the current page's DOM after --render, parsed instead of its HTML
 	warcPrev      *WarcRef        // where the home page was recorded by the last crawl (--warc)
@@ -423,6 +425,7 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 	}
 	switch {
 	case err == nil:
+		t.reached = t.reached || t.host == p.lease.Host
 		if u, perr := url.Parse(t.url); perr == nil {
 			charge, _ := c.net.answered(u.Scheme, u.Host, start)
 			c.toParse(charge)
@@ -444,6 +447,9 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 		if kind.retryable() && t.attempt < c.cfg.RetryAttempts {
 			c.logf("WARN", "Worker %d failed to fetch %s (%s, retry %d/%d)", p.worker, t.host, kind, t.attempt+1, c.cfg.RetryAttempts)
 			c.retry(t, 0)
+			return
+		}
+		if c.otherScheme(t, kind) {
 			return
 		}
 		if t.stage == stageRobots && t.host != p.lease.Host {
@@ -630,7 +636,7 @@ func (c *Crawler) answered(t *task, resp *response) {
 		}
 		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, ctype, resp.server
-		p.tlsProblem = resp.tlsProblem
+		p.tlsProblem, p.hsts = resp.tlsProblem, resp.hsts
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {
 			// Not modified: no body, no parse; the commit keeps the
@@ -684,4 +690,54 @@ func (c *Crawler) robotsUnreachable(t *task, kind ErrorKind, err error) {
 	t.netFault, t.failedAt = netFault(kind, err), c.now()
 	t.p.disallow = true
 	t.p.disallowWhy = fmt.Sprintf("robots.txt unreachable at %s: %s: %v", t.url, kind, err)
+}
+
+// otherScheme makes the other scheme t's next step when the host's first
+// connection (its robots.txt, or its page when robots.txt came from the
+// cache) was refused or reset: a host whose port 80 is closed may answer
+// on 443, and the reverse (issue 53). Not after a timeout or an HTTP
+// answer, not while the crawl is paused for an outage, not on a port of
+// the URL's own, and not from https to http for a host that sent HSTS. The
+// node then records the scheme that answered (noteHome), and its
+// robots.txt and later fetches use it. It reports whether it did.
+func (c *Crawler) otherScheme(t *task, kind ErrorKind) bool {
+	p := t.p
+	if t.otherTried || t.reached || t.hops > 0 || t.pageNo > 0 || t.host != p.lease.Host ||
+		(kind != KindConnect && kind != KindReset) || c.net.current() != netUp {
+		return false
+	}
+	cur, err := url.Parse(t.url)
+	if err != nil || cur.Port() != "" {
+		return false
+	}
+	home, err := url.Parse(p.lease.URL)
+	if err != nil || home.Port() != "" {
+		return false
+	}
+	other := map[string]string{"http": "https", "https": "http"}[cur.Scheme]
+	if other == "" || (other == "http" && c.sentHSTS(p.lease.NodeID)) {
+		return false
+	}
+	t.otherTried = true
+	c.logf("INFO", "%s refused %s (%s): trying %s", t.host, cur.Scheme, kind, other)
+	cur.Scheme, home.Scheme = other, other
+	t.url, p.lease.URL = cur.String(), home.String()
+	if t.stage == stageRobots {
+		t.robotsChain = append(t.robotsChain[:0], t.url)
+	}
+	t.attempt, t.done, t.netFault = 0, false, false
+	t.readyAt = c.gate.nextAt(t.host)
+	return true
+}
+
+// sentHSTS reports whether the host's last answer over https said
+// Strict-Transport-Security: a browser would not ask it over http.
+func (c *Crawler) sentHSTS(id uint64) bool {
+	var hsts bool
+	_ = c.store.View(func(tx *kv.Tx) error {
+		n, ok, err := graph.Get(tx, id)
+		hsts = err == nil && ok && n.HSTS
+		return nil
+	})
+	return hsts
 }

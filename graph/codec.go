@@ -150,6 +150,9 @@ func (n *Node) fields(str func(k, v string), num func(k string, v int64, wide bo
 	optNum("sr", int64(n.SeedRedirects), false)
 	opt("hm", n.Home)
 	opt("tp", n.TLSProblem)
+	if n.HSTS {
+		num("hv", 1, false)
+	}
 }
 
 // EncodeMsgpack writes n as a map of its non-empty fields, without its
@@ -323,6 +326,9 @@ func (n *Node) decodeField(dec *msgpack.Decoder, k string) (err error) {
 		n.Home, err = dec.DecodeString()
 	case "tp":
 		n.TLSProblem, err = dec.DecodeString()
+	case "hv":
+		i, err = dec.DecodeInt64()
+		n.HSTS = i != 0
 	default:
 		err = dec.Skip()
 	}

@@ -111,6 +111,10 @@ type Node struct {
 	// (TLS below 1.2, or a legacy cipher suite); "" for none. Since
 	// schema 4.
 	TLSProblem string `msgpack:"tp,omitempty"`
+	// HSTS: the host's last home page answer over https carried a
+	// Strict-Transport-Security header (max-age above 0): weaver never
+	// falls back to http for it. Since schema 4.
+	HSTS bool `msgpack:"hv,omitempty"`
 }
 
 // Rendered reports whether the home page of n's last crawl went through
