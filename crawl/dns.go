@@ -259,7 +259,10 @@ func (r *resolver) query(ctx context.Context, host string, qt dnsmessage.Type) (
 			return nil, 0, fail(err.Error(), errors.As(err, &ne) && ne.Timeout())
 		}
 		if resp.Unpack(buf[:n]) != nil || resp.ID != id || !resp.Response {
-			continue // not our answer: wait for it (counts as a try)
+			if try >= 2 {
+				return nil, 0, fail("the server's answers do not parse or are not the question's", false)
+			}
+			continue // not our answer: ask again (counts as a try)
 		}
 		break
 	}

@@ -166,13 +166,17 @@ func (d *dialer) dialTunnel(ctx context.Context, network, addr string, p *url.UR
 		}
 		sd, err := proxy.SOCKS5("tcp", proxyAddr, auth, &plain)
 		if err != nil {
-			return nil, err
+			return nil, &proxyError{err}
 		}
-		return sd.(proxy.ContextDialer).DialContext(ctx, network, target)
+		c, err := sd.(proxy.ContextDialer).DialContext(ctx, network, target)
+		if err != nil {
+			return nil, &proxyError{err}
+		}
+		return c, nil
 	}
 	conn, err := plain.DialContext(ctx, "tcp", proxyAddr)
 	if err != nil {
-		return nil, err
+		return nil, &proxyError{err}
 	}
 	if p.Scheme == "https" {
 		tc := tls.Client(conn, &tls.Config{ServerName: p.Hostname(), MinVersion: tls.VersionTLS12})
@@ -216,6 +220,20 @@ func connect(ctx context.Context, conn net.Conn, target string, p *url.URL) erro
 		return fmt.Errorf("%w: %s to %s", errProxyRefused, resp.Status, target)
 	}
 	return nil
+}
+
+// proxyError is a failure to reach or use a proxy: the proxy's, not the
+// target host's (viaProxy).
+type proxyError struct{ err error }
+
+func (e *proxyError) Error() string { return "proxyconnect: " + e.err.Error() }
+func (e *proxyError) Unwrap() error { return e.err }
+
+// viaProxy reports whether err is a proxy's failure: weaver's tunnel's,
+// or net/http's ("proxyconnect", an error of no type).
+func viaProxy(err error) bool {
+	var pe *proxyError
+	return errors.As(err, &pe) || strings.Contains(err.Error(), "proxyconnect")
 }
 
 // errProxyRefused is a proxy's refusal of a tunnel.

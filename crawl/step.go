@@ -449,7 +449,7 @@ func (c *Crawler) request(ctx context.Context, t *task) {
 			c.retry(t, 0)
 			return
 		}
-		if c.otherScheme(t, kind) {
+		if c.otherScheme(t, kind, err) {
 			return
 		}
 		if t.stage == stageRobots && t.host != p.lease.Host {
@@ -697,13 +697,14 @@ func (c *Crawler) robotsUnreachable(t *task, kind ErrorKind, err error) {
 // cache) was refused or reset: a host whose port 80 is closed may answer
 // on 443, and the reverse (issue 53). Not after a timeout or an HTTP
 // answer, not while the crawl is paused for an outage, not on a port of
-// the URL's own, and not from https to http for a host that sent HSTS. The
-// node then records the scheme that answered (noteHome), and its
-// robots.txt and later fetches use it. It reports whether it did.
-func (c *Crawler) otherScheme(t *task, kind ErrorKind) bool {
+// the URL's own, not when the proxy refused (the host said nothing), and
+// not from https to http for a host that sent HSTS. The node then records
+// the scheme that answered (noteHome), and its robots.txt and later
+// fetches use it. It reports whether it did.
+func (c *Crawler) otherScheme(t *task, kind ErrorKind, err error) bool {
 	p := t.p
 	if t.otherTried || t.reached || t.hops > 0 || t.pageNo > 0 || t.host != p.lease.Host ||
-		(kind != KindConnect && kind != KindReset) || c.net.current() != netUp {
+		(kind != KindConnect && kind != KindReset) || c.net.current() != netUp || viaProxy(err) {
 		return false
 	}
 	cur, err := url.Parse(t.url)

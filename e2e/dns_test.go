@@ -4,11 +4,15 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
@@ -46,6 +50,7 @@ type dnsRule struct {
 	servFail  int  // answer SERVFAIL to the first servFail questions (-1: all)
 	drop      bool // never answer
 	truncated bool // over UDP, an empty answer with TC set
+	garbage   bool // answer bytes that are no DNS message
 }
 
 // The DNS server's modes.
@@ -53,6 +58,7 @@ const (
 	dnsAnswer int32 = iota
 	dnsDrop
 	dnsServFail
+	dnsNXDomain // no name exists: what a proxied crawl's names are to a machine that cannot resolve them
 )
 
 func (d *dnsServer) setMode(m int32) { d.mode.Store(m) }
@@ -76,14 +82,21 @@ func (d *dnsServer) setRule(name string, r dnsRule) {
 
 func startDNS(t *testing.T, ttl uint32) *dnsServer {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
+	// UDP and TCP on one port: a port free for UDP may be taken for TCP.
+	var pc net.PacketConn
+	var ln net.Listener
+	var err error
+	for try := 0; ; try++ {
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			break
+		}
 		pc.Close()
-		t.Fatal(err)
+		if try == 20 {
+			t.Fatalf("no port free for both UDP and TCP: %v", err)
+		}
 	}
 	d := &dnsServer{conn: pc, tcp: ln, ttl: ttl, asks: map[string]int{}, tcpAsks: map[string]int{},
 		addrs: map[string][][4]byte{}, rules: map[string]dnsRule{}}
@@ -162,17 +175,20 @@ func (d *dnsServer) answer(q []byte, tcp bool) []byte {
 		as = [][4]byte{{127, 0, 0, 1}}
 	}
 	mode := d.mode.Load()
-	if mode != dnsAnswer {
+	if mode == dnsDrop || mode == dnsServFail {
 		d.unserved.Add(1)
 	}
 	if mode == dnsDrop || rule.drop {
 		return nil
 	}
+	if rule.garbage {
+		return []byte("\x00\x01garbage, not a DNS message")
+	}
 	msg.Response, msg.Authoritative = true, true
 	switch {
 	case mode == dnsServFail, rule.servFail < 0, asked <= rule.servFail:
 		msg.RCode = dnsmessage.RCodeServerFailure
-	case strings.HasSuffix(name, ".invalid"):
+	case mode == dnsNXDomain, strings.HasSuffix(name, ".invalid"):
 		msg.RCode = dnsmessage.RCodeNameError
 	case rule.truncated && !tcp:
 		msg.Truncated = true
@@ -217,6 +233,7 @@ func TestDNS_ResolverFailures(t *testing.T) {
 	}
 	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
 		"big.test": page("Big"), "flaky.test": page("Flaky"), "servfail.test": page("x"), "silent.test": page("x"),
+		"garbage.test": page("x"),
 	}})
 	srv := startWeb(t, w)
 	dns := startDNS(t, 300)
@@ -224,13 +241,15 @@ func TestDNS_ResolverFailures(t *testing.T) {
 	dns.setRule("flaky.test", dnsRule{servFail: 2}) // its first A and AAAA questions
 	dns.setRule("servfail.test", dnsRule{servFail: -1})
 	dns.setRule("silent.test", dnsRule{drop: true})
+	dns.setRule("garbage.test", dnsRule{garbage: true})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.bolt")
 	port := strings.Split(srv.Addr(), ":")[1]
 	r := weaver(t, dir, "crawl", "--db", db, "--metrics", db+".metrics", "--dns-server", dns.addr(),
 		"--connect-to", ":::"+port, "--allow-private-networks", "--delay", "0", "--quiet", "--retry-delay", "10ms",
 		"--retries", "2", "--timeout", "2s",
-		"http://big.test/", "http://flaky.test/", "http://servfail.test/", "http://silent.test/", "http://nowhere.invalid/")
+		"http://big.test/", "http://flaky.test/", "http://servfail.test/", "http://silent.test/", "http://nowhere.invalid/",
+		"http://garbage.test/")
 	if r.code != 0 {
 		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -243,7 +262,8 @@ func TestDNS_ResolverFailures(t *testing.T) {
 	if dns.tcpCount("big.test") == 0 {
 		t.Error("big.test's truncated answer was not asked again over TCP")
 	}
-	for host, cause := range map[string]string{"servfail.test": "dns_servfail", "silent.test": "dns_timeout", "nowhere.invalid": "dns"} {
+	for host, cause := range map[string]string{"servfail.test": "dns_servfail", "silent.test": "dns_timeout", "nowhere.invalid": "dns",
+		"garbage.test": "dns_servfail"} {
 		if n := ns[host]; n.Status != graph.StatusDNSError || !strings.HasPrefix(n.Error, cause+":") {
 			t.Errorf("%s: %s, error %q, want dns_error with the cause %s", host, n.Status, n.Error, cause)
 		}
@@ -255,10 +275,77 @@ func TestDNS_ResolverFailures(t *testing.T) {
 		t.Errorf("nowhere.invalid asked %d times: NXDOMAIN is final (one A and one AAAA question)", n)
 	}
 	m := metrics(t, db+".metrics")
-	if m.ErrorsByType["dns_servfail"] != 1 || m.ErrorsByType["dns_timeout"] != 1 || m.ErrorsByType["dns"] != 1 {
-		t.Errorf("metrics.log errors_by_type %v, want dns_servfail, dns_timeout and dns once each", m.ErrorsByType)
+	if m.ErrorsByType["dns_servfail"] != 2 || m.ErrorsByType["dns_timeout"] != 1 || m.ErrorsByType["dns"] != 1 {
+		t.Errorf("metrics.log errors_by_type %v, want dns_servfail twice (SERVFAIL, garbage), dns_timeout and dns once", m.ErrorsByType)
 	}
 	if dns.noEDNS.Load() != 0 || dns.edns.Load() == 0 {
 		t.Errorf("%d questions without EDNS0 (4,096 bytes), %d with", dns.noEDNS.Load(), dns.edns.Load())
+	}
+}
+
+// deadListener holds ip:port with a listener whose accept queue is full:
+// a connection to it hangs (the kernel drops the SYN), as one to a dead
+// address does.
+func deadListener(t *testing.T, ip [4]byte, port int) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: ip, Port: port}); err != nil {
+		t.Fatalf("bind %v:%d: %v", ip, port, err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(netip.AddrFrom4(ip).String(), strconv.Itoa(port))
+	for range 4 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if ne, ok := err.(net.Error); err == nil || !ok || !ne.Timeout() {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("a connection to the full listener at %s: %v, want a timeout", addr, err)
+	}
+}
+
+// TestDNS_DeadAddresses: a name whose addresses are [dead, live] or
+// [dead, dead, live] is crawled at the first attempt, within a timeout a
+// sequential dial spends on its first dead address (RFC 8305: a new
+// attempt 250 ms after the last).
+func TestDNS_DeadAddresses(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"two.test":   {Pages: map[string]fakeweb.Answer{"/": {Body: "<title>Two</title>"}}},
+		"three.test": {Pages: map[string]fakeweb.Answer{"/": {Body: "<title>Three</title>"}}},
+	}})
+	srv := startWeb(t, w)
+	_, portStr, _ := net.SplitHostPort(srv.Addr())
+	port, _ := strconv.Atoi(portStr)
+	deadListener(t, [4]byte{127, 0, 0, 2}, port)
+	deadListener(t, [4]byte{127, 0, 0, 3}, port)
+	dns := startDNS(t, 300)
+	dns.setAddrs("two.test", [4]byte{127, 0, 0, 2}, [4]byte{127, 0, 0, 1})
+	dns.setAddrs("three.test", [4]byte{127, 0, 0, 2}, [4]byte{127, 0, 0, 3}, [4]byte{127, 0, 0, 1})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "e.bolt")
+	r := weaver(t, dir, "crawl", "--db", db, "--metrics", db+".metrics", "--dns-server", dns.addr(), "--allow-private-networks",
+		"--delay", "0", "--quiet", "--retries", "0", "--timeout", "2s", "--ignore-robots",
+		"http://two.test:"+portStr+"/", "http://three.test:"+portStr+"/")
+	if r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ns := nodes(t, db)
+	for host, title := range map[string]string{"two.test:" + portStr: "Two", "three.test:" + portStr: "Three"} {
+		if n := ns[host]; n.Status != graph.StatusCrawled || n.Title != title {
+			t.Errorf("%s: %s %q (%s), want crawled at the first attempt", host, n.Status, n.Title, n.Error)
+		}
 	}
 }

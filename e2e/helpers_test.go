@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -267,3 +269,23 @@ func excluded(host string) bool { return fakeweb.DefaultExcluded(host) }
 
 var _ = runtime.GOOS
 var _ = syscall.SIGTERM
+
+// csvCount counts the rows of a CSV export whose column col is value.
+func csvCount(t *testing.T, data []byte, col, value string) int {
+	t.Helper()
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("CSV: %v", err)
+	}
+	i := slices.Index(rows[0], col)
+	if i < 0 {
+		t.Fatalf("CSV header %v has no %s", rows[0], col)
+	}
+	n := 0
+	for _, r := range rows[1:] {
+		if r[i] == value {
+			n++
+		}
+	}
+	return n
+}

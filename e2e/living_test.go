@@ -283,7 +283,7 @@ func TestLiving_Revisits(t *testing.T) {
 	if r.code != 0 || err != nil {
 		t.Fatalf("export --csv --gexf: exit %d, %v\n%s", r.code, err, r.stderr)
 	}
-	if gone := strings.Count(string(csvEdges), ",true\n"); gone != len(all.Edges)-present || gone == 0 {
+	if gone := csvCount(t, csvEdges, "gone", "true"); gone != len(all.Edges)-present || gone == 0 {
 		t.Errorf("export --csv: %d edges gone, the JSON export %d", gone, len(all.Edges)-present)
 	}
 	if gexf, err := os.ReadFile(filepath.Join(dir, "g.gexf")); err != nil || !strings.Contains(string(gexf), `mode="dynamic" timeformat="dateTime"`) ||

@@ -129,5 +129,13 @@ func exportGraph(t *testing.T, data []byte) map[string]any {
 	if g, ok := doc["graph"].(map[string]any); ok {
 		delete(g, "exported_at")
 	}
+	// An edge's frame count (issue 52) is newer than the fixtures: at 0
+	// it says what their exports said by leaving it out.
+	edges, _ := doc["edges"].([]any)
+	for _, e := range edges {
+		if m, ok := e.(map[string]any); ok && m["frame"] == float64(0) {
+			delete(m, "frame")
+		}
+	}
 	return doc
 }

@@ -374,7 +374,10 @@ func (c *crawlCommand) recordSettings() error {
 // newCrawler makes the crawler, with its WARC writer, browser pool and
 // cluster peer when the configuration asks for them.
 func (c *crawlCommand) newCrawler() error {
-	proxy := proxyFunc(c.e)
+	proxy, err := proxyFunc(c.e)
+	if err != nil {
+		return err
+	}
 	opts := crawl.Options{Proxy: proxy, Log: c.crawlLog, RetryFailed: c.flags.retryFailed.causes, ForceMetrics: c.flags.force}
 	if c.cfg.WarcDir != "" {
 		w, err := c.openWarc()
@@ -394,7 +397,6 @@ func (c *crawlCommand) newCrawler() error {
 	if c.node != nil {
 		opts.Peer = c.node
 	}
-	var err error
 	if c.crawler, err = crawl.New(c.cfg, c.store, opts); err != nil {
 		return usageError{err: err}
 	}

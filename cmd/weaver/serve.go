@@ -191,17 +191,35 @@ func authNote(a serve.Auth) string {
 }
 
 // proxyFunc is the standard HTTP_PROXY/HTTPS_PROXY/NO_PROXY rule from e,
-// or nil when no proxy is set.
-func proxyFunc(e *env) func(*url.URL) (*url.URL, error) {
+// or nil when no proxy is set. A proxy URL that does not parse, or of a
+// scheme weaver cannot speak to, is a usage error naming its variable:
+// every request would fail on it.
+func proxyFunc(e *env) (func(*url.URL) (*url.URL, error), error) {
 	pc := &httpproxy.Config{
 		HTTPProxy:  firstNonEmpty(e.Getenv("HTTP_PROXY"), e.Getenv("http_proxy")),
 		HTTPSProxy: firstNonEmpty(e.Getenv("HTTPS_PROXY"), e.Getenv("https_proxy")),
 		NoProxy:    firstNonEmpty(e.Getenv("NO_PROXY"), e.Getenv("no_proxy")),
 	}
 	if pc.HTTPProxy == "" && pc.HTTPSProxy == "" {
-		return nil
+		return nil, nil
 	}
-	return pc.ProxyFunc()
+	f := pc.ProxyFunc()
+	for _, v := range []struct{ name, scheme, value string }{{"HTTP_PROXY", "http", pc.HTTPProxy}, {"HTTPS_PROXY", "https", pc.HTTPSProxy}} {
+		if v.value == "" {
+			continue
+		}
+		p, err := f(&url.URL{Scheme: v.scheme, Host: "weaver.invalid"})
+		if err == nil && p != nil && p.Scheme != "http" && p.Scheme != "https" && p.Scheme != "socks5" && p.Scheme != "socks5h" {
+			err = fmt.Errorf("scheme %q: want http, https or socks5", p.Scheme)
+		}
+		if err == nil && p != nil && p.Hostname() == "" {
+			err = errors.New("no host")
+		}
+		if err != nil {
+			return nil, usagef("%s=%q is not a proxy URL weaver can use: %v", v.name, v.value, err)
+		}
+	}
+	return f, nil
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -259,8 +277,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	defer ln.Close()
 
 	logger := newLogger(e.Stdout, *jsonLogs)
+	proxy, err := proxyFunc(e)
+	if err != nil {
+		return err
+	}
 	m, err := serve.NewJobManager(serve.JobOptions{
-		Dir: *dir, Base: base, MaxRunning: *maxJobs, Proxy: proxyFunc(e), Log: logger.log,
+		Dir: *dir, Base: base, MaxRunning: *maxJobs, Proxy: proxy, Log: logger.log,
 		Software: "weaver/" + Version,
 	})
 	if err != nil {
