@@ -68,6 +68,14 @@ func (t *tunnels) get(addr string) *url.URL {
 	return t.prev[addr]
 }
 
+// localDNSTimeout bounds the guard's own lookup of a proxied name, and
+// localDNSPause is how long names go to the proxy unresolved after one
+// timed out.
+const (
+	localDNSTimeout = 2 * time.Second
+	localDNSPause   = time.Minute
+)
+
 // dialAddr is the address the transport dials for u: its host, lower
 // case, and its port or the scheme's.
 func dialAddr(u *url.URL) string {
@@ -123,8 +131,39 @@ func (d *dialer) checked(ctx context.Context, host string) (netip.Addr, error) {
 		}
 		return ip, nil
 	}
-	ips, err := d.dns.lookup(ctx, h)
-	if err != nil || len(ips) == 0 {
+	if until := d.noLocalDNS.Load(); until != 0 && time.Now().UnixNano() < until {
+		return netip.Addr{}, nil // this machine resolves nothing now: the proxy's to resolve
+	}
+	// The lookup is the cache's, and runs to its own end; the guard
+	// waits for it localDNSTimeout at most. A machine that reaches the web
+	// only through its proxy may have no resolver that answers: asking it
+	// for every request would cost each the resolver's timeout.
+	type answer struct {
+		ips []netip.Addr
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		ips, err := d.dns.lookup(context.WithoutCancel(ctx), h)
+		ch <- answer{ips, err}
+	}()
+	timer := time.NewTimer(localDNSTimeout)
+	defer timer.Stop()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-timer.C:
+		d.noLocalDNS.Store(time.Now().Add(localDNSPause).UnixNano())
+		return netip.Addr{}, nil
+	case <-ctx.Done():
+		return netip.Addr{}, ctx.Err()
+	}
+	var dnsErr *net.DNSError
+	if errors.As(a.err, &dnsErr) && dnsErr.IsTimeout {
+		d.noLocalDNS.Store(time.Now().Add(localDNSPause).UnixNano())
+	}
+	ips := a.ips
+	if a.err != nil || len(ips) == 0 {
 		return netip.Addr{}, nil // the proxy's to resolve
 	}
 	for _, ip := range ips {

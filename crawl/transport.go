@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,6 +109,9 @@ type dialer struct {
 	mu      sync.Mutex      // guards proxies
 	proxies map[string]bool // host:port of proxies the transport was told to use
 	tunnel  tunnels         // addresses this dialer tunnels through a proxy (proxyguard.go)
+	// noLocalDNS: until when (Unix ns) proxied names go to the proxy
+	// unresolved, the resolver having timed out (proxyguard.go).
+	noLocalDNS atomic.Int64
 }
 
 func newDialer(rules []ConnectTo, allowPrivate bool, timeout time.Duration, dns *resolver) *dialer {

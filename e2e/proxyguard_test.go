@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -220,5 +222,187 @@ func TestHeaders_UpTo256KiB(t *testing.T) {
 	}
 	if m := metrics(t, db+".metrics"); m.ErrorsByType["headers_too_large"] != 1 {
 		t.Errorf("metrics.log errors_by_type %v, want headers_too_large 1", m.ErrorsByType)
+	}
+}
+
+// socksProxy is a SOCKS5 proxy (RFC 1928, no authentication) on
+// 127.0.0.1 that records the targets it is asked to connect to and
+// connects every one of them to the fake web: port 443 to its TLS
+// server, any other to its plain one.
+type socksProxy struct {
+	ln         net.Listener
+	plain, tls string
+	mu         sync.Mutex
+	targets    []string
+}
+
+func startSOCKS(t *testing.T, plain, tlsAddr string) *socksProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &socksProxy{ln: ln, plain: plain, tls: tlsAddr}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return p
+}
+
+func (p *socksProxy) serve(c net.Conn) {
+	defer c.Close()
+	var head [2]byte
+	if _, err := io.ReadFull(c, head[:]); err != nil || head[0] != 5 {
+		return
+	}
+	methods := make([]byte, head[1])
+	if _, err := io.ReadFull(c, methods); err != nil {
+		return
+	}
+	c.Write([]byte{5, 0}) // no authentication
+	var req [4]byte
+	if _, err := io.ReadFull(c, req[:]); err != nil || req[1] != 1 {
+		return
+	}
+	var host string
+	switch req[3] {
+	case 1:
+		var a [4]byte
+		io.ReadFull(c, a[:])
+		host = netip.AddrFrom4(a).String()
+	case 3:
+		var n [1]byte
+		io.ReadFull(c, n[:])
+		name := make([]byte, n[0])
+		io.ReadFull(c, name)
+		host = string(name)
+	case 4:
+		var a [16]byte
+		io.ReadFull(c, a[:])
+		host = netip.AddrFrom16(a).String()
+	default:
+		return
+	}
+	var port [2]byte
+	if _, err := io.ReadFull(c, port[:]); err != nil {
+		return
+	}
+	target := net.JoinHostPort(host, strconv.Itoa(int(port[0])<<8|int(port[1])))
+	p.mu.Lock()
+	p.targets = append(p.targets, target)
+	p.mu.Unlock()
+	to := p.plain
+	if port[0] == 443>>8 && port[1] == 443&0xff {
+		to = p.tls
+	}
+	up, err := net.Dial("tcp", to)
+	if err != nil {
+		c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
+		return
+	}
+	defer up.Close()
+	c.Write([]byte{5, 0, 0, 1, 0, 0, 0, 0, 0, 0})
+	go io.Copy(up, c)
+	io.Copy(c, up)
+}
+
+// TestProxy_SOCKS5Guard: through a SOCKS5 proxy every request is
+// tunnelled by weaver to the address it checked, plain http too; a name
+// that resolves to a private address is never asked for.
+func TestProxy_SOCKS5Guard(t *testing.T) {
+	t.Parallel()
+	page := func(title string) fakeweb.Script {
+		return fakeweb.Script{Pages: map[string]fakeweb.Answer{"/": {Body: "<title>" + title + "</title>"}}}
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		"public.test": page("Public"), "secure.test": page("Secure"), "intranet.test": page("secret"),
+	}})
+	plain := startWeb(t, w)
+	tlsSrv, err := w.StartTLS("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tlsSrv.Close() })
+	ca, err := tlsSrv.WriteCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	socks := startSOCKS(t, plain.Addr(), tlsSrv.Addr())
+	dns := startDNS(t, 60)
+	dns.setAddr("public.test", [4]byte{93, 184, 215, 1}) // public addresses, never dialled: the proxy answers
+	dns.setAddr("secure.test", [4]byte{93, 184, 215, 3})
+	dns.setAddr("intranet.test", [4]byte{10, 9, 9, 9})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.bolt")
+	cmd := exec.Command(weaverBin, "crawl", "--db", db, "--metrics", db+".metrics", "--delay", "0", "--quiet",
+		"--retry-delay", "10ms", "--max-depth", "0", "--dns-server", dns.addr(), "--ca-file", ca,
+		"http://public.test/", "https://secure.test/", "http://intranet.test/")
+	cmd.Dir = dir
+	proxyURL := "socks5://" + socks.ln.Addr().String()
+	cmd.Env = append(cleanEnv(), "HTTP_PROXY="+proxyURL, "HTTPS_PROXY="+proxyURL)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crawl: %v\n%s", err, out)
+	}
+	socks.mu.Lock()
+	targets := slices.Clone(socks.targets)
+	socks.mu.Unlock()
+	if !slices.Contains(targets, "93.184.215.1:80") || !slices.Contains(targets, "93.184.215.3:443") {
+		t.Errorf("SOCKS5 targets %v: want the addresses weaver checked", targets)
+	}
+	for _, tg := range targets {
+		if strings.Contains(tg, ".test") || strings.HasPrefix(tg, "10.") {
+			t.Errorf("SOCKS5 target %s: a name, or a private address", tg)
+		}
+	}
+	ns := nodes(t, db)
+	for host, want := range map[string]string{"public.test": "Public", "secure.test": "Secure"} {
+		if n := ns[host]; n.Status != graph.StatusCrawled || n.Title != want {
+			t.Errorf("%s through SOCKS5: %s %q (%s)", host, n.Status, n.Title, n.Error)
+		}
+	}
+	if n := ns["intranet.test"]; n.Status != graph.StatusRefused {
+		t.Errorf("intranet.test through SOCKS5: %s (%s), want refused", n.Status, n.Error)
+	}
+}
+
+// TestProxy_NoLocalResolver: on a machine whose resolver never answers
+// (it reaches the web only through its proxy), the guard's lookups time
+// out once and then leave the names to the proxy: the crawl is whole.
+func TestProxy_NoLocalResolver(t *testing.T) {
+	t.Parallel()
+	scripts := map[string]fakeweb.Script{}
+	var seeds []string
+	for i := range 12 {
+		h := fmt.Sprintf("host%d.test", i)
+		scripts[h] = fakeweb.Script{Pages: map[string]fakeweb.Answer{"/": {Body: "<title>" + h + "</title>"}}}
+		seeds = append(seeds, "http://"+h+"/")
+	}
+	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: scripts})
+	plain := startWeb(t, w)
+	proxy := startProxy(t, plain.Addr(), plain.Addr())
+	dns := startDNS(t, 60)
+	dns.setMode(dnsDrop)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "n.bolt")
+	cmd := exec.Command(weaverBin, append([]string{"crawl", "--db", db, "--metrics", db + ".metrics", "--delay", "0", "--quiet",
+		"--retry-delay", "10ms", "--retries", "0", "--timeout", "5s", "--max-depth", "0", "--dns-server", dns.addr()}, seeds...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "HTTP_PROXY=http://"+proxy.ln.Addr().String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crawl: %v\n%s", err, out)
+	}
+	ns := nodes(t, db)
+	for i := range 12 {
+		h := fmt.Sprintf("host%d.test", i)
+		if n := ns[h]; n.Status != graph.StatusCrawled || n.Title != h {
+			t.Errorf("%s: %s (%s), want crawled through the proxy", h, n.Status, n.Error)
+		}
 	}
 }
