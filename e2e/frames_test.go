@@ -14,7 +14,9 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 )
 
-// framedEdges reads a store's edges as host pairs → the edge.
+// framedEdges reads a store's edges as host pairs → the edge, with every
+// fact (weight, nofollow, redirect, frame), and checks the store's
+// invariants.
 func framedEdges(t *testing.T, db string) map[[2]string]graph.Edge {
 	t.Helper()
 	edges(t, db) // the store's invariants

@@ -11,29 +11,14 @@ import (
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
-	"github.com/weaver-crawler/weaver/kv"
 )
 
 // edgeFacts reads a store's edges with their link facts by host pair.
 func edgeFacts(t *testing.T, db string) map[[2]string]fakeweb.ExpectedEdge {
 	t.Helper()
-	edges(t, db) // checks the store's invariants
-	s, err := kv.Open(db, kv.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("open %s: %v", db, err)
-	}
-	defer s.Close()
 	out := map[[2]string]fakeweb.ExpectedEdge{}
-	err = s.View(func(tx *kv.Tx) error {
-		hosts := map[uint64]string{}
-		graph.ForEachNode(tx, func(n *graph.Node) error { hosts[n.ID] = n.Host; return nil })
-		return graph.ForEachEdge(tx, func(e *graph.Edge) error {
-			out[[2]string{hosts[e.From], hosts[e.To]}] = fakeweb.ExpectedEdge{Weight: int(e.Weight), Nofollow: int(e.Nofollow), Redirect: int(e.Redirect)}
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
+	for k, e := range framedEdges(t, db) {
+		out[k] = fakeweb.ExpectedEdge{Weight: int(e.Weight), Nofollow: int(e.Nofollow), Redirect: int(e.Redirect)}
 	}
 	return out
 }

@@ -31,23 +31,30 @@ type testProxy struct {
 }
 
 func startProxy(t *testing.T, plain, tlsAddr string) *testProxy {
+	p := &testProxy{plain: plain, tls: tlsAddr}
+	p.ln = serveConns(t, p.serve)
+	return p
+}
+
+// serveConns serves each connection to a listener on 127.0.0.1 with
+// serve, until the test ends.
+func serveConns(t *testing.T, serve func(net.Conn)) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &testProxy{ln: ln, plain: plain, tls: tlsAddr}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go p.serve(c)
+			go serve(c)
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
-	return p
+	return ln
 }
 
 func (p *testProxy) serve(c net.Conn) {
@@ -119,15 +126,7 @@ func TestProxy_PrivateNetworkGuard(t *testing.T) {
 		"secure.test":        page(`<title>Secure</title>`),
 	}})
 	plain := startWeb(t, w)
-	tlsSrv, err := w.StartTLS("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tlsSrv.Close() })
-	ca, err := tlsSrv.WriteCA(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tlsSrv, trust := webMode{"https", true}.start(t, w)
 	proxy := startProxy(t, plain.Addr(), tlsSrv.Addr())
 	dns := startDNS(t, 60)
 	dns.setAddr("intranet.test", [4]byte{10, 9, 9, 9})
@@ -139,7 +138,7 @@ func TestProxy_PrivateNetworkGuard(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.bolt")
 	cmd := exec.Command(weaverBin, "crawl", "--db", db, "--metrics", db+".metrics", "--delay", "0", "--quiet",
-		"--retry-delay", "10ms", "--max-depth", "1", "--dns-server", dns.addr(), "--ca-file", ca,
+		"--retry-delay", "10ms", "--max-depth", "1", "--dns-server", dns.addr(), trust[0], trust[1],
 		"http://intranet.test/", "http://10.9.9.9/", "http://public.test/", "http://unresolved.invalid/",
 		"https://secure.test/", "https://private-tls.test/")
 	cmd.Dir = dir
@@ -237,22 +236,8 @@ type socksProxy struct {
 }
 
 func startSOCKS(t *testing.T, plain, tlsAddr string) *socksProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &socksProxy{ln: ln, plain: plain, tls: tlsAddr}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c)
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	p := &socksProxy{plain: plain, tls: tlsAddr}
+	p.ln = serveConns(t, p.serve)
 	return p
 }
 
@@ -325,15 +310,7 @@ func TestProxy_SOCKS5Guard(t *testing.T) {
 		"public.test": page("Public"), "secure.test": page("Secure"), "intranet.test": page("secret"),
 	}})
 	plain := startWeb(t, w)
-	tlsSrv, err := w.StartTLS("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tlsSrv.Close() })
-	ca, err := tlsSrv.WriteCA(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tlsSrv, trust := webMode{"https", true}.start(t, w)
 	socks := startSOCKS(t, plain.Addr(), tlsSrv.Addr())
 	dns := startDNS(t, 60)
 	dns.setAddr("public.test", [4]byte{93, 184, 215, 1}) // public addresses, never dialled: the proxy answers
@@ -342,7 +319,7 @@ func TestProxy_SOCKS5Guard(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.bolt")
 	cmd := exec.Command(weaverBin, "crawl", "--db", db, "--metrics", db+".metrics", "--delay", "0", "--quiet",
-		"--retry-delay", "10ms", "--max-depth", "0", "--dns-server", dns.addr(), "--ca-file", ca,
+		"--retry-delay", "10ms", "--max-depth", "0", "--dns-server", dns.addr(), trust[0], trust[1],
 		"http://public.test/", "https://secure.test/", "http://intranet.test/")
 	cmd.Dir = dir
 	proxyURL := "socks5://" + socks.ln.Addr().String()

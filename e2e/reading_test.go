@@ -69,22 +69,9 @@ func TestReading_DefaultExclusions(t *testing.T) {
 	t.Parallel()
 	body := `<a href="https://x.com/weaver">x</a> <a href="https://mobile.x.com/i">m</a>
 		<a href="https://twitter.com/weaver">t</a> <a href="http://box.com/">box</a> <a href="http://ok.test/">ok</a>`
-	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
-		"social.test": {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
-	}})
-	srv := startWeb(t, w)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "x.bolt")
-	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "1"), "http://social.test/")...); r.code != 0 {
-		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	var got []string
-	for e := range edges(t, db) {
-		got = append(got, e[1])
-	}
-	slices.Sort(got)
-	if strings.Join(got, " ") != "box.com ok.test" {
-		t.Errorf("social.test links %v, want box.com and ok.test only", got)
+	_, w, got := onePage(t, "social.test", body, "1")
+	if got != "box.com ok.test" {
+		t.Errorf("social.test links %q, want box.com and ok.test only", got)
 	}
 	for _, q := range w.Requests() {
 		if strings.HasSuffix(q.Host, "x.com") && q.Host != "box.com" {
@@ -269,24 +256,35 @@ func TestReading_URLStandard(t *testing.T) {
 	body := `<a href="https:theodi.test/nodes/leeds">odi</a> <a href="http:\\back.test\">back</a>
 		<a href="/\slash.test/x">slash</a> <a href="http://ex%41mple.test/">pct</a> <a href="http:///three.test">three</a>
 		<a href="http://a%2fb.test/">forbidden</a> <a href="http:same">relative</a>`
-	w := fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
-		"hrefs.test": {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
-	}})
-	srv := startWeb(t, w)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "u.bolt")
-	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", "0"), "http://hrefs.test/")...); r.code != 0 {
-		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	var got []string
-	for e := range edges(t, db) {
-		got = append(got, e[1])
-	}
-	slices.Sort(got)
-	if want := "back.test example.test slash.test theodi.test three.test"; strings.Join(got, " ") != want {
-		t.Errorf("hrefs.test links %v, want %s", got, want)
+	db, _, got := onePage(t, "hrefs.test", body, "0")
+	if want := "back.test example.test slash.test theodi.test three.test"; got != want {
+		t.Errorf("hrefs.test links %q, want %s", got, want)
 	}
 	if n := nodes(t, db)["theodi.test"]; n.Scheme != "https" {
 		t.Errorf("theodi.test: scheme %q, want https (https:theodi.test)", n.Scheme)
 	}
+}
+
+// onePage crawls host, whose home page is body, to --max-depth depth,
+// and returns the store, the web and the hosts the page links, sorted,
+// one space between them.
+func onePage(t *testing.T, host, body, depth string) (db string, w *fakeweb.Web, targets string) {
+	t.Helper()
+	w = fakeweb.New(fakeweb.Config{Hosts: 1, Scripts: map[string]fakeweb.Script{
+		host: {Pages: map[string]fakeweb.Answer{"/": {Body: body}}},
+	}})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db = filepath.Join(dir, "p.bolt")
+	if r := weaver(t, dir, append(crawlArgs(srv, db, "--max-depth", depth), "http://"+host+"/")...); r.code != 0 {
+		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var got []string
+	for e := range edges(t, db) {
+		if e[0] == host {
+			got = append(got, e[1])
+		}
+	}
+	slices.Sort(got)
+	return db, w, strings.Join(got, " ")
 }

@@ -1,26 +1,12 @@
 package e2e_test
 
 import (
-	"net"
 	"path/filepath"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 )
-
-// closedAddr is an address on 127.0.0.1 where nothing listens: a
-// connection to it is refused.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // TestScheme_Other: a host whose first connection is refused on its
 // link's scheme is tried on the other (issue 53): http:// with port 80
@@ -43,7 +29,7 @@ func TestScheme_Other(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := closedAddr(t)
+	closed := closedPort(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.bolt")
 	args := append([]string{"crawl", "--db", db, "--metrics", db + ".metrics", "--delay", "0", "--quiet", "--retry-delay", "10ms",
