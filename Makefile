@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPage$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' $(FUZZFLAGS) -fuzzminimizetime 2s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoded$$' $(FUZZFLAGS) -fuzzminimizetime 2s ./crawl/extract
+	$(GO) test -run '^$$' -fuzz '^FuzzHref$$' $(FUZZFLAGS) -fuzzminimizetime 2s ./crawl/extract
 	$(GO) test -run '^$$' -fuzz '^FuzzRobots$$' $(FUZZFLAGS) -fuzzminimizetime 5s ./crawl/robots
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' $(FUZZFLAGS) ./crawl
 	$(GO) test -run '^$$' -fuzz '^FuzzWellFormed$$' $(FUZZFLAGS) ./kv
