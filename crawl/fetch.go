@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -152,10 +153,10 @@ type response struct {
 	robotsTag    []string // X-Robots-Tag headers
 	capture      *Capture // the exchange, built for the archive (--warc)
 	validators   validators
-	cacheControl string // robots.txt's Cache-Control, for its max-age
-	refresh      string // a Refresh header: a meta refresh of the answer's own
-	tlsProblem   string // with --insecure: what a verifying client refuses of the connection (tlsProblem)
-	hsts         bool   // an answer over https with Strict-Transport-Security (max-age > 0)
+	cacheControl string               // robots.txt's Cache-Control, for its max-age
+	refresh      string               // a Refresh header: a meta refresh of the answer's own
+	tls          *tls.ConnectionState // the connection's, over https (nil: plain http)
+	sts          string               // its Strict-Transport-Security header
 }
 
 // ask is one GET to make: its URL, its deadline, what a revisit sends and
@@ -235,10 +236,7 @@ func (c *Crawler) get(ctx context.Context, a ask, read func(io.Reader, *response
 		refresh:      resp.Header.Get("Refresh"),
 	}
 	if resp.TLS != nil {
-		r.hsts = hstsOn(resp.Header.Get("Strict-Transport-Security"))
-	}
-	if c.cfg.Insecure && resp.TLS != nil {
-		r.tlsProblem = c.tlsProblem(resp.TLS, resp.Request.URL.Hostname())
+		r.tls, r.sts = resp.TLS, resp.Header.Get("Strict-Transport-Security")
 	}
 	var body io.Reader = io.LimitReader(decoded, c.cfg.MaxBodyBytes)
 	var kept *bytes.Buffer

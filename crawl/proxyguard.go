@@ -193,17 +193,14 @@ func (d *dialer) dialTunnel(ctx context.Context, network, addr string, p *url.UR
 	}
 	var plain net.Dialer
 	plain.Timeout = d.net.Timeout
-	proxyAddr := dialAddr(p)
+	addrOfProxy := proxyAddr(p)
 	if isSOCKS(p) {
-		if p.Port() == "" {
-			proxyAddr = net.JoinHostPort(p.Hostname(), "1080")
-		}
 		var auth *proxy.Auth
 		if p.User != nil {
 			pw, _ := p.User.Password()
 			auth = &proxy.Auth{User: p.User.Username(), Password: pw}
 		}
-		sd, err := proxy.SOCKS5("tcp", proxyAddr, auth, &plain)
+		sd, err := proxy.SOCKS5("tcp", addrOfProxy, auth, &plain)
 		if err != nil {
 			return nil, &proxyError{err}
 		}
@@ -213,7 +210,7 @@ func (d *dialer) dialTunnel(ctx context.Context, network, addr string, p *url.UR
 		}
 		return c, nil
 	}
-	conn, err := plain.DialContext(ctx, "tcp", proxyAddr)
+	conn, err := plain.DialContext(ctx, "tcp", addrOfProxy)
 	if err != nil {
 		return nil, &proxyError{err}
 	}

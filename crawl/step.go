@@ -636,7 +636,15 @@ func (c *Crawler) answered(t *task, resp *response) {
 		}
 		p.warc = resp.capture
 		p.status, p.ctype, p.server = resp.status, ctype, resp.server
-		p.tlsProblem, p.hsts = resp.tlsProblem, resp.hsts
+		// The home page's answer speaks for the host's TLS: its
+		// certificate checked (--insecure) and its HSTS read for it only.
+		p.tlsProblem, p.hsts = "", false
+		if resp.tls != nil {
+			p.hsts = hstsOn(resp.sts)
+			if c.cfg.Insecure {
+				p.tlsProblem = c.tlsProblem(resp.tls, resp.finalURL.Hostname())
+			}
+		}
 		p.etag, p.lastModified = resp.validators.etag, resp.validators.lastModified
 		if resp.status == http.StatusNotModified && t.hops == 0 && t.cond != (validators{}) {
 			// Not modified: no body, no parse; the commit keeps the

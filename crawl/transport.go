@@ -133,16 +133,22 @@ func (d *dialer) noteProxy(u *url.URL) {
 	if u == nil {
 		return
 	}
+	d.mu.Lock()
+	d.proxies[proxyAddr(u)] = true
+	d.mu.Unlock()
+}
+
+// proxyAddr is the host:port a proxy URL is dialled at: its port, else
+// its scheme's (443 for https, 1080 for SOCKS5, 80 for http).
+func proxyAddr(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
-		port = map[string]string{"https": "443", "socks5": "1080"}[u.Scheme]
+		port = map[string]string{"https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
 		if port == "" {
 			port = "80"
 		}
 	}
-	d.mu.Lock()
-	d.proxies[net.JoinHostPort(u.Hostname(), port)] = true
-	d.mu.Unlock()
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // DialContext implements http.Transport's DialContext.

@@ -175,13 +175,12 @@ func userinfoByte(c byte) bool {
 // escapeUserinfo appends u with the bytes net/url refuses percent-encoded,
 // as the Standard's userinfo percent-encode set has them.
 func escapeUserinfo(b, u []byte) []byte {
-	const hex = "0123456789ABCDEF"
 	for _, c := range u {
 		if userinfoByte(c) {
 			b = append(b, c)
 			continue
 		}
-		b = append(b, '%', hex[c>>4], hex[c&15])
+		b = appendPct(b, c)
 	}
 	return b
 }
@@ -251,7 +250,6 @@ func standardQuery(q string, enc encoding.Encoding) string {
 	if i == len(q) {
 		return q
 	}
-	const hex = "0123456789ABCDEF"
 	b := make([]byte, 0, len(q)+16)
 	b = append(b, q[:i]...)
 	for i < len(q) {
@@ -262,7 +260,7 @@ func standardQuery(q string, enc encoding.Encoding) string {
 			continue
 		}
 		if c < utf8.RuneSelf {
-			b = append(b, '%', hex[c>>4], hex[c&15])
+			b = appendPct(b, c)
 			i++
 			continue
 		}
@@ -283,11 +281,10 @@ func standardQuery(q string, enc encoding.Encoding) string {
 // escaped, and a character enc cannot encode as "%26%23N%3B" (its "&#N;"
 // escaped).
 func encodeQuery(b []byte, run string, enc encoding.Encoding) []byte {
-	const hex = "0123456789ABCDEF"
 	escape := func(raw []byte) {
 		for _, c := range raw {
 			if queryEscaped(c) {
-				b = append(b, '%', hex[c>>4], hex[c&15])
+				b = appendPct(b, c)
 			} else {
 				b = append(b, c)
 			}
@@ -319,4 +316,11 @@ func encodeQuery(b []byte, run string, enc encoding.Encoding) []byte {
 // special URL's query.
 func queryEscaped(c byte) bool {
 	return c <= ' ' || c >= 0x7f || c == '"' || c == '#' || c == '<' || c == '>' || c == '\''
+}
+
+// appendPct appends c percent-encoded, in upper-case hex as the URL
+// Standard writes it.
+func appendPct(b []byte, c byte) []byte {
+	const hex = "0123456789ABCDEF"
+	return append(b, '%', hex[c>>4], hex[c&15])
 }
