@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +56,58 @@ func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
 				}
 			}
 			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// bulkStore builds the store bigStore builds (the same hosts and edges;
+// the ids in host order), in bulk: the nodes first, then each node's
+// edges appended in key order (graph.AppendEdges).
+func bulkStore(tb testing.TB, path string, first, nodes, perNode int) {
+	tb.Helper()
+	s, err := kv.Open(path, kv.Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	host := func(i int) string { return fmt.Sprintf("h%07d.example.com", i) }
+	const batch = 20_000 // nodes per transaction
+	for lo := 0; lo < nodes; lo += batch {
+		err := s.Update(func(tx *kv.Tx) error {
+			for i := lo; i < min(lo+batch, nodes); i++ {
+				n, _, err := graph.Ensure(tx, host(first+i), "https", t0)
+				if err != nil {
+					return err
+				}
+				n.CrawlCount, n.Status, n.Title, n.LastCrawl = 1, graph.StatusCrawled, "Host "+strconv.Itoa(i), t0
+				if err := graph.Put(tx, &n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for lo := 0; lo < nodes; lo += batch {
+		err := s.Update(func(tx *kv.Tx) error {
+			var edges []graph.Edge
+			for i := lo; i < min(lo+batch, nodes); i++ {
+				w := map[int]uint64{}
+				for j := 1; j <= perNode; j++ {
+					if to := (i + j*j*7919) % nodes; to != i {
+						w[to] += uint64(1 + j%3)
+					}
+				}
+				for _, to := range slices.Sorted(maps.Keys(w)) {
+					edges = append(edges, graph.Edge{From: uint64(i + 1), To: uint64(to + 1), Weight: w[to], FirstSeen: t0, LastSeen: t0})
+				}
+			}
+			return graph.AppendEdges(tx, edges)
 		})
 		if err != nil {
 			tb.Fatal(err)
@@ -145,6 +200,56 @@ func BenchmarkMerge_2x500kEdges(b *testing.B) {
 			b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
 		})
 	}
+}
+
+// BenchmarkMerge_4Overlapping merges four stores of 50,000 hosts and
+// 500,000 edges each, each sharing half of its hosts with the next
+// (125,000 hosts in all), and reports the input edges merged per
+// CPU-second of the process (user and system, the output's verification
+// left out: weaver merge --verify=false) and the peak RSS.
+func BenchmarkMerge_4Overlapping(b *testing.B) {
+	dir := b.TempDir()
+	var inputs []string
+	for i := range 4 {
+		in := filepath.Join(dir, fmt.Sprintf("in%d.bolt", i))
+		bulkStore(b, in, i*25_000, 50_000, 10)
+		inputs = append(inputs, in)
+	}
+	var in uint64
+	for _, p := range inputs {
+		s, err := kv.Open(p, kv.Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.View(func(tx *kv.Tx) error { in += graph.GetCounts(tx).Edges; return nil })
+		s.Close()
+	}
+	var res archive.MergeResult
+	resetPeakRSS(b)
+	cpu := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var err error
+		res, err = archive.Merge(context.Background(), filepath.Join(dir, "out.bolt"), inputs, archive.MergeOptions{Force: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cpu = cpuTime() - cpu
+	b.ReportMetric(float64(in), "input-edges")
+	b.ReportMetric(float64(res.Out.Edges), "edges")
+	b.ReportMetric(float64(in)*float64(b.N)/cpu.Seconds(), "input-edges/CPU-s")
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRepair_1MEdges repairs a sound store of 100,000 hosts and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -23,6 +24,10 @@ type MergeOptions struct {
 	// Batch is how many records one write transaction takes; zero means
 	// 50,000. It changes the file's layout, not its content.
 	Batch int
+	// SortMemory is how many bytes of edges the merge sorts in memory
+	// before it spills them to a sorted run beside the output (64 bytes
+	// an edge); zero means 256 MiB.
+	SortMemory int
 	// Meta are records written to the output's meta bucket, such as the
 	// crawl settings the caller chose for it: Merge copies no meta record
 	// of the inputs.
@@ -75,6 +80,13 @@ type MergeResult struct {
 // decoding error for a damaged input, Verify's errors, and file system
 // errors. On any error out is left as it was.
 func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (MergeResult, error) {
+	return mergeWith(ctx, out, inputs, opt, (*merger).graph)
+}
+
+// mergeWith is Merge with the pass that merges the nodes and edges given:
+// the tests give it the record-by-record merge weaver had before, to
+// compare.
+func mergeWith(ctx context.Context, out string, inputs []string, opt MergeOptions, graphPass func(*merger, []*kv.Store) error) (MergeResult, error) {
 	if len(inputs) == 0 {
 		return MergeResult{}, ErrNoInputs
 	}
@@ -94,6 +106,9 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 	if opt.Batch <= 0 {
 		opt.Batch = 50_000
 	}
+	if opt.SortMemory <= 0 {
+		opt.SortMemory = 256 << 20
+	}
 	var res MergeResult
 	srcs, infos, created, err := openInputs(inputs)
 	defer closeAll(srcs)
@@ -106,7 +121,7 @@ func Merge(ctx context.Context, out string, inputs []string, opt MergeOptions) (
 		return MergeResult{}, err
 	}
 	defer os.Remove(tmp)
-	if res.Out, err = writeMerged(ctx, out, tmp, srcs, created, opt); err != nil {
+	if res.Out, err = writeMerged(ctx, out, tmp, srcs, created, opt, graphPass); err != nil {
 		return MergeResult{}, err
 	}
 	if opt.Verify {
@@ -166,13 +181,17 @@ func closeAll(stores []*kv.Store) {
 // writeMerged merges srcs into a new store at tmp, created at created,
 // adds opt.Meta's records, and returns what the store holds. out names
 // the merge's output in its errors.
-func writeMerged(ctx context.Context, out, tmp string, srcs []*kv.Store, created time.Time, opt MergeOptions) (Info, error) {
+func writeMerged(ctx context.Context, out, tmp string, srcs []*kv.Store, created time.Time, opt MergeOptions, graphPass func(*merger, []*kv.Store) error) (Info, error) {
 	dst, err := kv.Open(tmp, kv.Options{NoSync: true, PageSize: opt.PageSize, Now: func() time.Time { return created }})
 	if err != nil {
 		return Info{}, fmt.Errorf("%s: %w", out, err)
 	}
-	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)), stubs: map[uint64]bool{}}
-	err = m.run(srcs)
+	m := &merger{ctx: ctx, dst: dst, batch: opt.Batch, ids: make([]idMap, len(srcs)),
+		sortMemory: opt.SortMemory, tmpDir: filepath.Dir(tmp)}
+	err = graphPass(m, srcs)
+	if err == nil {
+		err = m.run(srcs)
+	}
 	if err == nil && len(opt.Meta) > 0 {
 		err = dst.Update(func(tx *kv.Tx) error {
 			for _, k := range slices.Sorted(maps.Keys(opt.Meta)) {
@@ -206,30 +225,30 @@ type merger struct {
 	dst   *kv.Store
 	batch int
 	ids   []idMap // per input: old node id → output node id
-	// stubs holds the output ids of hosts known so far only from cluster
-	// shards that do not own them (shard stubs): the owner's record,
-	// when it comes, replaces what they say.
-	stubs map[uint64]bool
+	// sortMemory bounds the edges sorted in memory (bytes); the sorted
+	// runs beyond it go to tmpDir, the output's directory.
+	sortMemory int
+	tmpDir     string
+	due        []dueAt // the merged nodes' due times, for rebuildDue
 	// dups holds what the inputs counted twice for a host's crawls (see
 	// history).
 	dups map[uint64]*dupCounts
 }
 
-// run makes the passes, each over every input in order. Nodes come
-// first: every later pass renumbers by their ids. Edges come before the
-// histories, which take back the weights of a crawl two inputs hold,
-// and before the anchors, which are kept only for the output's edges.
+// graph merges the nodes and then the edges. Nodes come first: every
+// later pass renumbers by their ids.
+func (m *merger) graph(srcs []*kv.Store) error {
+	if err := m.nodes(srcs); err != nil {
+		return err
+	}
+	return m.edges(srcs)
+}
+
+// run makes the passes after graph's, each over every input in order.
+// Edges come before the histories, which take back the weights of a crawl
+// two inputs hold, and before the anchors, which are kept only for the
+// output's edges.
 func (m *merger) run(srcs []*kv.Store) error {
-	for i, s := range srcs {
-		if err := m.nodes(i, s); err != nil {
-			return err
-		}
-	}
-	for i, s := range srcs {
-		if err := m.edges(i, s); err != nil {
-			return err
-		}
-	}
 	for i, s := range srcs {
 		if err := m.history(i, s); err != nil {
 			return err

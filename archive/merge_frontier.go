@@ -6,12 +6,12 @@ package archive
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/weaver-crawler/weaver/frontier"
-	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -123,28 +123,30 @@ func (m *merger) robots(src *kv.Store) error {
 }
 
 // rebuildDue files every merged node with a due time in the revisit
-// schedule (frontier.Schedule), to fetch its home page.
+// schedule (frontier.Schedule), to fetch its home page: nodes noted them
+// in m.due as it wrote the nodes (the history, which comes between,
+// changes no due time).
 func (m *merger) rebuildDue() error {
-	return m.dst.Update(func(tx *kv.Tx) error {
-		type due struct {
-			node uint64
-			at   time.Time
-		}
-		var all []due
-		err := graph.ForEachNode(tx, func(n *graph.Node) error {
-			if !n.NextDue.IsZero() {
-				all = append(all, due{n.ID, n.NextDue})
+	slices.SortFunc(m.due, func(a, b dueAt) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.node, b.node)) })
+	for start := 0; start < len(m.due); start += m.batch {
+		chunk := m.due[start:min(start+m.batch, len(m.due))]
+		err := m.dst.Update(func(tx *kv.Tx) error {
+			for _, d := range chunk {
+				if err := frontier.Schedule(tx, d.node, d.at, ""); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, d := range all {
-			if err := frontier.Schedule(tx, d.node, d.at, ""); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// dueAt is a merged node's due time.
+type dueAt struct {
+	node uint64
+	at   time.Time
 }

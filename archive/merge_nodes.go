@@ -13,45 +13,6 @@ import (
 	"github.com/weaver-crawler/weaver/shard"
 )
 
-// nodes merges input i's nodes into dst by host and records their new ids.
-func (m *merger) nodes(i int, src *kv.Store) error {
-	ids := &m.ids[i]
-	err := src.View(func(tx *kv.Tx) error {
-		ids.limit = 4*graph.GetCounts(tx).Nodes + 1<<20
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", src.Path(), err)
-	}
-	spec, sharded, err := shardOf(src)
-	if err != nil {
-		return err
-	}
-	var batch []graph.Node
-	return m.scan(src, kv.BucketNodes, func(k, v []byte) error {
-		var n graph.Node
-		if err := graph.DecodeNode(k, v, &n); err != nil {
-			return fmt.Errorf("%s: node %x: %w", src.Path(), k, err)
-		}
-		batch = append(batch, n)
-		return nil
-	}, func() error {
-		err := m.dst.Update(func(tx *kv.Tx) error {
-			for j := range batch {
-				stub := sharded && !spec.Owns(batch[j].Host)
-				id, err := m.putNode(tx, &batch[j], stub)
-				if err != nil {
-					return fmt.Errorf("%s: %w", src.Path(), err)
-				}
-				ids.set(batch[j].ID, id)
-			}
-			return nil
-		})
-		batch = batch[:0]
-		return err
-	})
-}
-
 // shardOf returns the shard spec a cluster shard's store records, if any.
 func shardOf(src *kv.Store) (shard.Spec, bool, error) {
 	var v string
@@ -65,51 +26,34 @@ func shardOf(src *kv.Store) (shard.Spec, bool, error) {
 	return spec, err == nil, nil
 }
 
-// putNode merges n into the node of its host in tx, creating it with the
-// next id when new, and returns the node's id. stub says n comes from a
-// cluster shard that does not own its host: such a record (a link's
-// target, never fetched there) gives way to the owner's, whatever their
-// times say; it only widens the times and depth.
-func (m *merger) putNode(tx *kv.Tx, n *graph.Node, stub bool) (uint64, error) {
-	cur, ok, err := graph.GetByHost(tx, n.Host)
-	if err != nil {
-		return 0, err
-	}
+// joinNode merges n, a later input's record of cur's host, into cur.
+// curStub and stub say whether cur and n come from cluster shards that
+// do not own the host (shard stubs): such a record (a link's target,
+// never fetched there) gives way to the owner's, whatever their times
+// say; it only widens the times and depth. It returns whether cur is
+// still a stub.
+func joinNode(cur *graph.Node, curStub bool, n *graph.Node, stub bool) bool {
 	switch {
-	case !ok:
-		created, _, err := graph.Ensure(tx, n.Host, n.Scheme, n.FirstSeen)
-		if err != nil {
-			return 0, fmt.Errorf("node %d: %w", n.ID, err)
-		}
-		cur = *n
-		cur.ID = created.ID
-		if stub {
-			m.stubs[cur.ID] = true
-		}
-	case stub == m.stubs[cur.ID]:
-		mergeNode(&cur, n)
+	case stub == curStub:
+		mergeNode(cur, n)
+		return curStub
 	case stub:
 		// The owner's record is in: the stub only widens it.
-		cur.Depth, cur.SeedRedirects = closer(&cur, n)
+		cur.Depth, cur.SeedRedirects = closer(cur, n)
 		cur.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
 		cur.LastSeen = latest(cur.LastSeen, n.LastSeen)
-	default:
-		// The owner's record replaces the stubs'.
-		acc := *n
-		acc.ID = cur.ID
-		acc.Depth, acc.SeedRedirects = closer(&cur, n)
-		acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
-		acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
-		acc.CrawlCount += cur.CrawlCount
-		acc.FailCount += cur.FailCount
-		cur = acc
-		delete(m.stubs, cur.ID)
+		return false
 	}
-	// MirrorOf from an input names that input's ids: file the node again.
-	if _, err := graph.NoteContentHash(tx, &cur); err != nil {
-		return 0, err
-	}
-	return cur.ID, graph.Put(tx, &cur)
+	// The owner's record replaces the stubs'.
+	acc := *n
+	acc.ID = cur.ID
+	acc.Depth, acc.SeedRedirects = closer(cur, n)
+	acc.FirstSeen = earliest(cur.FirstSeen, n.FirstSeen)
+	acc.LastSeen = latest(cur.LastSeen, n.LastSeen)
+	acc.CrawlCount += cur.CrawlCount
+	acc.FailCount += cur.FailCount
+	*cur = acc
+	return false
 }
 
 // fetchRank orders what records know of a host: an HTTP answer (3), a

@@ -78,9 +78,13 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&out, "out", "", "same as -o `FILE`")
 	force := fs.Bool("force", false, "replace the output if it exists (never an input)")
 	verify := fs.Bool("verify", true, "check the output (as weaver check does) before it is renamed into place")
+	sortMiB := fs.Int("sort-memory", 256, "`MIB` mebibytes of edges sorted in memory (64 bytes an edge); more are written to sorted run files beside the output")
 	inputs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *sortMiB <= 0 {
+		return usagef("--sort-memory must be positive")
 	}
 	if out == "" {
 		return usageHelpf("give the output file with -o")
@@ -103,7 +107,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 			keep, keepFrom = sets[i], in
 		}
 	}
-	opt := archive.MergeOptions{Force: *force, Verify: *verify}
+	opt := archive.MergeOptions{Force: *force, Verify: *verify, SortMemory: *sortMiB << 20}
 	if keep != nil {
 		data, err := json.Marshal(keep)
 		if err != nil {

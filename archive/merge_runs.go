@@ -1,0 +1,406 @@
+// Merge's edges: every input's edges read once, renumbered, sorted in
+// memory in large batches (spilled to sorted runs beyond the memory
+// allowed) and merged in key order into the output's empty edges bucket,
+// the records of one edge added up.
+
+package archive
+
+import (
+	"bufio"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
+)
+
+// mEdge is an edge being merged: its output key, counts and times (Unix
+// nanoseconds, 0 for none).
+type mEdge struct {
+	from, to                       uint64
+	weight, nofollow, redir, frame uint64
+	first, last                    int64
+}
+
+// mEdgeBytes is an mEdge's size in memory.
+const mEdgeBytes = 64
+
+func (a *mEdge) compare(b *mEdge) int {
+	return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
+}
+
+// add adds b, a record of a's edge, to a: counts summed, first seen the
+// earliest, last seen the latest (as addEdge did).
+func (a *mEdge) add(b *mEdge) {
+	a.weight += b.weight
+	a.nofollow += b.nofollow
+	a.redir += b.redir
+	a.frame += b.frame
+	if a.first == 0 || (b.first != 0 && b.first < a.first) {
+		a.first = b.first
+	}
+	a.last = max(a.last, b.last)
+}
+
+func (a *mEdge) edge() graph.Edge {
+	return graph.Edge{From: a.from, To: a.to, Weight: a.weight, Nofollow: a.nofollow, Redirect: a.redir, Frame: a.frame,
+		FirstSeen: fromNanos(a.first), LastSeen: fromNanos(a.last)}
+}
+
+func nanos(e *graph.Edge) int64 {
+	if e.FirstSeen.IsZero() {
+		return 0
+	}
+	return e.FirstSeen.UnixNano()
+}
+
+// edgeSorter sorts batches of edges by key and adds up the records of
+// one edge. Output ids are dense, so a batch whose sources are few for
+// its size is sorted by source with an in-place counting sort (one pass
+// to count, one to move each edge into its source's place) and each
+// source's edges by target, instead of a comparison sort of the whole
+// batch: a merge's batch is mostly whole groups of one source's edges.
+type edgeSorter struct {
+	next []uint32 // per source: where its next edge goes
+	end  []uint32 // per source: where its edges end
+}
+
+// sort sorts es in place, adds up the records of one edge, and returns
+// the sorted edges, a prefix of es.
+func (s *edgeSorter) sort(es []mEdge) []mEdge {
+	var top uint64
+	for i := range es {
+		top = max(top, es[i].from)
+	}
+	if top >= uint64(4*len(es)+1024) || len(es) >= 1<<32 {
+		slices.SortFunc(es, func(a, b mEdge) int { return a.compare(&b) })
+		return combine(es)
+	}
+	if cap(s.next) < int(top)+2 {
+		s.next = make([]uint32, top+2)
+	}
+	next := s.next[:top+2]
+	clear(next)
+	for i := range es {
+		next[es[i].from+1]++
+	}
+	for i := 1; i < len(next); i++ {
+		next[i] += next[i-1]
+	}
+	// next[f] is where source f's edges start, end[f] where they end.
+	// Each edge not in its source's place is swapped into it: a cycle of
+	// swaps ends with an edge that belongs where the cycle began.
+	if cap(s.end) < len(next) {
+		s.end = make([]uint32, len(next))
+	}
+	end := s.end[:len(next)]
+	copy(end, next[1:])
+	for f := uint64(1); f <= top; f++ {
+		for next[f] < end[f] {
+			i := next[f]
+			e := es[i]
+			for e.from != f {
+				j := next[e.from]
+				next[e.from]++
+				es[j], e = e, es[j]
+			}
+			es[i] = e
+			next[f]++
+		}
+	}
+	start := 0
+	for i := 1; i <= len(es); i++ {
+		if i < len(es) && es[i].from == es[start].from {
+			continue
+		}
+		if group := es[start:i]; len(group) > 1 {
+			if len(group) <= 16 {
+				for a := 1; a < len(group); a++ {
+					for b := a; b > 0 && group[b].to < group[b-1].to; b-- {
+						group[b], group[b-1] = group[b-1], group[b]
+					}
+				}
+			} else {
+				slices.SortFunc(group, func(a, b mEdge) int { return cmp.Compare(a.to, b.to) })
+			}
+		}
+		start = i
+	}
+	return combine(es)
+}
+
+// combine adds up the records of one edge in sorted es, in place.
+func combine(es []mEdge) []mEdge {
+	out := es[:0]
+	for i := range es {
+		if n := len(out); n > 0 && out[n-1].from == es[i].from && out[n-1].to == es[i].to {
+			out[n-1].add(&es[i])
+			continue
+		}
+		out = append(out, es[i])
+	}
+	return out
+}
+
+// edges merges every input's edges into dst: each input's edges bucket
+// is read once, in key order, its ids renumbered; the renumbered edges
+// are sorted in batches of what MergeOptions.SortMemory allows, a batch
+// spilled to a run file beside the output when another follows, and the
+// runs merged in key order into the output's edges bucket, which nothing
+// has written yet, in transactions of batch edges.
+func (m *merger) edges(srcs []*kv.Store) error {
+	limit := max(m.sortMemory/mEdgeBytes, 64)
+	var total uint64
+	for _, src := range srcs {
+		if err := src.View(func(tx *kv.Tx) error { total += graph.GetCounts(tx).Edges; return nil }); err != nil {
+			return err
+		}
+	}
+	buf := make([]mEdge, 0, min(uint64(limit), total+1))
+	var sorter edgeSorter
+	var runs []*edgeRun
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	for i, src := range srcs {
+		ids := &m.ids[i]
+		err := src.View(func(tx *kv.Tx) error {
+			c := tx.Cursor(kv.BucketEdges)
+			count := 0
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if len(k) != 16 {
+					return fmt.Errorf("%s: edge key %x: %w", src.Path(), k, graph.ErrInconsistent)
+				}
+				var e graph.Edge
+				if err := graph.DecodeEdge(v, &e); err != nil {
+					return fmt.Errorf("%s: edge %x: %w", src.Path(), k, err)
+				}
+				from, to := binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
+				me := mEdge{from: ids.get(from), to: ids.get(to), weight: e.Weight, nofollow: e.Nofollow, redir: e.Redirect, frame: e.Frame,
+					first: nanos(&e)}
+				if me.from == 0 || me.to == 0 {
+					return fmt.Errorf("%s: edge %d→%d names a missing node: %w", src.Path(), from, to, graph.ErrInconsistent)
+				}
+				if e.Nofollow > e.Weight || e.Redirect > e.Weight || e.Frame > e.Weight {
+					return fmt.Errorf("%s: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", src.Path(), from, to, graph.ErrBadFacts, e.Weight, e.Nofollow, e.Redirect, e.Frame)
+				}
+				if !e.LastSeen.IsZero() {
+					me.last = e.LastSeen.UnixNano()
+				}
+				buf = append(buf, me)
+				if len(buf) == limit {
+					r, err := m.spill(sorter.sort(buf))
+					if err != nil {
+						return err
+					}
+					runs = append(runs, r)
+					buf = buf[:0]
+				}
+				if count++; count%m.batch == 0 {
+					if err := m.ctx.Err(); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return m.writeEdges(runs, sorter.sort(buf))
+}
+
+// writeEdges merges the runs and the sorted batch last in key order into
+// dst, in transactions of m.batch edges.
+func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
+	out := make([]graph.Edge, 0, min(m.batch, max(len(last), 1<<16)))
+	flush := func() error {
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
+		err := m.dst.Update(func(tx *kv.Tx) error { return graph.AppendEdges(tx, out) })
+		out = out[:0]
+		return err
+	}
+	if len(runs) == 0 {
+		for i := range last {
+			if out = append(out, last[i].edge()); len(out) == m.batch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	} else {
+		mem := &edgeRun{mem: last}
+		var h runHeap
+		for _, r := range append(runs, mem) {
+			if err := r.rewind(); err != nil {
+				return err
+			}
+			switch err := r.next(); {
+			case errors.Is(err, io.EOF):
+			case err != nil:
+				return err
+			default:
+				h = append(h, r)
+			}
+		}
+		heap.Init(&h)
+		var acc mEdge
+		have := false
+		for len(h) > 0 {
+			r := h[0]
+			switch {
+			case have && acc.from == r.cur.from && acc.to == r.cur.to:
+				acc.add(&r.cur)
+			default:
+				if have {
+					if out = append(out, acc.edge()); len(out) == m.batch {
+						if err := flush(); err != nil {
+							return err
+						}
+					}
+				}
+				acc, have = r.cur, true
+			}
+			switch err := r.next(); {
+			case errors.Is(err, io.EOF):
+				heap.Pop(&h)
+			case err != nil:
+				return err
+			default:
+				heap.Fix(&h, 0)
+			}
+		}
+		if have {
+			out = append(out, acc.edge())
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return flush()
+}
+
+// edgeRun is a sorted run of edges: a file (removed from its directory
+// as soon as it is made, so that nothing is left behind whatever ends
+// the merge) or, for the last batch, memory.
+type edgeRun struct {
+	f   *os.File
+	w   *bufio.Writer
+	r   *bufio.Reader
+	n   int // edges in the file
+	mem []mEdge
+	cur mEdge
+}
+
+// spill writes es, sorted, to a new run file in the output's directory.
+func (m *merger) spill(es []mEdge) (*edgeRun, error) {
+	f, err := os.CreateTemp(m.tmpDir, ".weaver-merge-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("merge: sorted run: %w", err)
+	}
+	os.Remove(f.Name()) // where the system lets an open file go (Unix); else close removes it
+	r := &edgeRun{f: f, w: bufio.NewWriterSize(f, 1<<20), n: len(es)}
+	var b [16 + 6*binary.MaxVarintLen64]byte
+	for i := range es {
+		e := &es[i]
+		p := binary.BigEndian.AppendUint64(b[:0], e.from)
+		p = binary.BigEndian.AppendUint64(p, e.to)
+		p = binary.AppendUvarint(p, e.weight)
+		p = binary.AppendUvarint(p, e.nofollow)
+		p = binary.AppendUvarint(p, e.redir)
+		p = binary.AppendUvarint(p, e.frame)
+		p = binary.AppendVarint(p, e.first)
+		p = binary.AppendVarint(p, e.last)
+		if _, err := r.w.Write(p); err != nil {
+			r.close()
+			return nil, fmt.Errorf("merge: sorted run: %w", err)
+		}
+	}
+	if err := r.w.Flush(); err != nil {
+		r.close()
+		return nil, fmt.Errorf("merge: sorted run: %w", err)
+	}
+	return r, nil
+}
+
+func (r *edgeRun) rewind() error {
+	if r.f == nil {
+		return nil
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("merge: sorted run: %w", err)
+	}
+	r.r = bufio.NewReaderSize(r.f, 256<<10)
+	return nil
+}
+
+// next reads the run's next edge into cur; io.EOF after the last.
+func (r *edgeRun) next() error {
+	if r.f == nil {
+		if len(r.mem) == 0 {
+			return io.EOF
+		}
+		r.cur, r.mem = r.mem[0], r.mem[1:]
+		return nil
+	}
+	if r.n == 0 {
+		return io.EOF
+	}
+	var key [16]byte
+	_, err := io.ReadFull(r.r, key[:])
+	var vals [4]uint64
+	var errs [6]error
+	for i := range vals {
+		vals[i], errs[i] = binary.ReadUvarint(r.r)
+	}
+	first, err5 := binary.ReadVarint(r.r)
+	last, err6 := binary.ReadVarint(r.r)
+	errs[4], errs[5] = err5, err6
+	if err := errors.Join(err, errors.Join(errs[:]...)); err != nil {
+		return fmt.Errorf("merge: sorted run: %w", err)
+	}
+	r.n--
+	r.cur = mEdge{from: binary.BigEndian.Uint64(key[:]), to: binary.BigEndian.Uint64(key[8:]),
+		weight: vals[0], nofollow: vals[1], redir: vals[2], frame: vals[3], first: first, last: last}
+	return nil
+}
+
+func (r *edgeRun) close() {
+	if r.f != nil {
+		r.f.Close()
+		os.Remove(r.f.Name())
+	}
+}
+
+// runHeap orders the runs being merged by their current key.
+type runHeap []*edgeRun
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i].cur.compare(&h[j].cur) < 0 }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.(*edgeRun)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

@@ -1,0 +1,148 @@
+package e2e_test
+
+import (
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weaver-crawler/weaver/internal/storetest"
+)
+
+// fileSums returns the SHA-256 of each file.
+func fileSums(t *testing.T, paths ...string) [][32]byte {
+	t.Helper()
+	var sums [][32]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, sha256.Sum256(data))
+	}
+	return sums
+}
+
+// mergeInputs builds two stores of 20,000 hosts (200,000 edges each) that
+// hold the same hosts with other links.
+func mergeInputs(t *testing.T, dir string) []string {
+	t.Helper()
+	a, b := filepath.Join(dir, "a.bolt"), filepath.Join(dir, "b.bolt")
+	if err := storetest.BuildBig(a, storetest.Web, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := storetest.BuildBig(b, storetest.Random, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	return []string{a, b}
+}
+
+// leftovers lists what dir holds besides keep.
+func leftovers(t *testing.T, dir string, keep ...string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range ents {
+		if !strings.Contains(strings.Join(keep, "\x00")+"\x00", e.Name()+"\x00") {
+			left = append(left, e.Name())
+		}
+	}
+	return left
+}
+
+// TestMerge_Killed: weaver merge killed with SIGKILL at random points
+// leaves the output absent (never a part of it), the inputs as they were
+// and no sorted run behind (runs are unlinked as soon as they are made;
+// --sort-memory 1 makes several); the merge run again then writes a sound
+// store.
+func TestMerge_Killed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	inputs := mergeInputs(t, dir)
+	before := fileSums(t, inputs...)
+	out := filepath.Join(dir, "out", "merged.bolt")
+	if err := os.Mkdir(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(54, 3))
+	killed := 0
+	for range 4 {
+		cmd := exec.Command(weaverBin, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
+		cmd.Dir, cmd.Env = dir, cleanEnv()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(100+r.IntN(1500)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		if err := cmd.Wait(); err == nil {
+			t.Logf("the merge ended before its kill")
+			os.Remove(out)
+			continue
+		}
+		killed++
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("after a kill the output exists (%v)", err)
+		}
+		for _, name := range leftovers(t, filepath.Dir(out)) {
+			if strings.Contains(name, "merge-run") {
+				t.Errorf("a sorted run was left behind: %s", name)
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no merge was killed: each ended first")
+	}
+	if got := fileSums(t, inputs...); got[0] != before[0] || got[1] != before[1] {
+		t.Fatal("a killed merge changed an input")
+	}
+	weaverOK(t, dir, "merge", "--force", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
+	weaverOK(t, dir, "check", "--db", out)
+	// The one-pass merge against the same merge sorted in memory: the
+	// same bytes (the same inputs in the same order give the same store).
+	mem := filepath.Join(dir, "mem.bolt")
+	weaverOK(t, dir, "merge", "-o", mem, inputs[0], inputs[1])
+	if sums := fileSums(t, out, mem); sums[0] != sums[1] {
+		a, b := fixture(t, dir, "export", "--db", out, "--csv", "-"), fixture(t, dir, "export", "--db", mem, "--csv", "-")
+		if a.stdout != b.stdout {
+			t.Errorf("merged with sorted runs and in memory, the exports differ")
+		}
+	}
+}
+
+// TestMerge_DiskFull: a merge whose output's file system fills stops with
+// an error that says so, exit 1, and leaves the output absent, nothing of
+// its own in the directory and the inputs as they were; with room, the
+// same merge then succeeds.
+func TestMerge_DiskFull(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	inputs := mergeInputs(t, dir)
+	before := fileSums(t, inputs...)
+	small := filepath.Join(dir, "small")
+	if err := os.Mkdir(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	resize := mountTmpfs(t, small, "8m")
+	out := filepath.Join(small, "merged.bolt")
+	r := weaver(t, dir, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
+	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") {
+		t.Fatalf("merge onto a full disk: exit %d, want 1 naming the full disk\n%s", r.code, r.stderr)
+	}
+	if left := leftovers(t, small); len(left) > 0 {
+		t.Errorf("the failed merge left %v", left)
+	}
+	if got := fileSums(t, inputs...); got[0] != before[0] || got[1] != before[1] {
+		t.Fatal("the failed merge changed an input")
+	}
+	resize("512m")
+	weaverOK(t, dir, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
+	weaverOK(t, dir, "check", "--db", out)
+}
