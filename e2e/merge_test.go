@@ -2,16 +2,19 @@ package e2e_test
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/internal/tooltest"
 )
 
 // fileSums returns the SHA-256 of each file.
@@ -145,4 +148,76 @@ func TestMerge_DiskFull(t *testing.T) {
 	resize("512m")
 	weaverOK(t, dir, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
 	weaverOK(t, dir, "check", "--db", out)
+}
+
+// memoryCgroup makes a memory control group limited to limit bytes (cgroup
+// v2's memory.max, or v1's memory.limit_in_bytes) and returns the file a
+// process joins it by writing its pid; it fails under CI=true where none
+// can be made (.ci/run runs as root).
+func memoryCgroup(t *testing.T, limit int64) string {
+	t.Helper()
+	name := fmt.Sprintf("weaver-%s-%d", t.Name(), os.Getpid())
+	for _, c := range []struct{ root, limit string }{
+		{"/sys/fs/cgroup", "memory.max"},
+		{"/sys/fs/cgroup/unified", "memory.max"},
+		{"/sys/fs/cgroup/memory", "memory.limit_in_bytes"},
+	} {
+		if _, err := os.Stat(filepath.Join(c.root, c.limit)); err != nil && c.limit == "memory.max" {
+			// v2: the root has no memory.max, but lists memory among its controllers.
+			if data, err := os.ReadFile(filepath.Join(c.root, "cgroup.subtree_control")); err != nil || !strings.Contains(string(data), "memory") {
+				continue
+			}
+		}
+		dir := filepath.Join(c.root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			continue
+		}
+		t.Cleanup(func() {
+			for range 50 {
+				if os.Remove(dir) == nil {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+		if err := os.WriteFile(filepath.Join(dir, c.limit), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+			continue
+		}
+		return filepath.Join(dir, "cgroup.procs")
+	}
+	tooltest.Missing(t, "cannot make a memory control group (needs root and a cgroup file system)")
+	return ""
+}
+
+// TestExport_MemoryLimit: an export in a container whose memory limit is
+// below what laying the graph out takes (60,000 hosts, 600,000 edges:
+// layout.MemoryNeed says 120 MB; the limit is 100 MB) leaves the layout
+// out with one line naming the limit and weaver layout, and writes the
+// whole export, instead of being killed for memory.
+func TestExport_MemoryLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "big.bolt")
+	if err := storetest.BuildBig(db, storetest.Web, 60_000); err != nil {
+		t.Fatal(err)
+	}
+	procs := memoryCgroup(t, 100<<20)
+	prefix := filepath.Join(dir, "g")
+	r, _ := execute(t, 3*time.Minute, dir, "sh", "-c", `echo $$ > "$0" && exec "$@"`, procs,
+		plainBin, "export", "--db", db, "--csv", prefix, "--no-ranks")
+	if r.code != 0 {
+		t.Fatalf("export under a 100 MB limit: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "weaver export: layout left out: for 60000 hosts and 600000 edges") ||
+		!strings.Contains(r.stderr, "control group") || !strings.Contains(r.stderr, "weaver layout --db") {
+		t.Errorf("stderr does not say the layout was left out, why and how to get it:\n%s", r.stderr)
+	}
+	nodesCSV, err := os.ReadFile(prefix + "-nodes.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(nodesCSV), "\n")
+	if rows := strings.Count(string(nodesCSV), "\n") - 1; rows != 60_000 || strings.Contains(header, "community") {
+		t.Errorf("nodes CSV: %d rows, header %q; want 60000 rows and no layout columns", rows, header)
+	}
 }

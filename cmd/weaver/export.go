@@ -17,6 +17,7 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/layout"
 	"github.com/weaver-crawler/weaver/outfile"
+	"github.com/weaver-crawler/weaver/rank"
 )
 
 func init() {
@@ -337,7 +338,11 @@ func (c *exportCommand) options(ctx context.Context, s *kv.Store) (export.Option
 	if !c.atTime.IsZero() {
 		c.warnEarlyAt(s)
 	}
-	if c.noLayout || c.domains || !c.atTime.IsZero() || (len(c.targets) == 0 && c.csvPrefix == "") {
+	avail, from := availableMemory()
+	if err := c.fitMemory(s, &opt, avail, from); err != nil {
+		return opt, err
+	}
+	if opt.NoLayout || c.domains || !c.atTime.IsZero() || (len(c.targets) == 0 && c.csvPrefix == "") {
 		return opt, nil
 	}
 	lay, took, err := layoutForExport(ctx, s)
@@ -353,6 +358,44 @@ func (c *exportCommand) options(ctx context.Context, s *kv.Store) (export.Option
 			count(lay.Stamp.Nodes, "host", ""), took.Round(time.Millisecond), c.db)
 	}
 	return opt, nil
+}
+
+// fitMemory leaves the ranks and the layout out of opt when computing
+// them would take more memory than the machine (or the process's control
+// group) has left, each with one line saying so and how to get them,
+// instead of running out of memory hours in: rank.MemoryNeed and
+// layout.MemoryNeed estimate from the store's counts, before anything is
+// read. A fresh stored layout (weaver layout) needs no computing. --top,
+// which ranks the hosts to choose them, stops instead.
+// avail is what is left, from where it is read (availableMemory).
+func (c *exportCommand) fitMemory(s *kv.Store, opt *export.Options, avail uint64, from string) error {
+	if avail == 0 || (opt.NoRanks && opt.NoLayout && opt.Top == 0) {
+		return nil
+	}
+	var counts graph.Counts
+	fresh := false
+	if err := s.View(func(tx *kv.Tx) error {
+		counts, fresh = graph.GetCounts(tx), layout.Fresh(tx)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if need := rank.MemoryNeed(counts.Nodes, counts.Edges); need > avail && (!opt.NoRanks || opt.Top > 0) {
+		if opt.Top > 0 {
+			return usagef("--top ranks the hosts, which for %s and %s takes about %s of memory, and %s is left (%s): export without --top, or on a machine with more memory",
+				count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
+		}
+		opt.NoRanks = true
+		fmt.Fprintf(c.e.Stderr, "weaver export: ranks left out: for %s and %s they take about %s of memory, and %s is left (%s); weaver rank or weaver export on a machine with more memory computes them, --no-ranks leaves them out without this note\n",
+			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
+	}
+	computed := !fresh || c.domains || !c.atTime.IsZero()
+	if need := layout.MemoryNeed(counts.Nodes, counts.Edges); !opt.NoLayout && computed && need > avail {
+		opt.NoLayout = true
+		fmt.Fprintf(c.e.Stderr, "weaver export: layout left out: for %s and %s it takes about %s of memory, and %s is left (%s); weaver layout --db %s on a machine with more memory stores one that exports then read, --no-layout leaves it out without this note\n",
+			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from, c.db)
+	}
+	return nil
 }
 
 // write writes one single-file format, to its file or to stdout, and
