@@ -21,6 +21,20 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 )
 
+// benchHost is the name of the benchmark stores' host i.
+func benchHost(i int) string { return fmt.Sprintf("h%07d.example.com", i) }
+
+// crawledHost ensures the node of benchmark host i (named from first on),
+// crawled once, and returns it.
+func crawledHost(tx *kv.Tx, first, i int) (graph.Node, error) {
+	n, _, err := graph.Ensure(tx, benchHost(first+i), "https", t0)
+	if err != nil {
+		return n, err
+	}
+	n.CrawlCount, n.Status, n.Title, n.LastCrawl = 1, graph.StatusCrawled, "Host "+strconv.Itoa(i), t0
+	return n, graph.Put(tx, &n)
+}
+
 // bigStore builds a store of nodes hosts (named from first on) with
 // perNode out-edges each, quickly: no fsync, large transactions.
 func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
@@ -30,21 +44,16 @@ func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
 		tb.Fatal(err)
 	}
 	defer s.Close()
-	host := func(i int) string { return fmt.Sprintf("h%07d.example.com", i) }
 	const batch = 20_000 // nodes per transaction
 	for lo := 0; lo < nodes; lo += batch {
 		err := s.Update(func(tx *kv.Tx) error {
 			for i := lo; i < min(lo+batch, nodes); i++ {
-				from, _, err := graph.Ensure(tx, host(first+i), "https", t0)
+				from, err := crawledHost(tx, first, i)
 				if err != nil {
 					return err
 				}
-				from.CrawlCount, from.Status, from.Title, from.LastCrawl = 1, graph.StatusCrawled, "Host "+strconv.Itoa(i), t0
-				if err := graph.Put(tx, &from); err != nil {
-					return err
-				}
 				for j := 1; j <= perNode; j++ {
-					to, _, err := graph.Ensure(tx, host(first+(i+j*j*7919)%nodes), "https", t0)
+					to, _, err := graph.Ensure(tx, benchHost(first+(i+j*j*7919)%nodes), "https", t0)
 					if err != nil {
 						return err
 					}
@@ -73,17 +82,11 @@ func bulkStore(tb testing.TB, path string, first, nodes, perNode int) {
 		tb.Fatal(err)
 	}
 	defer s.Close()
-	host := func(i int) string { return fmt.Sprintf("h%07d.example.com", i) }
 	const batch = 20_000 // nodes per transaction
 	for lo := 0; lo < nodes; lo += batch {
 		err := s.Update(func(tx *kv.Tx) error {
 			for i := lo; i < min(lo+batch, nodes); i++ {
-				n, _, err := graph.Ensure(tx, host(first+i), "https", t0)
-				if err != nil {
-					return err
-				}
-				n.CrawlCount, n.Status, n.Title, n.LastCrawl = 1, graph.StatusCrawled, "Host "+strconv.Itoa(i), t0
-				if err := graph.Put(tx, &n); err != nil {
+				if _, err := crawledHost(tx, first, i); err != nil {
 					return err
 				}
 			}

@@ -221,9 +221,11 @@ func (m *merger) edges(srcs []*kv.Store) error {
 }
 
 // writeEdges merges the runs and the sorted batch last in key order into
-// dst, in transactions of m.batch edges.
+// dst, in transactions of at most appendBatch edges (fewer when
+// m.batch says so).
 func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
-	out := make([]graph.Edge, 0, min(m.batch, max(len(last), 1<<16)))
+	size := min(m.batch, appendBatch)
+	out := make([]graph.Edge, 0, size)
 	flush := func() error {
 		if err := m.ctx.Err(); err != nil {
 			return err
@@ -234,7 +236,7 @@ func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 	}
 	if len(runs) == 0 {
 		for i := range last {
-			if out = append(out, last[i].edge()); len(out) == m.batch {
+			if out = append(out, last[i].edge()); len(out) == size {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -265,7 +267,7 @@ func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 				acc.add(&r.cur)
 			default:
 				if have {
-					if out = append(out, acc.edge()); len(out) == m.batch {
+					if out = append(out, acc.edge()); len(out) == size {
 						if err := flush(); err != nil {
 							return err
 						}
@@ -291,6 +293,12 @@ func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 	}
 	return flush()
 }
+
+// appendBatch is how many edges one transaction appends: bbolt grows the
+// last leaf in memory until the commit splits it, and each put searches
+// it twice, so small transactions put faster (1M edges appended in
+// transactions of 1,000: 1.87 s; of 50,000: 2.43 s; BenchmarkAppendEdges).
+const appendBatch = 2048
 
 // edgeRun is a sorted run of edges: a file (removed from its directory
 // as soon as it is made, so that nothing is left behind whatever ends

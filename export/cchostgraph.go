@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"cmp"
 	"compress/gzip"
 	"context"
 	"io"
@@ -80,34 +79,63 @@ func CCHostGraph(ctx context.Context, s *kv.Store, prefix string, opt Options) (
 	if err != nil {
 		return Stats{}, err
 	}
-	var names []string    // reversed names, sorted and unique: the vertices
-	var pairs [][2]uint32 // edges as vertex ids
+	var names []string // reversed names, sorted and unique: the vertices
+	// The edges as vertex ids, from<<32 | to, to be sorted: 8 bytes an
+	// edge, made once at the store's edge count.
+	var pairs []uint64
 	_, err = walk(ctx, s, opt, func(v *view) error {
 		type node struct {
 			id   uint64
 			name string
 		}
-		var nodes []node
+		counts := graph.GetCounts(v.tx)
+		nodes := make([]node, 0, counts.Nodes)
 		if err := v.nodes(func(n *graph.Node) error {
 			nodes = append(nodes, node{n.ID, ReverseHost(n.Host)})
 			return nil
 		}); err != nil {
 			return err
 		}
+		names = make([]string, 0, len(nodes))
 		for _, n := range nodes {
 			names = append(names, n.name)
 		}
 		slices.Sort(names)
 		names = slices.Compact(names)
-		vertex := make(map[uint64]uint32, len(nodes))
+		// A store's ids are dense (a counter hands them out): a vertex
+		// table indexed by id, 4 bytes a node; a map for sparse ones.
+		var dense []uint32
+		var sparse map[uint64]uint32
+		if top := len(nodes); top == 0 || nodes[top-1].id < 4*uint64(top)+1024 {
+			if top > 0 {
+				dense = make([]uint32, nodes[top-1].id+1)
+			}
+		} else {
+			sparse = make(map[uint64]uint32, len(nodes))
+		}
 		for _, n := range nodes {
 			i, _ := slices.BinarySearch(names, n.name)
-			vertex[n.id] = uint32(i)
+			if sparse != nil {
+				sparse[n.id] = uint32(i)
+			} else {
+				dense[n.id] = uint32(i)
+			}
 		}
+		nodes = nil
+		vertex := func(id uint64) uint32 {
+			if sparse != nil {
+				return sparse[id]
+			}
+			if id < uint64(len(dense)) {
+				return dense[id]
+			}
+			return 0
+		}
+		pairs = make([]uint64, 0, counts.Edges)
 		return v.edges(func(e *graph.Edge) error {
-			from, to := vertex[e.From], vertex[e.To]
+			from, to := vertex(e.From), vertex(e.To)
 			if from != to {
-				pairs = append(pairs, [2]uint32{from, to})
+				pairs = append(pairs, uint64(from)<<32|uint64(to))
 			}
 			return nil
 		})
@@ -115,7 +143,7 @@ func CCHostGraph(ctx context.Context, s *kv.Store, prefix string, opt Options) (
 	if err != nil {
 		return Stats{}, wrap(FormatCCHostGraph, prefix, err)
 	}
-	slices.SortFunc(pairs, func(a, b [2]uint32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
 	err = vtarget.Write(0o644, func(tmp io.Writer) error {
 		return writeGzipLines(ctx, tmp, len(names), func(b []byte, i int) []byte {
@@ -129,9 +157,9 @@ func CCHostGraph(ctx context.Context, s *kv.Store, prefix string, opt Options) (
 	}
 	err = etarget.Write(0o644, func(tmp io.Writer) error {
 		return writeGzipLines(ctx, tmp, len(pairs), func(b []byte, i int) []byte {
-			b = strconv.AppendUint(b, uint64(pairs[i][0]), 10)
+			b = strconv.AppendUint(b, pairs[i]>>32, 10)
 			b = append(b, '\t')
-			return strconv.AppendUint(b, uint64(pairs[i][1]), 10)
+			return strconv.AppendUint(b, pairs[i]&(1<<32-1), 10)
 		})
 	})
 	if err != nil {

@@ -27,6 +27,11 @@ func benchPages() int { return envInt("WEAVER_BENCH_PAGES", 100_000) }
 // WEAVER_BENCH_LINKS, default 60 (one in six to its own host).
 func benchLinks() int { return envInt("WEAVER_BENCH_LINKS", 60) }
 
+// benchHosts is how many hosts the WAT benchmark's pages link to:
+// WEAVER_BENCH_HOSTS, default a tenth of the pages (each host then has
+// ten pages); more hosts than pages make a web still being discovered.
+func benchHosts() int { return envInt("WEAVER_BENCH_HOSTS", benchPages()/10) }
+
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
@@ -253,7 +258,7 @@ func watDoc(rng *rand.Rand, i, hosts, links int) string {
 // links a response.
 func benchWAT(b *testing.B) string {
 	watOnce.Do(func() {
-		watDir, watKeep, watErr = benchFilesDir(fmt.Sprintf("wat-%d-%d", 2*benchPages(), benchLinks()))
+		watDir, watKeep, watErr = benchFilesDir(fmt.Sprintf("wat-%d-%d-%d", 2*benchPages(), benchLinks(), benchHosts()))
 		if watErr != nil {
 			return
 		}
@@ -261,7 +266,7 @@ func benchWAT(b *testing.B) string {
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
-		n, hosts, links := benchPages(), benchPages()/10, benchLinks()
+		n, hosts, links := benchPages(), benchHosts(), benchLinks()
 		rng := rand.New(rand.NewSource(1))
 		var docs []string
 		for i := range n {

@@ -386,13 +386,13 @@ func (c *exportCommand) fitMemory(s *kv.Store, opt *export.Options, avail uint64
 				count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
 		}
 		opt.NoRanks = true
-		fmt.Fprintf(c.e.Stderr, "weaver export: ranks left out: for %s and %s they take about %s of memory, and %s is left (%s); weaver rank or weaver export on a machine with more memory computes them, --no-ranks leaves them out without this note\n",
+		fmt.Fprintf(c.e.Stderr, "weaver export: ranks left out: for %s and %s they take about %s of memory, and %s is left (%s); an export on a machine with more memory computes them; --no-ranks leaves them out without this note\n",
 			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
 	}
 	computed := !fresh || c.domains || !c.atTime.IsZero()
 	if need := layout.MemoryNeed(counts.Nodes, counts.Edges); !opt.NoLayout && computed && need > avail {
 		opt.NoLayout = true
-		fmt.Fprintf(c.e.Stderr, "weaver export: layout left out: for %s and %s it takes about %s of memory, and %s is left (%s); weaver layout --db %s on a machine with more memory stores one that exports then read, --no-layout leaves it out without this note\n",
+		fmt.Fprintf(c.e.Stderr, "weaver export: layout left out: for %s and %s it takes about %s of memory, and %s is left (%s); weaver layout --db %s on a machine with more memory stores one that exports then read; --no-layout leaves it out without this note\n",
 			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from, c.db)
 	}
 	return nil

@@ -353,7 +353,31 @@ func (h *harness) export(ctx context.Context) ([]row, error) {
 		}
 		rows = append(rows, out)
 	}
+	rows = append(rows, h.mergeRow(ctx))
 	return append(rows, h.dotPictures(ctx)...), nil
+}
+
+// mergeRow is weaver merge of four overlapping stores (BenchmarkMerge_4Overlapping,
+// ./archive): input edges per CPU-second and the peak RSS.
+func (h *harness) mergeRow(ctx context.Context) row {
+	const name = "BenchmarkMerge_4Overlapping"
+	r := h.bench(ctx, "./archive", "1x", name)
+	out := row{Metric: "5. weaver merge of 4 stores of 50,000 hosts / 500,000 edges, each sharing half its hosts with the next, without --verify: input edges per CPU-second (peak RSS)",
+		Target: "≥ 1,000,000"}
+	l, ok := find(r.Lines, name)
+	switch {
+	case r.status(name) != "":
+		out.Weaver, out.Met = r.status(name), r.status(name)
+		h.benchNote(name, r)
+	case !ok:
+		out.Weaver = "error"
+		h.note("%s: no result line", name)
+	default:
+		rate := l.Metrics["input-edges/CPU-s"]
+		out.Weaver = fmt.Sprintf("%.0f (%.0f MiB)", rate, l.Metrics["peakRSS-MiB"])
+		out.Met = verdict(rate >= 1_000_000)
+	}
+	return out
 }
 
 // dotTargets are the pictures BenchmarkDOT_Readable (./e2e) draws with
