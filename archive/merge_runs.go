@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -79,7 +80,7 @@ func (s *edgeSorter) sort(es []mEdge) []mEdge {
 	for i := range es {
 		top = max(top, es[i].from)
 	}
-	if top >= uint64(4*len(es)+1024) || len(es) >= 1<<32 {
+	if top >= uint64(4*len(es)+1024) || uint64(len(es)) >= 1<<32 {
 		slices.SortFunc(es, func(a, b mEdge) int { return a.compare(&b) })
 		return combine(es)
 	}
@@ -300,26 +301,28 @@ func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 // transactions of 1,000: 1.87 s; of 50,000: 2.43 s; BenchmarkAppendEdges).
 const appendBatch = 2048
 
-// edgeRun is a sorted run of edges: a file (removed from its directory
-// as soon as it is made, so that nothing is left behind whatever ends
-// the merge) or, for the last batch, memory.
+// edgeRun is a sorted run of edges: a file without a name in its
+// directory (runFile), so that nothing is left behind whatever ends the
+// merge, or, for the last batch, memory.
 type edgeRun struct {
-	f   *os.File
-	w   *bufio.Writer
-	r   *bufio.Reader
-	n   int // edges in the file
-	mem []mEdge
-	cur mEdge
+	f *os.File
+	w *bufio.Writer
+	r *bufio.Reader
+	n int // edges in the file
+	// named says the file had a name in its directory (createRun): close
+	// removes it again, for the systems that kept it while it was open.
+	named bool
+	mem   []mEdge
+	cur   mEdge
 }
 
 // spill writes es, sorted, to a new run file in the output's directory.
 func (m *merger) spill(es []mEdge) (*edgeRun, error) {
-	f, err := os.CreateTemp(m.tmpDir, ".weaver-merge-run-*")
+	f, err := runFile(m.tmpDir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: sorted run: %w", err)
 	}
-	os.Remove(f.Name()) // where the system lets an open file go (Unix); else close removes it
-	r := &edgeRun{f: f, w: bufio.NewWriterSize(f, 1<<20), n: len(es)}
+	r := &edgeRun{f: f, w: bufio.NewWriterSize(f, 1<<20), n: len(es), named: strings.Contains(f.Name(), ".weaver-merge-run-")}
 	var b [16 + 6*binary.MaxVarintLen64]byte
 	for i := range es {
 		e := &es[i]
@@ -388,8 +391,22 @@ func (r *edgeRun) next() error {
 func (r *edgeRun) close() {
 	if r.f != nil {
 		r.f.Close()
-		os.Remove(r.f.Name())
+		if r.named {
+			os.Remove(r.f.Name())
+		}
 	}
+}
+
+// createRun makes a sorted run's file in dir under a temporary name and
+// removes the name at once where the system lets an open file go (Unix);
+// elsewhere close removes it.
+func createRun(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, ".weaver-merge-run-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
 }
 
 // runHeap orders the runs being merged by their current key.

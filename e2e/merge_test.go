@@ -31,15 +31,15 @@ func fileSums(t *testing.T, paths ...string) [][32]byte {
 	return sums
 }
 
-// mergeInputs builds two stores of 20,000 hosts (200,000 edges each) that
+// mergeInputs builds two stores of 10,000 hosts (100,000 edges each) that
 // hold the same hosts with other links.
 func mergeInputs(t *testing.T, dir string) []string {
 	t.Helper()
 	a, b := filepath.Join(dir, "a.bolt"), filepath.Join(dir, "b.bolt")
-	if err := storetest.BuildBig(a, storetest.Web, 20_000); err != nil {
+	if err := storetest.BuildBig(a, storetest.Web, 10_000); err != nil {
 		t.Fatal(err)
 	}
-	if err := storetest.BuildBig(b, storetest.Random, 20_000); err != nil {
+	if err := storetest.BuildBig(b, storetest.Random, 10_000); err != nil {
 		t.Fatal(err)
 	}
 	return []string{a, b}
@@ -61,7 +61,7 @@ func leftovers(t *testing.T, dir string, keep ...string) []string {
 	return left
 }
 
-// TestMerge_Killed: weaver merge killed with SIGKILL at random points
+// TestMerge_Killed: weaver merge killed with SIGKILL at 3 random points
 // leaves the output absent (never a part of it), the inputs as they were
 // and no sorted run behind (runs are unlinked as soon as they are made;
 // --sort-memory 1 makes several); the merge run again then writes a sound
@@ -77,13 +77,13 @@ func TestMerge_Killed(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(54, 3))
 	killed := 0
-	for range 4 {
+	for range 3 {
 		cmd := exec.Command(weaverBin, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
 		cmd.Dir, cmd.Env = dir, cleanEnv()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(100+r.IntN(1500)) * time.Millisecond)
+		time.Sleep(time.Duration(50+r.IntN(600)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		if err := cmd.Wait(); err == nil {
 			t.Logf("the merge ended before its kill")
@@ -120,10 +120,10 @@ func TestMerge_Killed(t *testing.T) {
 	}
 }
 
-// TestMerge_DiskFull: a merge whose output's file system fills stops with
-// an error that says so, exit 1, and leaves the output absent, nothing of
-// its own in the directory and the inputs as they were; with room, the
-// same merge then succeeds.
+// TestMerge_DiskFull: a merge whose output's file system (a 4 MB tmpfs)
+// fills stops with an error that says so, exit 1, and leaves the output
+// absent, nothing of its own in the directory and the inputs as they were;
+// with room, the same merge then succeeds.
 func TestMerge_DiskFull(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -133,7 +133,7 @@ func TestMerge_DiskFull(t *testing.T) {
 	if err := os.Mkdir(small, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	resize := mountTmpfs(t, small, "8m")
+	resize := mountTmpfs(t, small, "4m")
 	out := filepath.Join(small, "merged.bolt")
 	r := weaver(t, dir, "merge", "--sort-memory", "1", "-o", out, inputs[0], inputs[1])
 	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") {
@@ -193,7 +193,8 @@ func memoryCgroup(t *testing.T, limit int64) string {
 // below what laying the graph out takes (60,000 hosts, 600,000 edges:
 // layout.MemoryNeed says 120 MB; the limit is 100 MB) leaves the layout
 // out with one line naming the limit and weaver layout, and writes the
-// whole export, instead of being killed for memory.
+// whole export, instead of being killed for memory; weaver layout stops
+// with an error saying what it would take.
 func TestExport_MemoryLimit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -219,5 +220,11 @@ func TestExport_MemoryLimit(t *testing.T) {
 	header, _, _ := strings.Cut(string(nodesCSV), "\n")
 	if rows := strings.Count(string(nodesCSV), "\n") - 1; rows != 60_000 || strings.Contains(header, "community") {
 		t.Errorf("nodes CSV: %d rows, header %q; want 60000 rows and no layout columns", rows, header)
+	}
+	// weaver layout, whose whole job the layout is, says so and stops
+	// before it reads the graph.
+	r, _ = execute(t, 3*time.Minute, dir, "sh", "-c", `echo $$ > "$0" && exec "$@"`, procs, plainBin, "layout", "--db", db)
+	if r.code != 1 || !strings.Contains(r.stderr, "laying out the graph of 60000 hosts and 600000 edges takes about") || !strings.Contains(r.stderr, "control group") {
+		t.Errorf("weaver layout under a 100 MB limit: exit %d, want 1 saying what it takes and what is left\n%s", r.code, r.stderr)
 	}
 }

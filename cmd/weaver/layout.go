@@ -55,6 +55,9 @@ func runLayout(ctx context.Context, e *env, args []string) error {
 		return storeError(err)
 	}
 	defer s.Close()
+	if err := memoryShort(s, "laying out the graph", layout.MemoryNeed); err != nil {
+		return err
+	}
 	start := time.Now()
 	// Read and compute in a read transaction; write in a short one, after
 	// checking that the graph did not change meanwhile.

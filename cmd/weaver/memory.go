@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // availableMemory returns how many bytes of memory this process may still
@@ -90,4 +94,26 @@ func readUint(path string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
 	return n, err == nil
+}
+
+// memoryShort returns an error saying that computing what for the graph
+// of s (its counts) takes about need(nodes, edges) bytes of memory and
+// less is left, with where to run it instead; nil when it fits or what is
+// left cannot be read. weaver layout and weaver rank check it before they
+// read the graph, so that a store too big for the machine gets a clear
+// error and not an out-of-memory kill hours in.
+func memoryShort(s *kv.Store, what string, need func(nodes, edges uint64) uint64) error {
+	avail, from := availableMemory()
+	if avail == 0 {
+		return nil
+	}
+	var c graph.Counts
+	if err := s.View(func(tx *kv.Tx) error { c = graph.GetCounts(tx); return nil }); err != nil {
+		return err
+	}
+	if n := need(c.Nodes, c.Edges); n > avail {
+		return fmt.Errorf("%s of %s and %s takes about %s of memory, and %s is left (%s): run it on a machine with more memory (weaver snapshot copies the store)",
+			what, count(c.Nodes, "host", ""), count(c.Edges, "edge", ""), humanBytes(int64(n)), humanBytes(int64(avail)), from)
+	}
+	return nil
 }

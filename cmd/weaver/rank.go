@@ -12,6 +12,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/crawl"
 	"github.com/weaver-crawler/weaver/export"
+	"github.com/weaver-crawler/weaver/rank"
 )
 
 func init() {
@@ -69,6 +70,10 @@ func runRank(ctx context.Context, e *env, args []string) error {
 	// are computed in this process, never in the crawl's.
 	s, err := openReading(ctx, path, auth.Token)
 	if err != nil {
+		return err
+	}
+	if err := memoryShort(s.Store, "ranking the graph", rank.MemoryNeed); err != nil {
+		s.Close()
 		return err
 	}
 	list, err := export.Top(ctx, s.Store, export.Options{Domains: *domains, Version: Version, Weights: wts}, *top)
