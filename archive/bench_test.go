@@ -35,14 +35,21 @@ func crawledHost(tx *kv.Tx, first, i int) (graph.Node, error) {
 	return n, graph.Put(tx, &n)
 }
 
-// bigStore builds a store of nodes hosts (named from first on) with
-// perNode out-edges each, quickly: no fsync, large transactions.
-func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
+// openBench creates the benchmark store at path: no fsync, created at t0.
+func openBench(tb testing.TB, path string) *kv.Store {
 	tb.Helper()
 	s, err := kv.Open(path, kv.Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return s
+}
+
+// bigStore builds a store of nodes hosts (named from first on) with
+// perNode out-edges each, quickly: no fsync, large transactions.
+func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
+	tb.Helper()
+	s := openBench(tb, path)
 	defer s.Close()
 	const batch = 20_000 // nodes per transaction
 	for lo := 0; lo < nodes; lo += batch {
@@ -77,10 +84,7 @@ func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
 // edges appended in key order (graph.AppendEdges).
 func bulkStore(tb testing.TB, path string, first, nodes, perNode int) {
 	tb.Helper()
-	s, err := kv.Open(path, kv.Options{NoSync: true, Now: func() time.Time { return t0 }})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s := openBench(tb, path)
 	defer s.Close()
 	const batch = 20_000 // nodes per transaction
 	for lo := 0; lo < nodes; lo += batch {

@@ -192,7 +192,7 @@ func (m *merger) nodes(srcs []*kv.Store) error {
 			return err
 		}
 		for f := range txs {
-			if err := m.nodesFirstIn(srcs, txs, f, &firsts[f], specs, sharded); err != nil {
+			if err := m.nodesFirstIn(srcs, txs, f, &firsts[f], offsets[f+1]-offsets[f], specs, sharded); err != nil {
 				return err
 			}
 		}
@@ -227,9 +227,6 @@ func (m *merger) hostIndex(srcs []*kv.Store, txs []*kv.Tx, firsts []firstSet, of
 		for _, mb := range in {
 			m.ids[mb.input].set(mb.id, id)
 		}
-		if arena == nil {
-			arena = make([]byte, 0, 1<<20)
-		}
 		if len(arena)+len(host) > cap(arena) {
 			arena = make([]byte, 0, max(1<<20, len(host)))
 		}
@@ -247,9 +244,9 @@ func (m *merger) hostIndex(srcs []*kv.Store, txs []*kv.Tx, firsts []firstSet, of
 	return err
 }
 
-// nodesFirstIn writes the nodes of the hosts input f is the first to
+// nodesFirstIn writes the want nodes of the hosts input f is the first to
 // hold, joined with the later inputs' records (step 3 of nodes).
-func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firstSet, specs []shard.Spec, sharded []bool) error {
+func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firstSet, want uint64, specs []shard.Spec, sharded []bool) error {
 	// Nodes are large: a transaction of fewer, the slice made once.
 	size := min(m.batch, 4096)
 	batch := make([]graph.Node, 0, size)
@@ -270,7 +267,6 @@ func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firs
 		batch = batch[:0]
 		return err
 	}
-	want := first.count()
 	var seen uint64
 	c := txs[f].Cursor(kv.BucketNodes)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -278,7 +274,8 @@ func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firs
 			return fmt.Errorf("%s: node key %x: %w", srcs[f].Path(), k, graph.ErrInconsistent)
 		}
 		old := binary.BigEndian.Uint64(k)
-		if m.ids[f].get(old) == 0 {
+		id := m.ids[f].get(old)
+		if id == 0 {
 			return fmt.Errorf("%s: node %d is missing from the host index: %w", srcs[f].Path(), old, graph.ErrInconsistent)
 		}
 		if !first.has(old) {
@@ -289,7 +286,7 @@ func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firs
 		if err := graph.DecodeNode(k, v, &cur); err != nil {
 			return fmt.Errorf("%s: node %x: %w", srcs[f].Path(), k, err)
 		}
-		cur.ID = m.ids[f].get(old)
+		cur.ID = id
 		curStub := sharded[f] && !specs[f].Owns(cur.Host)
 		for j := f + 1; j < len(txs); j++ {
 			id, ok := graph.Lookup(txs[j], cur.Host)

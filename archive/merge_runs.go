@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -55,11 +54,13 @@ func (a *mEdge) edge() graph.Edge {
 		FirstSeen: fromNanos(a.first), LastSeen: fromNanos(a.last)}
 }
 
-func nanos(e *graph.Edge) int64 {
-	if e.FirstSeen.IsZero() {
+// nanos is t in Unix nanoseconds, 0 for the zero time (fromNanos's
+// inverse).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
 		return 0
 	}
-	return e.FirstSeen.UnixNano()
+	return t.UnixNano()
 }
 
 // edgeSorter sorts batches of edges by key and adds up the records of
@@ -187,15 +188,12 @@ func (m *merger) edges(srcs []*kv.Store) error {
 				}
 				from, to := binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
 				me := mEdge{from: ids.get(from), to: ids.get(to), weight: e.Weight, nofollow: e.Nofollow, redir: e.Redirect, frame: e.Frame,
-					first: nanos(&e)}
+					first: nanos(e.FirstSeen), last: nanos(e.LastSeen)}
 				if me.from == 0 || me.to == 0 {
 					return fmt.Errorf("%s: edge %d→%d names a missing node: %w", src.Path(), from, to, graph.ErrInconsistent)
 				}
 				if e.Nofollow > e.Weight || e.Redirect > e.Weight || e.Frame > e.Weight {
 					return fmt.Errorf("%s: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", src.Path(), from, to, graph.ErrBadFacts, e.Weight, e.Nofollow, e.Redirect, e.Frame)
-				}
-				if !e.LastSeen.IsZero() {
-					me.last = e.LastSeen.UnixNano()
 				}
 				buf = append(buf, me)
 				if len(buf) == limit {
@@ -318,11 +316,11 @@ type edgeRun struct {
 
 // spill writes es, sorted, to a new run file in the output's directory.
 func (m *merger) spill(es []mEdge) (*edgeRun, error) {
-	f, err := runFile(m.tmpDir)
+	f, named, err := runFile(m.tmpDir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: sorted run: %w", err)
 	}
-	r := &edgeRun{f: f, w: bufio.NewWriterSize(f, 1<<20), n: len(es), named: strings.Contains(f.Name(), ".weaver-merge-run-")}
+	r := &edgeRun{f: f, w: bufio.NewWriterSize(f, 1<<20), n: len(es), named: named}
 	var b [16 + 6*binary.MaxVarintLen64]byte
 	for i := range es {
 		e := &es[i]
@@ -399,14 +397,14 @@ func (r *edgeRun) close() {
 
 // createRun makes a sorted run's file in dir under a temporary name and
 // removes the name at once where the system lets an open file go (Unix);
-// elsewhere close removes it.
-func createRun(dir string) (*os.File, error) {
+// elsewhere close removes it. It reports the file named.
+func createRun(dir string) (*os.File, bool, error) {
 	f, err := os.CreateTemp(dir, ".weaver-merge-run-*")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	os.Remove(f.Name())
-	return f, nil
+	return f, true, nil
 }
 
 // runHeap orders the runs being merged by their current key.

@@ -382,18 +382,18 @@ func (c *exportCommand) fitMemory(s *kv.Store, opt *export.Options, avail uint64
 	}
 	if need := rank.MemoryNeed(counts.Nodes, counts.Edges); need > avail && (!opt.NoRanks || opt.Top > 0) {
 		if opt.Top > 0 {
-			return usagef("--top ranks the hosts, which for %s and %s takes about %s of memory, and %s is left (%s): export without --top, or on a machine with more memory",
-				count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
+			return usagef("--top ranks the hosts, which for %s takes %s: export without --top, or on a machine with more memory",
+				graphSize(counts), memoryLeft(need, avail, from))
 		}
 		opt.NoRanks = true
-		fmt.Fprintf(c.e.Stderr, "weaver export: ranks left out: for %s and %s they take about %s of memory, and %s is left (%s); an export on a machine with more memory computes them; --no-ranks leaves them out without this note\n",
-			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from)
+		fmt.Fprintf(c.e.Stderr, "weaver export: ranks left out: for %s they take %s; an export on a machine with more memory computes them; --no-ranks leaves them out without this note\n",
+			graphSize(counts), memoryLeft(need, avail, from))
 	}
 	computed := !fresh || c.domains || !c.atTime.IsZero()
 	if need := layout.MemoryNeed(counts.Nodes, counts.Edges); !opt.NoLayout && computed && need > avail {
 		opt.NoLayout = true
-		fmt.Fprintf(c.e.Stderr, "weaver export: layout left out: for %s and %s it takes about %s of memory, and %s is left (%s); weaver layout --db %s on a machine with more memory stores one that exports then read; --no-layout leaves it out without this note\n",
-			count(counts.Nodes, "host", ""), count(counts.Edges, "edge", ""), humanBytes(int64(need)), humanBytes(int64(avail)), from, c.db)
+		fmt.Fprintf(c.e.Stderr, "weaver export: layout left out: for %s it takes %s; weaver layout --db %s on a machine with more memory stores one that exports then read; --no-layout leaves it out without this note\n",
+			graphSize(counts), memoryLeft(need, avail, from), c.db)
 	}
 	return nil
 }

@@ -112,8 +112,19 @@ func memoryShort(s *kv.Store, what string, need func(nodes, edges uint64) uint64
 		return err
 	}
 	if n := need(c.Nodes, c.Edges); n > avail {
-		return fmt.Errorf("%s of %s and %s takes about %s of memory, and %s is left (%s): run it on a machine with more memory (weaver snapshot copies the store)",
-			what, count(c.Nodes, "host", ""), count(c.Edges, "edge", ""), humanBytes(int64(n)), humanBytes(int64(avail)), from)
+		return fmt.Errorf("%s of %s takes %s: run it on a machine with more memory (weaver snapshot copies the store)",
+			what, graphSize(c), memoryLeft(n, avail, from))
 	}
 	return nil
+}
+
+// graphSize is "N hosts and M edges", for the memory messages.
+func graphSize(c graph.Counts) string {
+	return count(c.Nodes, "host", "") + " and " + count(c.Edges, "edge", "")
+}
+
+// memoryLeft says that need bytes are wanted and avail are left, from
+// where that is read (availableMemory).
+func memoryLeft(need, avail uint64, from string) string {
+	return fmt.Sprintf("about %s of memory, and %s is left (%s)", humanBytes(int64(need)), humanBytes(int64(avail)), from)
 }
