@@ -104,6 +104,16 @@ func EnsureAt(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, b
 	return create(tx, host, scheme, depth, now)
 }
 
+// EnsureID is EnsureAt for a caller that needs only the node's id: a host
+// already known costs one lookup, a new one its creation.
+func EnsureID(tx *kv.Tx, host, scheme string, depth int, now time.Time) (uint64, bool, error) {
+	if id, ok := Lookup(tx, host); ok {
+		return id, false, nil
+	}
+	n, created, err := create(tx, host, scheme, depth, now)
+	return n.ID, created, err
+}
+
 // create is EnsureAt for a host Lookup did not find.
 func create(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, bool, error) {
 	if host == "" {
@@ -117,7 +127,7 @@ func create(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, boo
 		ID: id, Host: host, Domain: RegistrableDomain(host), Scheme: scheme,
 		Status: StatusDiscovered, FirstSeen: now, LastSeen: now, Depth: depth,
 	}
-	if err := tx.PutRaw(kv.BucketHosts, []byte(host), kv.U64(id)); err != nil {
+	if err := tx.PutLater(kv.BucketHosts, []byte(host), kv.U64(id)); err != nil {
 		return Node{}, false, err
 	}
 	if err := Put(tx, &n); err != nil {

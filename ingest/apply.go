@@ -152,13 +152,9 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 		if id, ok := im.ids[host]; ok {
 			return id, nil
 		}
-		id, ok := graph.Lookup(tx, host)
-		if !ok {
-			n, _, err := graph.EnsureAt(tx, host, scheme, 1, date)
-			if err != nil {
-				return 0, err
-			}
-			id = n.ID
+		id, _, err := graph.EnsureID(tx, host, scheme, 1, date)
+		if err != nil {
+			return 0, err
 		}
 		if len(im.ids) >= maxIDs {
 			clear(im.ids)

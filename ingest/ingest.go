@@ -25,7 +25,7 @@ type Options struct {
 	// out of scope), and a link to one is an edge to an out_of_scope node.
 	Scope        []string
 	MaxBodyBytes int64 // bytes of a page read, as the crawl's cap (0: 1 MiB)
-	BatchRecords int   // records per transaction (0: 1,000)
+	BatchRecords int   // records per transaction (0: 5,000)
 	BatchBytes   int64 // file bytes per transaction (0: 64 MiB)
 	// SortBytes is the memory that links wait in (0: 64 MiB, 40 bytes a
 	// link): half of it fills while the other half is sorted and written
@@ -182,7 +182,7 @@ func newImporter(store *kv.Store, opts Options) (*importer, error) {
 		opts.MaxBodyBytes = 1 << 20
 	}
 	if opts.BatchRecords <= 0 {
-		opts.BatchRecords = 1000
+		opts.BatchRecords = 5000
 	}
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = 64 << 20

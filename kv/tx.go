@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -29,6 +30,11 @@ type Tx struct {
 	cursors map[string]*bbolt.Cursor
 	// resources take part in the commit (Enlist).
 	resources []Resource
+	// later holds PutLater's writes, by bucket and key, until they are
+	// stored in key order; laterErr is why storing them failed where
+	// nothing could return it (Cursor, Len), returned by the commit.
+	later    map[string]map[string][]byte
+	laterErr error
 }
 
 type counter struct {
@@ -36,8 +42,15 @@ type counter struct {
 	dirty bool
 }
 
-// flush stores the counters changed in this transaction.
+// flush stores the writes PutLater holds and the counters changed in
+// this transaction.
 func (tx *Tx) flush() error {
+	for bucket := range tx.later {
+		tx.storeLater(bucket)
+	}
+	if tx.laterErr != nil {
+		return tx.laterErr
+	}
 	for name, c := range tx.counters {
 		if c.dirty {
 			if err := tx.PutRaw(BucketMeta, []byte(name), U64(c.n)); err != nil {
@@ -84,8 +97,14 @@ func (tx *Tx) Get(bucket, key []byte, v any) (bool, error) {
 // transaction ends.
 func (tx *Tx) GetRaw(bucket, key []byte) []byte { return tx.get(bucket, key) }
 
-// get is bbolt's Bucket.Get on the transaction's cursor of bucket.
+// get is bbolt's Bucket.Get on the transaction's cursor of bucket, after
+// the writes PutLater holds.
 func (tx *Tx) get(bucket, key []byte) []byte {
+	if m := tx.later[string(bucket)]; m != nil {
+		if v, ok := m[string(key)]; ok {
+			return v
+		}
+	}
 	c := tx.cursors[string(bucket)]
 	if c == nil {
 		c = tx.bucket(bucket).Cursor()
@@ -114,6 +133,9 @@ func (tx *Tx) Put(bucket, key []byte, v any) error {
 // PutRaw stores val at key. key and val must not be modified until the
 // transaction ends.
 func (tx *Tx) PutRaw(bucket, key, val []byte) error {
+	if m := tx.later[string(bucket)]; m != nil {
+		delete(m, string(key))
+	}
 	if err := tx.bucket(bucket).Put(key, val); err != nil {
 		return fmt.Errorf("kv: put %s/%x: %w", bucket, key, err)
 	}
@@ -122,25 +144,95 @@ func (tx *Tx) PutRaw(bucket, key, val []byte) error {
 
 // Delete removes key; removing an absent key is not an error.
 func (tx *Tx) Delete(bucket, key []byte) error {
+	if m := tx.later[string(bucket)]; m != nil {
+		delete(m, string(key))
+	}
 	if err := tx.bucket(bucket).Delete(key); err != nil {
 		return fmt.Errorf("kv: delete %s/%x: %w", bucket, key, err)
 	}
 	return nil
 }
 
+// PutLater is PutRaw for the many random keys of one transaction, such
+// as the hosts a page discovers: it holds the write until the transaction
+// commits (or walks or counts bucket), then stores the writes held in key
+// order. bbolt splits a leaf only at the commit, so a leaf that takes
+// thousands of random keys in one transaction shifts its entries at every
+// one of them (the import's cost of a new host grew with the square of
+// its batch); in key order each is put after the last. Get and GetRaw
+// see the write at once; PutRaw and Delete of its key replace it. key
+// and val must not be modified until the transaction ends.
+func (tx *Tx) PutLater(bucket, key, val []byte) error {
+	switch {
+	case !tx.btx.Writable():
+		return fmt.Errorf("kv: put %s/%x: %w", bucket, key, berrors.ErrTxNotWritable)
+	case len(key) == 0:
+		return fmt.Errorf("kv: put %s: %w", bucket, berrors.ErrKeyRequired)
+	case len(key) > bbolt.MaxKeySize:
+		return fmt.Errorf("kv: put %s/%x: %w", bucket, key[:16], berrors.ErrKeyTooLarge)
+	case int64(len(val)) > bbolt.MaxValueSize:
+		return fmt.Errorf("kv: put %s/%x: %w", bucket, key, berrors.ErrValueTooLarge)
+	}
+	tx.bucket(bucket) // it exists
+	m := tx.later[string(bucket)]
+	if m == nil {
+		if tx.later == nil {
+			tx.later = make(map[string]map[string][]byte)
+		}
+		m = make(map[string][]byte)
+		tx.later[string(bucket)] = m
+	}
+	m[string(key)] = val
+	return nil
+}
+
+// storeLater stores the writes PutLater holds for bucket, in key order.
+func (tx *Tx) storeLater(bucket string) {
+	m := tx.later[bucket]
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := tx.bucket([]byte(bucket))
+	for _, k := range keys {
+		if err := b.Put([]byte(k), m[k]); err != nil && tx.laterErr == nil {
+			tx.laterErr = fmt.Errorf("kv: put %s/%x: %w", bucket, k, err)
+		}
+	}
+	clear(m)
+}
+
 // Cursor returns a cursor over bucket in key order.
-func (tx *Tx) Cursor(bucket []byte) *Cursor { return &Cursor{c: tx.bucket(bucket).Cursor()} }
+func (tx *Tx) Cursor(bucket []byte) *Cursor {
+	tx.storeLater(string(bucket))
+	return &Cursor{c: tx.bucket(bucket).Cursor()}
+}
 
 // Len counts the keys of bucket. It walks the whole bucket: keep it off
 // hot paths (graph and frontier keep their own counters).
-func (tx *Tx) Len(bucket []byte) int { return tx.bucket(bucket).Stats().KeyN }
+func (tx *Tx) Len(bucket []byte) int {
+	tx.storeLater(string(bucket))
+	return tx.bucket(bucket).Stats().KeyN
+}
 
 // Size returns the size in bytes of the store as this transaction sees it.
 func (tx *Tx) Size() int64 { return tx.btx.Size() }
 
 // WriteTo writes a consistent copy of the whole store file to w, as of
 // this transaction.
-func (tx *Tx) WriteTo(w io.Writer) (int64, error) { return tx.btx.WriteTo(w) }
+func (tx *Tx) WriteTo(w io.Writer) (int64, error) {
+	for bucket := range tx.later {
+		tx.storeLater(bucket)
+	}
+	if tx.laterErr != nil {
+		return 0, tx.laterErr
+	}
+	return tx.btx.WriteTo(w)
+}
 
 // Counter returns the unsigned counter stored under name in the meta bucket
 // (zero when absent).

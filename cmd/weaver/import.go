@@ -40,7 +40,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		opts.Scope = append(opts.Scope, v)
 		return nil
 	})
-	fs.IntVar(&opts.BatchRecords, "batch", 1000, "records `N` per transaction (more: fewer fsyncs, more memory)")
+	fs.IntVar(&opts.BatchRecords, "batch", 5000, "records `N` per transaction (more: fewer fsyncs, more memory)")
 	sortMiB := fs.Int("sort-memory", 64, "`MIB` mebibytes of links held in memory (40 bytes a link): half fills while the other half is sorted and written to a run file beside the store")
 	fs.IntVar(&opts.Workers, "workers", 0, "goroutines `N` parsing records (0: one per CPU); one reads, one writes, the store is the same for any N")
 	progress := durationFlag(fs, "progress", 5*time.Second, "print a progress line every `DURATION`")
