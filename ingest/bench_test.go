@@ -164,6 +164,17 @@ func BenchmarkImportWAT(b *testing.B) {
 	benchImport(b, benchWAT(b), 0)
 }
 
+// BenchmarkImportWAT_Discovering is BenchmarkImportWAT on the first WAT
+// files of a crawl, a web still being discovered (issue 54): 10,000 pages
+// of 100,000 hosts, 48 links a page (40 to other hosts), so that about
+// five hosts a record are new. make bench reports its records per
+// CPU-second and CPU / wall.
+//
+//	go test ./ingest -run '^$' -bench 'ImportWAT_Discovering' -benchtime 3x
+func BenchmarkImportWAT_Discovering(b *testing.B) {
+	benchImport(b, benchWATOf(b, 10_000, 100_000, 48), 0)
+}
+
 func benchImport(b *testing.B, dir string, maxLinks int) {
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
@@ -219,11 +230,18 @@ func benchImport(b *testing.B, dir string, maxLinks int) {
 	}
 }
 
+// watFile is a generated WAT file's directory, once per test binary run
+// and set of parameters.
+type watFile struct {
+	once sync.Once
+	dir  string
+	keep bool
+	err  error
+}
+
 var (
-	watOnce sync.Once
-	watDir  string
-	watKeep bool
-	watErr  error
+	watMu    sync.Mutex
+	watFiles = map[[3]int]*watFile{}
 )
 
 // watDoc is page i of pageExchange's web as the JSON of a WAT response
@@ -255,18 +273,27 @@ func watDoc(rng *rand.Rand, i, hosts, links int) string {
 
 // benchWAT writes benchPages() pages as a WAT file once per test binary
 // run: a request and a response metadata record a page, benchLinks()
-// links a response.
-func benchWAT(b *testing.B) string {
-	watOnce.Do(func() {
-		watDir, watKeep, watErr = benchFilesDir(fmt.Sprintf("wat-%d-%d-%d", 2*benchPages(), benchLinks(), benchHosts()))
-		if watErr != nil {
+// links a response, to benchHosts() hosts.
+func benchWAT(b *testing.B) string { return benchWATOf(b, benchPages(), benchHosts(), benchLinks()) }
+
+// benchWATOf is benchWAT for n pages of hosts hosts, links links a page.
+func benchWATOf(b *testing.B, n, hosts, links int) string {
+	watMu.Lock()
+	w := watFiles[[3]int{n, hosts, links}]
+	if w == nil {
+		w = new(watFile)
+		watFiles[[3]int{n, hosts, links}] = w
+	}
+	watMu.Unlock()
+	w.once.Do(func() {
+		w.dir, w.keep, w.err = benchFilesDir(fmt.Sprintf("wat-%d-%d-%d", 2*n, links, hosts))
+		if w.err != nil {
 			return
 		}
-		path := filepath.Join(watDir, "CC-MAIN-bench.warc.wat.gz")
+		path := filepath.Join(w.dir, "CC-MAIN-bench.warc.wat.gz")
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
-		n, hosts, links := benchPages(), benchHosts(), benchLinks()
 		rng := rand.New(rand.NewSource(1))
 		var docs []string
 		for i := range n {
@@ -275,12 +302,12 @@ func benchWAT(b *testing.B) string {
 				`{"Envelope":{"Format":"WARC","WARC-Header-Metadata":{"WARC-Type":"request","WARC-Target-URI":"http://`+host+`/"}}}`,
 				watDoc(rng, i, hosts, links))
 		}
-		watErr = writeWATFile(path, docs...)
+		w.err = writeWATFile(path, docs...)
 	})
-	if watErr != nil {
-		b.Fatal(watErr)
+	if w.err != nil {
+		b.Fatal(w.err)
 	}
-	return watDir
+	return w.dir
 }
 
 // cpuTime is the process's user and system CPU so far.
@@ -347,9 +374,14 @@ func TestMain(m *testing.M) {
 	for _, d := range []struct {
 		dir  string
 		keep bool
-	}{{benchDir, benchKeep}, {watDir, watKeep}} {
+	}{{benchDir, benchKeep}} {
 		if d.dir != "" && !d.keep {
 			os.RemoveAll(d.dir)
+		}
+	}
+	for _, w := range watFiles {
+		if w.dir != "" && !w.keep {
+			os.RemoveAll(w.dir)
 		}
 	}
 	os.Exit(code)

@@ -117,6 +117,11 @@ func detach(rec *warc.Record, maxBody int64) *raw {
 		return r
 	}
 	var b bytes.Buffer
+	if n := min(rec.Length, limit); n > 0 {
+		// Once, at the block's length (which bounds the payload's),
+		// not doubled up to it; MinRead more, for ReadFrom's last read.
+		b.Grow(int(n) + bytes.MinRead)
+	}
 	_, err = b.ReadFrom(io.LimitReader(body, limit))
 	r.payload, r.readErr = b.Bytes(), err
 	if r.payload == nil {

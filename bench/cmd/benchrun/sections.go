@@ -354,6 +354,7 @@ func (h *harness) export(ctx context.Context) ([]row, error) {
 		rows = append(rows, out)
 	}
 	rows = append(rows, h.mergeRow(ctx))
+	rows = append(rows, h.importRows(ctx)...)
 	return append(rows, h.dotPictures(ctx)...), nil
 }
 
@@ -378,6 +379,41 @@ func (h *harness) mergeRow(ctx context.Context) row {
 		out.Met = verdict(rate >= 1_000_000)
 	}
 	return out
+}
+
+// importRows are weaver import of the first WAT files of a crawl, a web
+// still being discovered (BenchmarkImportWAT_Discovering, issue 54): its
+// records per CPU-second, and its CPU / wall with the parsers on every
+// core.
+func (h *harness) importRows(ctx context.Context) []row {
+	const name = "BenchmarkImportWAT_Discovering"
+	r := h.bench(ctx, "./ingest", "3x", name)
+	rate := row{Metric: "5. weaver import of a WAT file of a web being discovered (20,000 records, 100,000 hosts, about 5 new a record): records per CPU-second, one parser; every core's",
+		Target: "≥ 4,000"}
+	wall := row{Metric: "5. … its CPU / wall with a parser a core (records per wall-second)", Target: "≥ 1.8"}
+	if s := r.status(name); s != "" {
+		rate.Weaver, rate.Met, wall.Weaver, wall.Met = s, s, s, s
+		h.benchNote(name, r)
+		return []row{rate, wall}
+	}
+	one, ok1 := find(r.Lines, name+"/workers=1")
+	var all benchLine
+	ok2 := false
+	for _, l := range r.Lines {
+		if strings.HasPrefix(l.Name, name+"/workers=") && l.Name != name+"/workers=1" {
+			all, ok2 = l, true
+		}
+	}
+	if !ok1 || !ok2 {
+		h.note("%s: no result lines", name)
+		rate.Weaver, wall.Weaver = "error", "error"
+		return []row{rate, wall}
+	}
+	rate.Weaver = fmt.Sprintf("%.0f; %.0f", one.Metrics["records/CPU-s"], all.Metrics["records/CPU-s"])
+	rate.Met = verdict(all.Metrics["records/CPU-s"] >= 4000)
+	wall.Weaver = fmt.Sprintf("%.2f (%.0f records/s)", all.Metrics["CPU/wall"], all.Metrics["records/s"])
+	wall.Met = verdict(all.Metrics["CPU/wall"] >= 1.8)
+	return []row{rate, wall}
 }
 
 // dotTargets are the pictures BenchmarkDOT_Readable (./e2e) draws with
