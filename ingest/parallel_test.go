@@ -36,7 +36,7 @@ func TestRun_ParallelSameAsSerial(t *testing.T) {
 	for _, c := range []struct {
 		workers, batch int
 		sort           int64
-	}{{4, 1000, 0}, {3, 7, 0}, {2, 1, 0}, {2, 7, 40 * 50}, {1, 50, 40 * 1000}} {
+	}{{4, 1000, 0}, {2, 5000, 0}, {3, 7, 0}, {2, 1, 0}, {2, 7, 40 * 50}, {1, 50, 40 * 1000}} {
 		s, st := importMix(t, files, c.workers, c.batch, c.sort)
 		if st != sst {
 			t.Errorf("workers %d batch %d sort %d: stats %+v, serial %+v", c.workers, c.batch, c.sort, st, sst)
