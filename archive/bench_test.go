@@ -51,32 +51,26 @@ func bigStore(tb testing.TB, path string, first, nodes, perNode int) {
 	tb.Helper()
 	s := openBench(tb, path)
 	defer s.Close()
-	const batch = 20_000 // nodes per transaction
-	for lo := 0; lo < nodes; lo += batch {
-		err := s.Update(func(tx *kv.Tx) error {
-			for i := lo; i < min(lo+batch, nodes); i++ {
-				from, err := crawledHost(tx, first, i)
+	inBatches(tb, s, nodes, func(tx *kv.Tx, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			from, err := crawledHost(tx, first, i)
+			if err != nil {
+				return err
+			}
+			for j := 1; j <= perNode; j++ {
+				to, _, err := graph.Ensure(tx, benchHost(first+benchTarget(i, j, nodes)), "https", t0)
 				if err != nil {
 					return err
 				}
-				for j := 1; j <= perNode; j++ {
-					to, _, err := graph.Ensure(tx, benchHost(first+(i+j*j*7919)%nodes), "https", t0)
-					if err != nil {
+				if to.ID != from.ID {
+					if err := graph.AddEdge(tx, from.ID, to.ID, uint64(1+j%3), t0); err != nil {
 						return err
-					}
-					if to.ID != from.ID {
-						if err := graph.AddEdge(tx, from.ID, to.ID, uint64(1+j%3), t0); err != nil {
-							return err
-						}
 					}
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			tb.Fatal(err)
 		}
-	}
+		return nil
+	})
 }
 
 // bulkStore builds the store bigStore builds (the same hosts and edges;
@@ -86,37 +80,41 @@ func bulkStore(tb testing.TB, path string, first, nodes, perNode int) {
 	tb.Helper()
 	s := openBench(tb, path)
 	defer s.Close()
-	const batch = 20_000 // nodes per transaction
-	for lo := 0; lo < nodes; lo += batch {
-		err := s.Update(func(tx *kv.Tx) error {
-			for i := lo; i < min(lo+batch, nodes); i++ {
-				if _, err := crawledHost(tx, first, i); err != nil {
-					return err
-				}
+	inBatches(tb, s, nodes, func(tx *kv.Tx, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if _, err := crawledHost(tx, first, i); err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			tb.Fatal(err)
 		}
-	}
-	for lo := 0; lo < nodes; lo += batch {
-		err := s.Update(func(tx *kv.Tx) error {
-			var edges []graph.Edge
-			for i := lo; i < min(lo+batch, nodes); i++ {
-				w := map[int]uint64{}
-				for j := 1; j <= perNode; j++ {
-					if to := (i + j*j*7919) % nodes; to != i {
-						w[to] += uint64(1 + j%3)
-					}
-				}
-				for _, to := range slices.Sorted(maps.Keys(w)) {
-					edges = append(edges, graph.Edge{From: uint64(i + 1), To: uint64(to + 1), Weight: w[to], FirstSeen: t0, LastSeen: t0})
+		return nil
+	})
+	inBatches(tb, s, nodes, func(tx *kv.Tx, lo, hi int) error {
+		var edges []graph.Edge
+		for i := lo; i < hi; i++ {
+			w := map[int]uint64{}
+			for j := 1; j <= perNode; j++ {
+				if to := benchTarget(i, j, nodes); to != i {
+					w[to] += uint64(1 + j%3)
 				}
 			}
-			return graph.AppendEdges(tx, edges)
-		})
-		if err != nil {
+			for _, to := range slices.Sorted(maps.Keys(w)) {
+				edges = append(edges, graph.Edge{From: uint64(i + 1), To: uint64(to + 1), Weight: w[to], FirstSeen: t0, LastSeen: t0})
+			}
+		}
+		return graph.AppendEdges(tx, edges)
+	})
+}
+
+// benchTarget is the j-th out-link of host i of nodes, as a host index.
+func benchTarget(i, j, nodes int) int { return (i + j*j*7919) % nodes }
+
+// inBatches calls fn for the hosts [lo, hi) of nodes, 20,000 to a
+// transaction of s.
+func inBatches(tb testing.TB, s *kv.Store, nodes int, fn func(tx *kv.Tx, lo, hi int) error) {
+	tb.Helper()
+	const batch = 20_000
+	for lo := 0; lo < nodes; lo += batch {
+		if err := s.Update(func(tx *kv.Tx) error { return fn(tx, lo, min(lo+batch, nodes)) }); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -51,16 +50,7 @@ func (a *mEdge) add(b *mEdge) {
 
 func (a *mEdge) edge() graph.Edge {
 	return graph.Edge{From: a.from, To: a.to, Weight: a.weight, Nofollow: a.nofollow, Redirect: a.redir, Frame: a.frame,
-		FirstSeen: fromNanos(a.first), LastSeen: fromNanos(a.last)}
-}
-
-// nanos is t in Unix nanoseconds, 0 for the zero time (fromNanos's
-// inverse).
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
+		FirstSeen: graph.FromUnixNano(a.first), LastSeen: graph.FromUnixNano(a.last)}
 }
 
 // edgeSorter sorts batches of edges by key and adds up the records of
@@ -188,7 +178,7 @@ func (m *merger) edges(srcs []*kv.Store) error {
 				}
 				from, to := binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
 				me := mEdge{from: ids.get(from), to: ids.get(to), weight: e.Weight, nofollow: e.Nofollow, redir: e.Redirect, frame: e.Frame,
-					first: nanos(e.FirstSeen), last: nanos(e.LastSeen)}
+					first: graph.UnixNano(e.FirstSeen), last: graph.UnixNano(e.LastSeen)}
 				if me.from == 0 || me.to == 0 {
 					return fmt.Errorf("%s: edge %d→%d names a missing node: %w", src.Path(), from, to, graph.ErrInconsistent)
 				}
@@ -233,59 +223,48 @@ func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 		out = out[:0]
 		return err
 	}
-	if len(runs) == 0 {
-		for i := range last {
-			if out = append(out, last[i].edge()); len(out) == size {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
+	var h runHeap
+	for _, r := range append(runs, &edgeRun{mem: last}) {
+		if err := r.rewind(); err != nil {
+			return err
 		}
-	} else {
-		mem := &edgeRun{mem: last}
-		var h runHeap
-		for _, r := range append(runs, mem) {
-			if err := r.rewind(); err != nil {
-				return err
-			}
-			switch err := r.next(); {
-			case errors.Is(err, io.EOF):
-			case err != nil:
-				return err
-			default:
-				h = append(h, r)
-			}
+		switch err := r.next(); {
+		case errors.Is(err, io.EOF):
+		case err != nil:
+			return err
+		default:
+			h = append(h, r)
 		}
-		heap.Init(&h)
-		var acc mEdge
-		have := false
-		for len(h) > 0 {
-			r := h[0]
-			switch {
-			case have && acc.from == r.cur.from && acc.to == r.cur.to:
-				acc.add(&r.cur)
-			default:
-				if have {
-					if out = append(out, acc.edge()); len(out) == size {
-						if err := flush(); err != nil {
-							return err
-						}
+	}
+	heap.Init(&h)
+	var acc mEdge
+	have := false
+	for len(h) > 0 {
+		r := h[0]
+		switch {
+		case have && acc.from == r.cur.from && acc.to == r.cur.to:
+			acc.add(&r.cur)
+		default:
+			if have {
+				if out = append(out, acc.edge()); len(out) == size {
+					if err := flush(); err != nil {
+						return err
 					}
 				}
-				acc, have = r.cur, true
 			}
-			switch err := r.next(); {
-			case errors.Is(err, io.EOF):
-				heap.Pop(&h)
-			case err != nil:
-				return err
-			default:
-				heap.Fix(&h, 0)
-			}
+			acc, have = r.cur, true
 		}
-		if have {
-			out = append(out, acc.edge())
+		switch err := r.next(); {
+		case errors.Is(err, io.EOF):
+			heap.Pop(&h)
+		case err != nil:
+			return err
+		default:
+			heap.Fix(&h, 0)
 		}
+	}
+	if have {
+		out = append(out, acc.edge())
 	}
 	if len(out) == 0 {
 		return nil
@@ -419,11 +398,4 @@ func (h *runHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
 }

@@ -54,8 +54,8 @@ func AppendEdges(tx *kv.Tx, edges []Edge) error {
 		if e.From == 0 || e.To == 0 {
 			return fmt.Errorf("graph: edge %d→%d: %w", e.From, e.To, ErrInconsistent)
 		}
-		if e.Nofollow > e.Weight || e.Redirect > e.Weight || e.Frame > e.Weight {
-			return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", e.From, e.To, ErrBadFacts, e.Weight, e.Nofollow, e.Redirect, e.Frame)
+		if err := checkFacts(e.From, e.To, e.Weight, e.Nofollow, e.Redirect, e.Frame); err != nil {
+			return err
 		}
 		start := len(buf)
 		buf = binary.BigEndian.AppendUint64(buf, e.From)

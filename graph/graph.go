@@ -163,7 +163,7 @@ func edgeFields(e *Edge) int {
 		return 6
 	case e.Nofollow != 0 || e.Redirect != 0:
 		return 5
-	case unixNano(e.LastSeen) == unixNano(e.FirstSeen):
+	case UnixNano(e.LastSeen) == UnixNano(e.FirstSeen):
 		return 2
 	}
 	return 3
@@ -191,7 +191,7 @@ func (e *Edge) DecodeMsgpack(dec *msgpack.Decoder) error {
 			return err
 		}
 	}
-	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
+	e.FirstSeen, e.LastSeen = FromUnixNano(first), FromUnixNano(last)
 	e.Nofollow, e.Redirect, e.Frame = 0, 0, 0
 	if n >= 5 {
 		if e.Nofollow, err = dec.DecodeUint64(); err != nil {
@@ -220,11 +220,11 @@ func appendEdge(b []byte, e *Edge) []byte {
 	n := edgeFields(e)
 	b = append(b, 0x90|byte(n))
 	b = appendUint(b, e.Weight)
-	b = appendInt(b, unixNano(e.FirstSeen))
+	b = appendInt(b, UnixNano(e.FirstSeen))
 	if n == 2 {
 		return b
 	}
-	b = appendInt(b, unixNano(e.LastSeen))
+	b = appendInt(b, UnixNano(e.LastSeen))
 	if n >= 5 {
 		b = appendUint(b, e.Nofollow)
 		b = appendUint(b, e.Redirect)
@@ -304,18 +304,23 @@ func parseEdge(v []byte, e *Edge) bool {
 		return false
 	}
 	e.Weight, e.Nofollow, e.Redirect, e.Frame = w, nofollow, redirect, frame
-	e.FirstSeen, e.LastSeen = fromUnixNano(first), fromUnixNano(last)
+	e.FirstSeen, e.LastSeen = FromUnixNano(first), FromUnixNano(last)
 	return true
 }
 
-func unixNano(t time.Time) int64 {
+// UnixNano is t as an edge record keeps its times: Unix nanoseconds, 0
+// for the zero time (FromUnixNano's inverse). Code that holds many edges'
+// times in memory (an import's links, a merge's edges) keeps them so.
+func UnixNano(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixNano()
 }
 
-func fromUnixNano(n int64) time.Time {
+// FromUnixNano is the time of n Unix nanoseconds, in UTC; the zero time
+// for 0 (UnixNano's inverse).
+func FromUnixNano(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}

@@ -186,6 +186,15 @@ func AddEdgeFacts(tx *kv.Tx, from, to, w, nofollow, redirect uint64, now time.Ti
 	return err
 }
 
+// checkFacts returns ErrBadFacts when the pages an edge's link facts
+// count (nofollow, redirect, frame) exceed its weight w.
+func checkFacts(from, to, w, nofollow, redirect, frame uint64) error {
+	if nofollow > w || redirect > w || frame > w {
+		return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", from, to, ErrBadFacts, w, nofollow, redirect, frame)
+	}
+	return nil
+}
+
 // EdgeAdd is one edge of AddEdges: w more to the weight of from→To, with
 // its link facts (see AddEdgeFacts).
 type EdgeAdd struct {
@@ -204,8 +213,8 @@ func AddEdges(tx *kv.Tx, from uint64, adds []EdgeAdd, now time.Time) error {
 		return nil
 	}
 	for _, a := range adds {
-		if a.Nofollow > a.Weight || a.Redirect > a.Weight || a.Frame > a.Weight {
-			return fmt.Errorf("graph: edge %d→%d: %w: weight %d, nofollow %d, redirect %d, frame %d", from, a.To, ErrBadFacts, a.Weight, a.Nofollow, a.Redirect, a.Frame)
+		if err := checkFacts(from, a.To, a.Weight, a.Nofollow, a.Redirect, a.Frame); err != nil {
+			return err
 		}
 	}
 	slices.SortFunc(adds, func(a, b EdgeAdd) int { return cmp.Compare(a.To, b.To) })

@@ -106,7 +106,7 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 	if err := graph.Put(tx, &n); err != nil {
 		return err
 	}
-	at := toNano(p.date)
+	at := graph.UnixNano(p.date)
 	for _, t := range p.targets {
 		to, err := im.target(tx, t.Host, t.Scheme, p.date)
 		if err != nil {
@@ -194,7 +194,7 @@ func (im *importer) relink(tx *kv.Tx, p *page) error {
 	if !ok {
 		return fmt.Errorf("ingest: %s: %w: its node is missing where the store says it was committed", p.host, graph.ErrInconsistent)
 	}
-	at := toNano(p.date)
+	at := graph.UnixNano(p.date)
 	for _, t := range p.targets {
 		to, ok := graph.Lookup(tx, t.Host)
 		if !ok {

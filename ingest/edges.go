@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/kv"
@@ -70,26 +69,12 @@ func sortPends(p []pend) []pend {
 	return out
 }
 
-func fromNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-func toNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 // pendsAsMerges converts sorted pends for graph.MergeEdges.
 func pendsAsMerges(p []pend, out []graph.EdgeMerge) []graph.EdgeMerge {
 	out = out[:0]
 	for i := range p {
 		e := &p[i]
-		out = append(out, graph.EdgeMerge{From: e.from, To: e.to, Weight: uint64(e.w), First: fromNano(e.first), Last: fromNano(e.last)})
+		out = append(out, graph.EdgeMerge{From: e.from, To: e.to, Weight: uint64(e.w), First: graph.FromUnixNano(e.first), Last: graph.FromUnixNano(e.last)})
 	}
 	return out
 }

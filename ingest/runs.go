@@ -148,7 +148,7 @@ func (r *runReader) next() error {
 	}
 	r.read++
 	r.cur = graph.EdgeMerge{From: binary.BigEndian.Uint64(key[:]), To: binary.BigEndian.Uint64(key[8:]), Weight: w,
-		First: fromNano(first), Last: fromNano(first + span)}
+		First: graph.FromUnixNano(first), Last: graph.FromUnixNano(first + span)}
 	return nil
 }
 
