@@ -45,22 +45,6 @@ func mergeInputs(t *testing.T, dir string) []string {
 	return []string{a, b}
 }
 
-// leftovers lists what dir holds besides keep.
-func leftovers(t *testing.T, dir string, keep ...string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, e := range ents {
-		if !strings.Contains(strings.Join(keep, "\x00")+"\x00", e.Name()+"\x00") {
-			left = append(left, e.Name())
-		}
-	}
-	return left
-}
-
 // TestMerge_Killed: weaver merge killed with SIGKILL at 3 random points
 // leaves the output absent (never a part of it), the inputs as they were
 // and no sorted run behind (runs are unlinked as soon as they are made;
@@ -94,7 +78,7 @@ func TestMerge_Killed(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Fatalf("after a kill the output exists (%v)", err)
 		}
-		for _, name := range leftovers(t, filepath.Dir(out)) {
+		for _, name := range dirNames(t, filepath.Dir(out)) {
 			if strings.Contains(name, "merge-run") {
 				t.Errorf("a sorted run was left behind: %s", name)
 			}
@@ -139,7 +123,7 @@ func TestMerge_DiskFull(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") {
 		t.Fatalf("merge onto a full disk: exit %d, want 1 naming the full disk\n%s", r.code, r.stderr)
 	}
-	if left := leftovers(t, small); len(left) > 0 {
+	if left := dirNames(t, small); len(left) > 0 {
 		t.Errorf("the failed merge left %v", left)
 	}
 	if got := fileSums(t, inputs...); got[0] != before[0] || got[1] != before[1] {
