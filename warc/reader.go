@@ -316,7 +316,9 @@ func (r Recovered) String() string {
 // With committed, the position a crawl's store recorded with its last
 // commit, what no commit refers to goes: that file is cut at the
 // position, a file the writer started after it is removed, and a file
-// before it is whole (cut after its last whole record, as without).
+// before it is whole (cut after its last whole record, as without). A
+// committed position with no file (the zero Position) is a store whose
+// commits refer to no record yet: every open file of prefix is removed.
 // The files of other prefixes are left alone: another crawl (a job of
 // weaver serve, a crawl of another store) may be writing them. An empty
 // prefix recovers every open file. It returns what it did, file by file,
@@ -332,6 +334,7 @@ func Recover(dir, prefix string, committed *Position) ([]Recovered, error) {
 			at = n
 		}
 	}
+	none := committed != nil && committed.File == "" && prefix != "" // no commit refers to a record
 	var out []Recovered
 	for _, e := range ents {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".warc.gz"+openSuffix) {
@@ -342,7 +345,9 @@ func Recover(dir, prefix string, committed *Position) ([]Recovered, error) {
 		}
 		path := dir + string(os.PathSeparator) + e.Name()
 		cut := int64(-1) // keep every whole record
-		if n, ok := serialOf(e.Name(), prefix); ok && at >= 0 {
+		if none {
+			cut = 0
+		} else if n, ok := serialOf(e.Name(), prefix); ok && at >= 0 {
 			switch final := strings.TrimSuffix(e.Name(), openSuffix); {
 			case final == committed.File:
 				cut = committed.Offset

@@ -277,3 +277,44 @@ func TestWriter_StagedSIGKILL(t *testing.T) {
 		os.Mkdir(dir, 0o755)
 	}
 }
+
+// TestOpen_NothingCommitted: the zero Position as Options.Committed (a
+// store whose commits have referred to no record) removes every open
+// file of the prefix, prepared records and all, and leaves another
+// prefix's open file and the prefix's finished files alone.
+func TestOpen_NothingCommitted(t *testing.T) {
+	dir := t.TempDir()
+	done := openWriter(t, dir, warc.Options{Prefix: "c"})
+	stage(t, done, "http://done.test/", 100)
+	if err := done.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	done.Committed()
+	if err := done.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"c", "other"} {
+		w := openWriter(t, dir, warc.Options{Prefix: prefix})
+		stage(t, w, "http://"+prefix+".test/", 100)
+		if err := w.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		// killed before its commit: neither Committed nor Close
+	}
+	w, rec, err := warc.Open(warc.Options{Dir: dir, Prefix: "c", Committed: &warc.Position{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if len(rec) != 1 || !rec[0].Removed || !rec[0].Uncommitted {
+		t.Errorf("recovered %v, want the one open file of c removed", rec)
+	}
+	var got []string
+	for name, us := range responses(t, dir) {
+		got = append(got, name[:strings.Index(name, "-")]+" "+strings.Join(us, " ")+fmt.Sprint(strings.HasSuffix(name, ".open")))
+	}
+	slices.Sort(got)
+	if want := []string{"c http://done.test/false", "other http://other.test/true"}; !slices.Equal(got, want) {
+		t.Errorf("files %q, want %q", got, want)
+	}
+}

@@ -81,7 +81,8 @@ type Options struct {
 	NoSync bool
 	// Committed, when set, is the position a crawl's store recorded with
 	// its last commit (Position): Open cuts what the files hold past it
-	// (see Recover).
+	// (see Recover). The zero Position says no commit referred to a
+	// record yet: Open removes the prefix's open files.
 	Committed *Position
 	Now       func() time.Time // the clock; nil: time.Now
 }

@@ -177,7 +177,8 @@ func committedParts(files []warcFile, end *warc.Position) (inputs []string, tmp 
 			at = n
 		}
 	}
-	found := end == nil
+	none := end != nil && end.File == "" // the store's commits wrote no record
+	found := end == nil || none
 	for _, f := range files {
 		fi, err := os.Stat(f.path)
 		if err != nil {
@@ -185,6 +186,8 @@ func committedParts(files []warcFile, end *warc.Position) (inputs []string, tmp 
 			continue
 		}
 		switch {
+		case none:
+			problems = append(problems, fmt.Sprintf("warc: %s: the store's commits wrote no record: records of pages whose commit did not happen; the next weaver crawl on this store removes it", f.path))
 		case end != nil && f.name == end.File:
 			found = true
 			if fi.Size() < end.Offset {

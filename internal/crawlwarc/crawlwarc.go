@@ -24,8 +24,13 @@ type Archive struct{ w *warc.Writer }
 // MetaEnd is the meta record of a crawl's store that holds where the
 // records of its last commit end in its WARC files (warc.Position as
 // text): each page commit that writes records rewrites it, in the same
-// transaction.
+// transaction. Before the first such commit it holds noneYet (RecordDir).
 const MetaEnd = "warc.end"
+
+// noneYet is MetaEnd of a store whose crawl writes WARC files but has
+// committed no record: a file it left open holds only records of pages
+// whose commit did not happen.
+const noneYet = "none"
 
 // MetaDir is the meta record that names, as an absolute path, the
 // directory where the store's crawl writes its WARC files.
@@ -37,14 +42,19 @@ const MetaDir = "warc.dir"
 // sharing a warc_dir).
 const MetaPrefix = "warc.prefix"
 
-// End returns the position store's last commit recorded (MetaEnd), or
-// nil when none did (no record written, or a store of an older weaver).
-// It returns the store's error when it cannot be read.
+// End returns the position store's last commit recorded (MetaEnd); the
+// zero Position when the store's crawl writes WARC files but no commit
+// wrote a record yet (RecordDir); nil when the store records neither (a
+// crawl without --warc, or a store of an older weaver). It returns the
+// store's error when it cannot be read.
 func End(store *kv.Store) (*warc.Position, error) {
 	var pos *warc.Position
 	err := store.View(func(tx *kv.Tx) error {
-		if p, ok := warc.ParsePosition(tx.MetaString(MetaEnd)); ok {
+		v := tx.MetaString(MetaEnd)
+		if p, ok := warc.ParsePosition(v); ok {
 			pos = &p
+		} else if v == noneYet {
+			pos = &warc.Position{}
 		}
 		return nil
 	})
@@ -57,7 +67,8 @@ func End(store *kv.Store) (*warc.Position, error) {
 // (but crawl.MachineKeys) and robots policy, rotated before
 // cfg.WarcMaxSize. A file of the same name left open by a killed writer
 // is cut at the end of store's last commit (End; a file started after it
-// is removed), or, for a store that recorded none, after its last whole
+// is removed; every file, when no commit wrote a record), or, for a store
+// that records no position (an older weaver's), after its last whole
 // record; the returned list says what was done, for the caller to log.
 func Open(cfg *crawl.Config, software string, store *kv.Store) (*Archive, []warc.Recovered, error) {
 	name := Prefix(cfg)
@@ -89,10 +100,19 @@ func Open(cfg *crawl.Config, software string, store *kv.Store) (*Archive, []warc
 
 // RecordDir records in tx where cfg's crawl writes its WARC files
 // (MetaDir: cfg.WarcDir, absolute) and the first part of their names
-// (MetaPrefix), for weaver check --warc and the job API.
+// (MetaPrefix), for weaver check --warc and the job API. Called before
+// the crawl commits a page, it also records, in a store that holds no
+// position yet, that no commit wrote a record (noneYet): the records of
+// a first commit cut short by a kill are then removed by the next Open,
+// not kept as if committed.
 func RecordDir(tx *kv.Tx, cfg *crawl.Config) error {
 	if err := tx.SetMetaString(MetaDir, cfg.WarcDir); err != nil {
 		return err
+	}
+	if tx.MetaString(MetaEnd) == "" {
+		if err := tx.SetMetaString(MetaEnd, noneYet); err != nil {
+			return err
+		}
 	}
 	return tx.SetMetaString(MetaPrefix, Prefix(cfg))
 }
