@@ -256,6 +256,10 @@ type members struct {
 	br   *bufio.Reader
 	zr   *gzip.Reader
 	base int64 // the file offset cr started at
+	// buf is where each member is inflated, reused: a member's record
+	// gets an exact copy. Inflated into a new buffer, a member of n bytes
+	// cost about 2n bytes allocated, zeroed and copied again as it grew.
+	buf bytes.Buffer
 }
 
 func newMembers(r *Reader, off int64) *members {
@@ -284,17 +288,17 @@ func (m *members) next() (*Raw, error) {
 	} else {
 		err = m.zr.Reset(m.br)
 	}
-	var data bytes.Buffer
+	m.buf.Reset()
 	if err == nil {
 		m.zr.Multistream(false)
-		_, err = data.ReadFrom(m.zr)
+		_, err = m.buf.ReadFrom(m.zr)
 	}
 	if err != nil {
 		r.done = true
 		return nil, &DamageError{File: r.path, Offset: start, Err: err}
 	}
 	r.next = m.pos()
-	return &Raw{Offset: start, End: r.next, r: r, data: data.Bytes()}, nil
+	return &Raw{Offset: start, End: r.next, r: r, data: bytes.Clone(m.buf.Bytes())}, nil
 }
 
 // countReader counts the bytes read through it.
