@@ -84,11 +84,14 @@ func defaultExcluded(host string) bool {
 		if name == s {
 			return true
 		}
-		if !strings.HasSuffix(name, "."+s) {
+		// ".site" ends name (compared without building ".site": that
+		// allocation was 2 % of an import's CPU).
+		cut := len(name) - len(s) - 1
+		if cut < 0 || name[cut] != '.' || name[cut+1:] != s {
 			continue
 		}
 		// What precedes ".site" must be non-empty labels: no empty label.
-		pre := name[:len(name)-len(s)-1]
+		pre := name[:cut]
 		if pre != "" && pre[0] != '.' && pre[len(pre)-1] != '.' && !strings.Contains(pre, "..") {
 			return true
 		}
