@@ -366,36 +366,75 @@ func TestOpen_UpgradesSchema1(t *testing.T) {
 }
 
 // The file is grown a MiB ahead of its pages, not to bbolt's doubling
-// memory map: a crawl's store on disk is what it holds.
+// memory map: a crawl's store on disk is what it holds. A store written
+// through a map far larger than the file (MapAhead, the import's) is the
+// same on disk: it reopens without it whole, and a copy short of its
+// last page is refused as truncated.
 func TestStore_FileFollowsPages(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "w.bolt")
-	s, err := kv.Open(p, kv.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	val := bytes.Repeat([]byte{7}, 500)
-	for i := range 200 {
-		err := s.Update(func(tx *kv.Tx) error {
-			for j := range 100 {
-				if err := tx.PutRaw(kv.BucketRobots, []byte(fmt.Sprintf("host%06d", i*100+j)), val); err != nil {
-					return err
+	for _, ahead := range []int{0, 64 << 20} {
+		t.Run(fmt.Sprintf("MapAhead %d", ahead), func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "w.bolt")
+			s, err := kv.Open(p, kv.Options{NoSync: true, MapAhead: ahead})
+			if err != nil {
+				t.Fatal(err)
+			}
+			val := bytes.Repeat([]byte{7}, 500)
+			for i := range 200 {
+				err := s.Update(func(tx *kv.Tx) error {
+					for j := range 100 {
+						if err := tx.PutRaw(kv.BucketRobots, []byte(fmt.Sprintf("host%06d", i*100+j)), val); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
 			}
-			return nil
+			var pages int64
+			s.View(func(tx *kv.Tx) error { pages = tx.Size(); return nil })
+			s.Close()
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() < pages || fi.Size() > pages+1<<20+64<<10 { // its high-water page, then a MiB
+				t.Errorf("file of %d bytes for %d bytes of pages, want at most a MiB more", fi.Size(), pages)
+			}
+
+			s, err = kv.Open(p, kv.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			s.View(func(tx *kv.Tx) error {
+				for i := range 200 * 100 {
+					if bytes.Equal(tx.GetRaw(kv.BucketRobots, []byte(fmt.Sprintf("host%06d", i))), val) {
+						n++
+					}
+				}
+				return nil
+			})
+			s.Close()
+			if n != 200*100 {
+				t.Errorf("reopened: %d records, want %d", n, 200*100)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			short := filepath.Join(t.TempDir(), "short.bolt")
+			if err := os.WriteFile(short, data[:pages-4096], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if s, err := kv.Open(short, kv.Options{MapAhead: ahead}); !errors.Is(err, kv.ErrTruncated) {
+				if err == nil {
+					s.Close()
+				}
+				t.Errorf("a copy short of its last page: %v, want ErrTruncated", err)
+			}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var pages int64
-	s.View(func(tx *kv.Tx) error { pages = tx.Size(); return nil })
-	s.Close()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size() < pages || fi.Size() > pages+1<<20+64<<10 { // its high-water page, then a MiB
-		t.Errorf("file of %d bytes for %d bytes of pages, want at most a MiB more", fi.Size(), pages)
 	}
 }
 
