@@ -196,7 +196,7 @@ func benchImport(b *testing.B, dir string, maxLinks int) {
 			for range b.N {
 				b.StopTimer()
 				db := filepath.Join(b.TempDir(), "bench.bolt")
-				store, err := kv.Open(db, kv.Options{})
+				store, err := kv.Open(db, kv.Options{MapAhead: ingest.MapAhead})
 				if err != nil {
 					b.Fatal(err)
 				}

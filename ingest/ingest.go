@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,11 @@ import (
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
 )
+
+// MapAhead is the memory map an import's store is opened with
+// (kv.Options.MapAhead): 256 MiB of address space on a 64-bit machine,
+// none on a 32-bit one, whose 3 GiB are better left to the heap.
+const MapAhead = (strconv.IntSize / 64) * 256 << 20
 
 // Options say how records become graph. The zero value selects like a
 // crawl's defaults except MaxOutboundLinks (0: no limit): use Defaults.

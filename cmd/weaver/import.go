@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -20,11 +19,6 @@ import (
 func init() {
 	register(&command{Name: "import", Summary: "build or extend the host graph from WARC and WAT files", Run: runImport})
 }
-
-// importMapAhead is the import's memory map of the store (kv.Options.MapAhead):
-// 256 MiB of address space on a 64-bit machine, none on a 32-bit one,
-// whose 3 GiB are better left to the heap.
-const importMapAhead = (strconv.IntSize / 64) * 256 << 20
 
 func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "import", "weaver import [--db FILE] [flags] FILE|DIR ...", `  weaver import crawl-00000.warc.gz crawl-00001.warc.gz
@@ -79,7 +73,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			return usageError{err: err}
 		}
 	}
-	store, err := kv.Open(*db, kv.Options{MapAhead: importMapAhead})
+	store, err := kv.Open(*db, kv.Options{MapAhead: ingest.MapAhead})
 	if errors.Is(err, kv.ErrInUse) {
 		return inUseError(err, *db, snapshotFirst(*db, "import", "weaver import --db copy.bolt FILE …"))
 	}
