@@ -31,15 +31,7 @@ func TestOpen_FirstCommitKilled(t *testing.T) {
 		{"an older weaver's store", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := crawl.Defaults()
-			cfg.DBPath = filepath.Join(dir, "c.bolt")
-			cfg.WarcDir = filepath.Join(dir, "warcs")
-			store, err := kv.Open(cfg.DBPath, kv.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
+			cfg, store := crawlStore(t)
 			a, rec, err := Open(&cfg, "weaver/test", store)
 			if err != nil || len(rec) != 0 {
 				t.Fatalf("first Open: %v, %v", rec, err)
@@ -83,15 +75,7 @@ func TestOpen_FirstCommitKilled(t *testing.T) {
 // (the zero Position) from one that records nothing (nil), and a later
 // RecordDir keeps the position a commit wrote.
 func TestEnd_NoneYet(t *testing.T) {
-	dir := t.TempDir()
-	cfg := crawl.Defaults()
-	cfg.DBPath = filepath.Join(dir, "c.bolt")
-	cfg.WarcDir = filepath.Join(dir, "warcs")
-	store, err := kv.Open(cfg.DBPath, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	cfg, store := crawlStore(t)
 	end := func() *warc.Position {
 		t.Helper()
 		p, err := End(store)
@@ -130,6 +114,22 @@ func TestEnd_NoneYet(t *testing.T) {
 	if p := end(); p == nil || *p != *want {
 		t.Errorf("RecordDir again: %v, want %v kept", p, want)
 	}
+}
+
+// crawlStore is a new store and the settings of a crawl of it that writes
+// WARC files beside it; the store is closed when the test ends.
+func crawlStore(t *testing.T) (crawl.Config, *kv.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := crawl.Defaults()
+	cfg.DBPath = filepath.Join(dir, "c.bolt")
+	cfg.WarcDir = filepath.Join(dir, "warcs")
+	store, err := kv.Open(cfg.DBPath, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return cfg, store
 }
 
 // record builds the records of a 200 response of u.
