@@ -220,6 +220,9 @@ func (r *Reader) NextRaw() (*Raw, error) {
 	}
 	if r.members != nil {
 		x, err := r.members.next()
+		if errors.Is(err, errTooLarge) {
+			return r.nextLarge()
+		}
 		if x != nil || err != nil {
 			return x, err
 		}
@@ -237,6 +240,24 @@ func (r *Reader) NextRaw() (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &Raw{Offset: rec.Offset, End: rec.End, r: r, rec: rec}, nil
+}
+
+// nextLarge reads the record at r.next, a gzip member too large for
+// NextRaw to inflate in memory, with Next, and goes on with NextRaw's
+// inflater after it.
+func (r *Reader) nextLarge() (*Raw, error) {
+	wr, err := gowarc.NewWarcFileReaderFromStream(r.f, r.next, readOptions...)
+	if err != nil {
+		r.done = true
+		return nil, &DamageError{File: r.path, Offset: r.next, Err: err}
+	}
+	r.wr = wr // the old one is not closed: that would close r.f
+	rec, err := r.Next()
+	if err != nil {
+		return nil, err
+	}
+	r.members = newMembers(r, r.next)
 	return &Raw{Offset: rec.Offset, End: rec.End, r: r, rec: rec}, nil
 }
 
@@ -291,15 +312,29 @@ func (m *members) next() (*Raw, error) {
 	m.buf.Reset()
 	if err == nil {
 		m.zr.Multistream(false)
-		_, err = m.buf.ReadFrom(m.zr)
+		_, err = m.buf.ReadFrom(io.LimitReader(m.zr, maxInflated+1))
 	}
 	if err != nil {
 		r.done = true
 		return nil, &DamageError{File: r.path, Offset: start, Err: err}
 	}
+	if m.buf.Len() > maxInflated {
+		m.buf = bytes.Buffer{}
+		return nil, errTooLarge
+	}
 	r.next = m.pos()
 	return &Raw{Offset: start, End: r.next, r: r, data: bytes.Clone(m.buf.Bytes())}, nil
 }
+
+// maxInflated is the most bytes of a gzip member NextRaw inflates into
+// memory: a larger one (a record of a big download, or a few MB of gzip
+// that inflate to GBs) is read by Next, as gowarc reads any record,
+// keeping what readOptions allow in memory and the rest in a temporary
+// file. The reader's buffer is bounded by it too.
+const maxInflated = 4 << 20
+
+// errTooLarge says a gzip member inflates to more than maxInflated bytes.
+var errTooLarge = errors.New("warc: gzip member too large to inflate in memory")
 
 // countReader counts the bytes read through it.
 type countReader struct {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -153,4 +154,93 @@ func members(recs ...string) []byte {
 		zw.Close()
 	}
 	return buf.Bytes()
+}
+
+// TestReader_NextRawLargeMember: a gzip member that inflates to more than
+// NextRaw keeps in memory (a big download, or a few MB of gzip that
+// inflate to GBs) is read as Next reads it, through gowarc's temporary
+// file, and the members after it by NextRaw again: the same records and
+// damage as Next, whole, cut or damaged inside the large member or after
+// it, and far less memory held than the member's size (inflated whole, it
+// cost twice its size: 2.7 GB of memory for a 2.7 MB file of one 600 MB
+// record).
+func TestReader_NextRawLargeMember(t *testing.T) {
+	dir := t.TempDir()
+	w := openWriter(t, dir, warc.Options{Prefix: "l"})
+	const large = 32 << 20
+	var offs []int64
+	for i, body := range []string{"<p>small</p>", strings.Repeat(" ", large) + "<a href=http://x.test/>x</a>", "<p>after</p>", "<p>last</p>"} {
+		got, err := w.WriteExchange(context.Background(), exchange(fmt.Sprintf("http://h%d.test/", i), body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, got.Offset)
+	}
+	w.Close()
+	names, _ := filepath.Glob(filepath.Join(dir, "l-*.warc.gz"))
+	data, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > large/50 {
+		t.Fatalf("the test's file is %d bytes: its large member should compress well", len(data))
+	}
+	cases := map[string][]byte{
+		"whole.warc.gz":       data,
+		"cut-large.warc.gz":   data[:offs[1]+(offs[2]-offs[1])/2],
+		"flipped-after.gz":    flip(data, offs[3]+30),
+		"flipped-large.gz":    flip(data, offs[1]+(offs[2]-offs[1])/2),
+		"large-first.warc.gz": data[offs[1]:],
+	}
+	for name, content := range cases {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, got := readEach(t, path, false), readEach(t, path, true)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: NextRaw and Parse read\n%s\nNext read\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if name == "whole.warc.gz" && len(want) != 10 {
+			t.Errorf("%s: %d lines, want 9 records and the end:\n%s", name, len(want), strings.Join(want, "\n"))
+		}
+	}
+
+	// What the reader holds once it has read each record, its payload
+	// left unread: what gowarc keeps in memory, not the member's size.
+	r, err := warc.NewReader(filepath.Join(dir, "whole.warc.gz"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var most uint64
+	n := 0
+	for {
+		x, err := r.NextRaw()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		most = max(most, ms.HeapAlloc)
+		rec, err := x.Parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec != x.Parsed() {
+			rec.Close()
+		}
+		n++
+	}
+	if n != 9 {
+		t.Errorf("read %d records, want 9", n)
+	}
+	t.Logf("reading a file with a member of %d MiB: at most %d MiB of heap", large>>20, most>>20)
+	if most > large/2 {
+		t.Errorf("reading a file with a member of %d MiB held %d MiB of heap", large>>20, most>>20)
+	}
 }
