@@ -229,35 +229,44 @@ func (r *Reader) NextRaw() (*Raw, error) {
 		// Not a gzip member: what follows is read by Next, from here.
 		r.members = nil
 		r.parsing = true
-		wr, err := gowarc.NewWarcFileReaderFromStream(r.f, r.next, readOptions...)
-		if err != nil {
-			r.done = true
-			return nil, &DamageError{File: r.path, Offset: r.next, Err: err}
+		if err := r.readFromNext(); err != nil {
+			return nil, err
 		}
-		r.wr = wr // the old one is not closed: that would close r.f
 	}
-	rec, err := r.Next()
-	if err != nil {
-		return nil, err
-	}
-	return &Raw{Offset: rec.Offset, End: rec.End, r: r, rec: rec}, nil
+	return r.nextParsed()
 }
 
 // nextLarge reads the record at r.next, a gzip member too large for
 // NextRaw to inflate in memory, with Next, and goes on with NextRaw's
 // inflater after it.
 func (r *Reader) nextLarge() (*Raw, error) {
+	if err := r.readFromNext(); err != nil {
+		return nil, err
+	}
+	x, err := r.nextParsed()
+	if err == nil {
+		r.members = newMembers(r, r.next)
+	}
+	return x, err
+}
+
+// readFromNext makes Next read from r.next.
+func (r *Reader) readFromNext() error {
 	wr, err := gowarc.NewWarcFileReaderFromStream(r.f, r.next, readOptions...)
 	if err != nil {
 		r.done = true
-		return nil, &DamageError{File: r.path, Offset: r.next, Err: err}
+		return &DamageError{File: r.path, Offset: r.next, Err: err}
 	}
 	r.wr = wr // the old one is not closed: that would close r.f
+	return nil
+}
+
+// nextParsed returns Next's record as a Raw.
+func (r *Reader) nextParsed() (*Raw, error) {
 	rec, err := r.Next()
 	if err != nil {
 		return nil, err
 	}
-	r.members = newMembers(r, r.next)
 	return &Raw{Offset: rec.Offset, End: rec.End, r: r, rec: rec}, nil
 }
 
