@@ -199,6 +199,7 @@ func (im *importer) dropSpill() {
 // (in one transaction when no run waits and they are few, else as one more
 // run), waits for the merger, and records that the files are done.
 func (im *importer) finishEdges() error {
+	im.merger.finishing.Store(true)
 	if err := im.flushSpill(); err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (im *importer) file(ctx context.Context, path string) error {
 	defer r.Close()
 	im.stats.Files++
 	im.pending[key] = st
-	f := &fileRead{im: im, key: key, path: path, st: st, nodesTo: nodesTo, r: r, base: im.current(), links0: im.linksRead}
+	f := &fileRead{im: im, key: key, path: path, st: st, nodesTo: nodesTo, r: r, base: im.current(), links0: im.linksRead, at: nodesTo}
 	return f.read(ctx)
 }
 
@@ -106,6 +106,7 @@ type fileRead struct {
 	links0  int64 // the import's links read when the file began
 
 	bytes, records int64 // read since the last commit
+	at             int64 // st.Offset at the last commit
 }
 
 // read applies the records as the pipeline parses them and commits them:
@@ -136,6 +137,11 @@ func (f *fileRead) read(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		// The pipeline stopped early: what was applied is committed.
 		return f.stopAt(err)
+	}
+	if f.im.final {
+		// What follows is the last commit and the last pass: a pass
+		// started now would merge runs that one merges again.
+		f.im.merger.finishing.Store(true)
 	}
 	f.st.Read = true
 	if err := f.commit(); err != nil {
@@ -180,7 +186,7 @@ func (f *fileRead) record(ctx context.Context, rec *raw, out *parsed) error {
 	f.records++
 	f.st.Offset = rec.End
 	f.st.Records++
-	if f.records >= int64(im.opts.BatchRecords) || f.bytes >= im.opts.BatchBytes {
+	if f.records >= int64(im.batchRecords()) || f.bytes >= im.opts.BatchBytes {
 		if err := f.commit(); err != nil {
 			return err
 		}
@@ -196,6 +202,8 @@ func (f *fileRead) record(ctx context.Context, rec *raw, out *parsed) error {
 func (f *fileRead) commit() error {
 	err := f.im.commit(f.key, f.st)
 	f.bytes, f.records = 0, 0
+	f.im.merger.input(f.im.after+f.r.Size()-f.st.Offset, f.st.Offset-f.at)
+	f.at = f.st.Offset
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"runtime/pprof"
 	"strconv"
@@ -155,14 +156,23 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 	im.merger.start(ctx)
 	defer im.merger.stop()
 	var damaged []error
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			sizes[i] = fi.Size()
+			im.after += sizes[i]
+		}
+	}
 	// The stages are labelled in CPU profiles (go tool pprof -tags): read,
 	// parse, apply (this goroutine: nodes and commits) and merge.
 	defer pprof.SetGoroutineLabels(ctx)
 	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("import", "apply")))
-	for _, f := range files {
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return im.stopped(err)
 		}
+		im.final = i == len(files)-1
+		im.after -= sizes[i]
 		err := im.file(ctx, f)
 		var de *warc.DamageError
 		if errors.As(err, &de) {
@@ -260,6 +270,9 @@ type importer struct {
 	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
 	lastProgress time.Time
 	lastRelease  time.Time // when the store's pages were last given back
+	commits      uint      // committed batches (batchRecords)
+	final        bool      // the file being read is the last
+	after        int64     // bytes of the files after it
 }
 
 func (im *importer) logf(format string, a ...any) {
