@@ -178,8 +178,60 @@ func (h *runHeap) Pop() any {
 
 // mergeRuns calls fn with the runs' edges in key order, the entries of one
 // key added up in the runs' order, a chunk of at most chunk edges at a
-// time (the slice is reused). It returns fn's error, or a run's.
+// time (the slice is reused once fn returns). The runs are read and merged
+// on a goroutine of their own, a chunk ahead of fn, which puts them in the
+// store on the one write transaction: the last pass of an import has the
+// writer's core alone. It returns fn's error, or a run's.
 func mergeRuns(dir string, runs []runFile, chunk int, fn func([]graph.EdgeMerge) error) error {
+	full, free := make(chan []graph.EdgeMerge, 1), make(chan []graph.EdgeMerge, 2)
+	for range 2 {
+		free <- make([]graph.EdgeMerge, 0, chunk)
+	}
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = readRuns(dir, runs, <-free, func(out []graph.EdgeMerge) ([]graph.EdgeMerge, bool) {
+			select {
+			case full <- out:
+			case <-stop:
+				return nil, false
+			}
+			select {
+			case next := <-free:
+				return next[:0], true
+			case <-stop:
+				return nil, false
+			}
+		})
+	}()
+	var err error
+	for out := range full {
+		if err != nil {
+			continue // until the reader has seen stop and closed its runs
+		}
+		if err = fn(out); err != nil {
+			close(stop)
+			continue
+		}
+		free <- out
+	}
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+// errStopped is readRuns' error when emit reports that the chunks are no
+// longer wanted.
+var errStopped = errors.New("ingest: merge stopped")
+
+// readRuns merges the runs' edges in key order into out, the entries of
+// one key added up in the runs' order, and hands out to emit when it holds
+// cap(out) edges and at the end; emit returns the slice to fill next, or
+// false to stop (errStopped).
+func readRuns(dir string, runs []runFile, out []graph.EdgeMerge, emit func([]graph.EdgeMerge) ([]graph.EdgeMerge, bool)) error {
+	chunk := cap(out)
 	var h runHeap
 	defer func() {
 		for _, r := range h {
@@ -203,7 +255,6 @@ func mergeRuns(dir string, runs []runFile, chunk int, fn func([]graph.EdgeMerge)
 		h = append(h, r)
 	}
 	heap.Init(&h)
-	out := make([]graph.EdgeMerge, 0, chunk)
 	for len(h) > 0 {
 		r := h[0]
 		e := r.cur
@@ -212,10 +263,10 @@ func mergeRuns(dir string, runs []runFile, chunk int, fn func([]graph.EdgeMerge)
 			out[n-1].Last = e.Last
 		} else {
 			if len(out) == chunk {
-				if err := fn(out); err != nil {
-					return err
+				var ok bool
+				if out, ok = emit(out); !ok {
+					return errStopped
 				}
-				out = out[:0]
 			}
 			out = append(out, e)
 		}
@@ -230,7 +281,9 @@ func mergeRuns(dir string, runs []runFile, chunk int, fn func([]graph.EdgeMerge)
 		}
 	}
 	if len(out) > 0 {
-		return fn(out)
+		if _, ok := emit(out); !ok {
+			return errStopped
+		}
 	}
 	return nil
 }
