@@ -14,9 +14,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/srcsort"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -53,78 +53,11 @@ func (a *mEdge) edge() graph.Edge {
 		FirstSeen: graph.FromUnixNano(a.first), LastSeen: graph.FromUnixNano(a.last)}
 }
 
-// edgeSorter sorts batches of edges by key and adds up the records of
-// one edge. Output ids are dense, so a batch whose sources are few for
-// its size is sorted by source with an in-place counting sort (one pass
-// to count, one to move each edge into its source's place) and each
-// source's edges by target, instead of a comparison sort of the whole
-// batch: a merge's batch is mostly whole groups of one source's edges.
-type edgeSorter struct {
-	next []uint32 // per source: where its next edge goes
-	end  []uint32 // per source: where its edges end
-}
-
-// sort sorts es in place, adds up the records of one edge, and returns
-// the sorted edges, a prefix of es.
-func (s *edgeSorter) sort(es []mEdge) []mEdge {
-	var top uint64
-	for i := range es {
-		top = max(top, es[i].from)
-	}
-	if top >= uint64(4*len(es)+1024) || uint64(len(es)) >= 1<<32 {
-		slices.SortFunc(es, func(a, b mEdge) int { return a.compare(&b) })
-		return combine(es)
-	}
-	if cap(s.next) < int(top)+2 {
-		s.next = make([]uint32, top+2)
-	}
-	next := s.next[:top+2]
-	clear(next)
-	for i := range es {
-		next[es[i].from+1]++
-	}
-	for i := 1; i < len(next); i++ {
-		next[i] += next[i-1]
-	}
-	// next[f] is where source f's edges start, end[f] where they end.
-	// Each edge not in its source's place is swapped into it: a cycle of
-	// swaps ends with an edge that belongs where the cycle began.
-	if cap(s.end) < len(next) {
-		s.end = make([]uint32, len(next))
-	}
-	end := s.end[:len(next)]
-	copy(end, next[1:])
-	for f := uint64(1); f <= top; f++ {
-		for next[f] < end[f] {
-			i := next[f]
-			e := es[i]
-			for e.from != f {
-				j := next[e.from]
-				next[e.from]++
-				es[j], e = e, es[j]
-			}
-			es[i] = e
-			next[f]++
-		}
-	}
-	start := 0
-	for i := 1; i <= len(es); i++ {
-		if i < len(es) && es[i].from == es[start].from {
-			continue
-		}
-		if group := es[start:i]; len(group) > 1 {
-			if len(group) <= 16 {
-				for a := 1; a < len(group); a++ {
-					for b := a; b > 0 && group[b].to < group[b-1].to; b-- {
-						group[b], group[b-1] = group[b-1], group[b]
-					}
-				}
-			} else {
-				slices.SortFunc(group, func(a, b mEdge) int { return cmp.Compare(a.to, b.to) })
-			}
-		}
-		start = i
-	}
+// sortEdges sorts es in place by key (srcsort: a counting sort by
+// source when the batch's sources are dense), adds up the records of one
+// edge, and returns the sorted edges, a prefix of es.
+func sortEdges(s *srcsort.Sorter[mEdge], es []mEdge) []mEdge {
+	s.Sort(es, func(e mEdge) uint64 { return e.from }, func(a, b mEdge) int { return cmp.Compare(a.to, b.to) })
 	return combine(es)
 }
 
@@ -156,7 +89,7 @@ func (m *merger) edges(srcs []*kv.Store) error {
 		}
 	}
 	buf := make([]mEdge, 0, min(uint64(limit), total+1))
-	var sorter edgeSorter
+	var sorter srcsort.Sorter[mEdge]
 	var runs []*edgeRun
 	defer func() {
 		for _, r := range runs {
@@ -187,7 +120,7 @@ func (m *merger) edges(srcs []*kv.Store) error {
 				}
 				buf = append(buf, me)
 				if len(buf) == limit {
-					r, err := m.spill(sorter.sort(buf))
+					r, err := m.spill(sortEdges(&sorter, buf))
 					if err != nil {
 						return err
 					}
@@ -206,7 +139,7 @@ func (m *merger) edges(srcs []*kv.Store) error {
 			return err
 		}
 	}
-	return m.writeEdges(runs, sorter.sort(buf))
+	return m.writeEdges(runs, sortEdges(&sorter, buf))
 }
 
 // writeEdges merges the runs and the sorted batch last in key order into

@@ -5,14 +5,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/weaver-crawler/weaver/internal/srcsort"
 )
 
-// TestEdgeSorter: the counting sort (sources dense for the batch) and
+// TestSortEdges: the counting sort (sources dense for the batch) and
 // the comparison sort (sources sparse) both give the batch sorted by key
 // with each edge's records added up, as a plain sort and a fold do.
-func TestEdgeSorter(t *testing.T) {
+func TestSortEdges(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var s edgeSorter
+	var s srcsort.Sorter[mEdge]
 	for _, tc := range []struct{ n, nodes int }{{0, 1}, {1, 1}, {2, 2}, {500, 40}, {5000, 300}, {3000, 100_000}, {20, 1 << 40}} {
 		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.nodes), func(t *testing.T) {
 			es := make([]mEdge, tc.n)
@@ -30,7 +32,7 @@ func TestEdgeSorter(t *testing.T) {
 				}
 				folded = append(folded, e)
 			}
-			got := s.sort(es)
+			got := sortEdges(&s, es)
 			if !slices.Equal(got, folded) {
 				t.Fatalf("sorted %d edges of %d nodes: got %d edges, want %d", tc.n, tc.nodes, len(got), len(folded))
 			}

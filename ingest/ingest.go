@@ -13,6 +13,7 @@ import (
 
 	"github.com/weaver-crawler/weaver/crawl/pick"
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/srcsort"
 	"github.com/weaver-crawler/weaver/kv"
 	"github.com/weaver-crawler/weaver/warc"
 )
@@ -265,6 +266,7 @@ type importer struct {
 	seq          uint32                // of the next pend
 	merger       *merger               // merges the runs of edges written
 	job          *spillJob             // the run being sorted and written, if any
+	sorter       srcsort.Sorter[pend]  // the job's, then finishEdges'
 	spare        []pend                // the last run's buffer, for the next links
 	pending      map[string]*fileState // the files read whose edges are not all in the store
 	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
