@@ -233,7 +233,7 @@ func (m *merger) hostIndex(srcs []*kv.Store, txs []*kv.Tx, firsts []firstSet, of
 		start := len(arena)
 		arena = append(arena, host...)
 		batch = append(batch, entry{arena[start:len(arena):len(arena)], id})
-		if len(batch) == m.batch {
+		if len(batch) == min(m.batch, appendBatch) {
 			return flush()
 		}
 		return nil
@@ -248,7 +248,7 @@ func (m *merger) hostIndex(srcs []*kv.Store, txs []*kv.Tx, firsts []firstSet, of
 // hold, joined with the later inputs' records (step 3 of nodes).
 func (m *merger) nodesFirstIn(srcs []*kv.Store, txs []*kv.Tx, f int, first *firstSet, want uint64, specs []shard.Spec, sharded []bool) error {
 	// Nodes are large: a transaction of fewer, the slice made once.
-	size := min(m.batch, 4096)
+	size := min(m.batch, 1024)
 	batch := make([]graph.Node, 0, size)
 	flush := func() error {
 		err := m.dst.Update(func(tx *kv.Tx) error {

@@ -101,11 +101,12 @@ func (m *merger) edges(srcs []*kv.Store) error {
 		err := src.View(func(tx *kv.Tx) error {
 			c := tx.Cursor(kv.BucketEdges)
 			count := 0
+			var e graph.Edge // one for all: DecodeEdge's fallback makes it escape
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				if len(k) != 16 {
 					return fmt.Errorf("%s: edge key %x: %w", src.Path(), k, graph.ErrInconsistent)
 				}
-				var e graph.Edge
+				e = graph.Edge{}
 				if err := graph.DecodeEdge(v, &e); err != nil {
 					return fmt.Errorf("%s: edge %x: %w", src.Path(), k, err)
 				}
@@ -148,11 +149,12 @@ func (m *merger) edges(srcs []*kv.Store) error {
 func (m *merger) writeEdges(runs []*edgeRun, last []mEdge) error {
 	size := min(m.batch, appendBatch)
 	out := make([]graph.Edge, 0, size)
+	var app graph.EdgeAppender
 	flush := func() error {
 		if err := m.ctx.Err(); err != nil {
 			return err
 		}
-		err := m.dst.Update(func(tx *kv.Tx) error { return graph.AppendEdges(tx, out) })
+		err := m.dst.Update(func(tx *kv.Tx) error { return app.Append(tx, out) })
 		out = out[:0]
 		return err
 	}

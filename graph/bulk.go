@@ -40,10 +40,26 @@ func AddBulkNodes(tx *kv.Tx, n uint64) error {
 // ErrInconsistent for edges out of order, a node id of 0 or a key not
 // past the bucket's last, and ErrBadFacts for link facts above a weight.
 func AppendEdges(tx *kv.Tx, edges []Edge) error {
+	var w EdgeAppender
+	return w.Append(tx, edges)
+}
+
+// EdgeAppender is AppendEdges for a store built in many transactions:
+// the buffer its records are encoded in is kept for the next
+// transaction (bbolt holds the values put until the commit, so a
+// transaction's buffer is free once it ended). The zero value is ready.
+type EdgeAppender struct{ buf []byte }
+
+// Append is AppendEdges with a's buffer. A transaction takes at most one
+// Append of a: the buffer is reused at the next call.
+func (a *EdgeAppender) Append(tx *kv.Tx, edges []Edge) error {
 	if len(edges) == 0 {
 		return nil
 	}
-	buf := make([]byte, 0, len(edges)*(16+edgeMaxLen))
+	if need := len(edges) * (16 + edgeMaxLen); cap(a.buf) < need {
+		a.buf = make([]byte, 0, need)
+	}
+	buf := a.buf[:0]
 	var weight uint64
 	var last []byte
 	if k, _ := tx.Cursor(kv.BucketEdges).Last(); k != nil {
