@@ -98,3 +98,6 @@ func SegmentValues(tx *kv.Tx, node uint64) (sealed [][]byte, open []byte) {
 	}
 	return sealed, append([]byte(nil), tx.GetRaw(kv.BucketRecent, kv.U64(node))...)
 }
+
+// AppendNode is appendNode, which TestAppendNode holds to msgpack's bytes.
+func AppendNode(b []byte, n *Node) []byte { return appendNode(b, n) }
