@@ -114,6 +114,16 @@ func EnsureID(tx *kv.Tx, host, scheme string, depth int, now time.Time) (uint64,
 	return n.ID, created, err
 }
 
+// CreateID is EnsureID for a host the caller knows has no node (the
+// import's filter of the hosts a store holds): it makes the node without
+// looking the host up first. A host that had a node would get a second
+// one, its name then pointing at the new one only; Check reports the
+// first as not indexed by its host.
+func CreateID(tx *kv.Tx, host, scheme string, depth int, now time.Time) (uint64, error) {
+	n, _, err := create(tx, host, scheme, depth, now)
+	return n.ID, err
+}
+
 // create is EnsureAt for a host Lookup did not find.
 func create(tx *kv.Tx, host, scheme string, depth int, now time.Time) (Node, bool, error) {
 	if host == "" {

@@ -108,7 +108,7 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 	case p.rules != nil:
 		return im.robots(tx, p)
 	}
-	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
+	n, err := im.ensure(tx, p.host, p.scheme, p.date)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (im *importer) robots(tx *kv.Tx, p *page) error {
 	if p.rules.Allowed(ua, home) {
 		return nil
 	}
-	n, _, err := graph.EnsureAt(tx, p.host, p.scheme, 0, p.date)
+	n, err := im.ensure(tx, p.host, p.scheme, p.date)
 	if err != nil {
 		return err
 	}
@@ -162,6 +162,17 @@ func (im *importer) robots(tx *kv.Tx, p *page) error {
 	return graph.Put(tx, &n)
 }
 
+// ensure is graph.EnsureAt at depth 0 for the host of a record, which it
+// tells the import's host filter of. Every node the import makes is made
+// here or in target, which keeps hostFilter's promise.
+func (im *importer) ensure(tx *kv.Tx, host, scheme string, date time.Time) (graph.Node, error) {
+	n, _, err := graph.EnsureAt(tx, host, scheme, 0, date)
+	if err == nil {
+		im.hosts.add(host)
+	}
+	return n, err
+}
+
 // target returns the id of a page's link's host, creating its node as a
 // crawl does.
 func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint64, error) {
@@ -169,10 +180,17 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 		if id, ok := im.ids[host]; ok {
 			return id, nil
 		}
-		id, _, err := graph.EnsureID(tx, host, scheme, 1, date)
+		var id uint64
+		var err error
+		if im.hosts.absent(host) {
+			id, err = graph.CreateID(tx, host, scheme, 1, date)
+		} else {
+			id, _, err = graph.EnsureID(tx, host, scheme, 1, date)
+		}
 		if err != nil {
 			return 0, err
 		}
+		im.hosts.add(host)
 		if len(im.ids) >= maxIDs {
 			clear(im.ids)
 		}
@@ -183,6 +201,7 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 	if err != nil {
 		return 0, err
 	}
+	im.hosts.add(host)
 	if dst.Status == graph.StatusDiscovered && !im.scope.MatchString(host) {
 		if d, ok, err := graph.Get(tx, dst.ID); err == nil && ok {
 			d.Status = graph.StatusOutOfScope

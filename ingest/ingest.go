@@ -132,6 +132,7 @@ func (s Stats) since(b Stats) Stats {
 // (wrapped with ErrDamaged) per damaged file, each of whose whole records
 // before the damage were imported; a store or file system error, or ctx's
 // error, stops it at once, after committing the records already read.
+// Nothing else may write store's nodes while Run runs (see hostFilter).
 func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (Stats, error) {
 	im, err := newImporter(store, opts)
 	if err != nil {
@@ -145,6 +146,7 @@ func Run(ctx context.Context, store *kv.Store, files []string, opts Options) (St
 		if _, err := graph.EnsureMirrorIndex(tx); err != nil {
 			return err
 		}
+		im.hosts = newHostFilter(tx)
 		runs, err = loadRuns(tx)
 		return err
 	}); err != nil {
@@ -270,6 +272,7 @@ type importer struct {
 	spare        []pend                // the last run's buffer, for the next links
 	pending      map[string]*fileState // the files read whose edges are not all in the store
 	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
+	hosts        *hostFilter           // the hosts the store may hold (nil: any); see ensure
 	lastProgress time.Time
 	lastRelease  time.Time // when the store's pages were last given back
 	commits      uint      // committed batches (batchRecords)
