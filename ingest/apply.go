@@ -51,13 +51,9 @@ func (im *importer) commit(key string, st *fileState) error {
 	})
 	if err != nil {
 		im.pends = im.pends[:n0]
-		for _, e := range im.assigned {
-			e.id = 0 // its node was not committed
-		}
-		im.assigned = im.assigned[:0]
+		clear(im.ids)
 		return fmt.Errorf("ingest: commit: %w", err)
 	}
-	im.assigned = im.assigned[:0]
 	im.stats.NodesCreated += nodes
 	im.commits++
 	im.batch, im.relinks = im.batch[:0], im.relinks[:0]
@@ -128,12 +124,8 @@ func (im *importer) apply(tx *kv.Tx, p *page) error {
 		return err
 	}
 	at := graph.UnixNano(p.date)
-	for i, t := range p.targets {
-		var e *hostID
-		if p.ids != nil {
-			e = p.ids[i]
-		}
-		to, err := im.target(tx, t.Host, t.Scheme, p.date, e)
+	for _, t := range p.targets {
+		to, err := im.target(tx, t.Host, t.Scheme, p.date)
 		if err != nil {
 			return err
 		}
@@ -182,11 +174,11 @@ func (im *importer) ensure(tx *kv.Tx, host, scheme string, date time.Time) (grap
 }
 
 // target returns the id of a page's link's host, creating its node as a
-// crawl does; e is the host's entry in im.table (nil: none).
-func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time, e *hostID) (uint64, error) {
+// crawl does.
+func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint64, error) {
 	if im.scope == nil {
-		if e != nil && e.id != 0 {
-			return e.id, nil
+		if id, ok := im.ids[host]; ok {
+			return id, nil
 		}
 		var id uint64
 		var err error
@@ -199,10 +191,10 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time, e *ho
 			return 0, err
 		}
 		im.hosts.add(host)
-		if e != nil {
-			e.id = id
-			im.assigned = append(im.assigned, e)
+		if len(im.ids) >= maxIDs {
+			clear(im.ids)
 		}
+		im.ids[host] = id
 		return id, nil
 	}
 	dst, _, err := graph.EnsureHeadAt(tx, host, scheme, 1, date)
@@ -228,7 +220,7 @@ func (im *importer) pendLimit() int { return max(int(im.opts.SortBytes/pendSize/
 // minRun is the fewest links written to a run before memory is full.
 const minRun = 1 << 16
 
-// maxIDs bounds hostTable: about 20 MB.
+// maxIDs bounds importer.ids: about 20 MB.
 const maxIDs = 1 << 18
 
 // relink adds the links of a page whose node an earlier import committed

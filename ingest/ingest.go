@@ -220,10 +220,8 @@ func newImporter(store *kv.Store, opts Options) (*importer, error) {
 		return nil, fmt.Errorf("ingest: exclude_hosts: %w", err)
 	}
 	im := &importer{store: store, opts: opts, exclude: x, start: time.Now(), lastProgress: time.Now(),
-		pending: map[string]*fileState{}}
-	if len(opts.Scope) == 0 {
-		im.table = newHostTable()
-	} else {
+		pending: map[string]*fileState{}, ids: map[string]uint64{}}
+	if len(opts.Scope) > 0 {
 		parts := make([]string, len(opts.Scope))
 		for i, p := range opts.Scope {
 			parts[i] = "(?:" + p + ")"
@@ -273,8 +271,7 @@ type importer struct {
 	sorter       srcsort.Sorter[pend]  // the job's, then finishEdges'
 	spare        []pend                // the last run's buffer, for the next links
 	pending      map[string]*fileState // the files read whose edges are not all in the store
-	table        *hostTable            // the hosts of the links parsed, and their ids (nil with a scope)
-	assigned     []*hostID             // the entries of table given an id by the transaction under way
+	ids          map[string]uint64     // host → node id, of hosts met (cleared when large)
 	hosts        *hostFilter           // the hosts the store may hold (nil: any); see ensure
 	lastProgress time.Time
 	lastRelease  time.Time // when the store's pages were last given back

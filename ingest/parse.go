@@ -256,13 +256,6 @@ func (im *importer) parseChunks(ctx context.Context, work <-chan *chunk) {
 				c.recs[i] = rec
 			}
 			err := ps.record(rec)
-			if im.table != nil {
-				for j := range ps.batch {
-					if p := &ps.batch[j]; len(p.targets) > 0 {
-						p.ids = im.table.intern(p.targets)
-					}
-				}
-			}
 			c.out[i] = parsed{stats: ps.stats, pages: ps.batch, logs: ps.logs, err: err}
 			ps.stats, ps.batch, ps.logs = Stats{}, nil, nil
 			// The writer needs the record's offsets only: a chunk

@@ -58,7 +58,6 @@ type page struct {
 	canonical    string // the page's <link rel=canonical>
 	directives   string // its robots directives (meta and X-Robots-Tag), as the crawl records them
 	targets      []pick.Target
-	ids          []*hostID // the targets' entries in importer.table (nil: none)
 	// A robots.txt answer (rules not nil), to judge the host's home page
 	// by for the agent of the archive's requests; or a request (ua not
 	// ""), which says who made the requests after it. Neither is a page.
