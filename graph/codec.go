@@ -195,6 +195,14 @@ func appendNode(b []byte, n *Node) []byte {
 	return b
 }
 
+// sizeHint is about the bytes of n's record: its longer strings and room
+// for the rest, so that appendNode seldom grows its buffer.
+func (n *Node) sizeHint() int {
+	return 112 + len(n.Host) + len(n.Title) + len(n.Description) + len(n.ContentType) + len(n.Server) +
+		len(n.ContentHash) + len(n.Error) + len(n.Canonical) + len(n.RobotsDirectives) + len(n.Warc) +
+		len(n.ETag) + len(n.LastModified) + len(n.RedirectTo) + len(n.Home) + len(n.TLSProblem)
+}
+
 // appendStr appends s as msgpack's EncodeString writes it.
 func appendStr(b []byte, s string) []byte {
 	switch l := len(s); {

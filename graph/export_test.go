@@ -101,3 +101,6 @@ func SegmentValues(tx *kv.Tx, node uint64) (sealed [][]byte, open []byte) {
 
 // AppendNode is appendNode, which TestAppendNode holds to msgpack's bytes.
 func AppendNode(b []byte, n *Node) []byte { return appendNode(b, n) }
+
+// SizeHint is Node.sizeHint, the buffer graph.Put gives appendNode.
+func SizeHint(n *Node) int { return n.sizeHint() }

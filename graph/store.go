@@ -74,7 +74,7 @@ func Put(tx *kv.Tx, n *Node) error {
 	if n.ID == 0 {
 		return fmt.Errorf("graph: put %q: %w", n.Host, ErrNoID)
 	}
-	if err := tx.PutRaw(kv.BucketNodes, kv.U64(n.ID), appendNode(nil, n)); err != nil {
+	if err := tx.PutRaw(kv.BucketNodes, kv.U64(n.ID), appendNode(make([]byte, 0, n.sizeHint()), n)); err != nil {
 		return fmt.Errorf("graph: put %q: %w", n.Host, err)
 	}
 	return nil
