@@ -2,11 +2,11 @@ package ingest
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weaver-crawler/weaver/graph"
+	"github.com/weaver-crawler/weaver/internal/storetest"
 	"github.com/weaver-crawler/weaver/kv"
 )
 
@@ -15,11 +15,7 @@ import (
 // growth; and hosts it was not told of are mostly said to be absent (it
 // is a filter, not a "maybe" to everything).
 func TestHostFilter(t *testing.T) {
-	s, err := kv.Open(filepath.Join(t.TempDir(), "f.bolt"), kv.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.MustOpen(t) // its cleanup checks the store
 	now := time.Unix(1e9, 0)
 	if err := s.Update(func(tx *kv.Tx) error {
 		for i := range 5000 {
