@@ -162,12 +162,12 @@ func (im *importer) robots(tx *kv.Tx, p *page) error {
 	return graph.Put(tx, &n)
 }
 
-// ensure is graph.EnsureAt at depth 0 for the host of a record, which it
-// tells the import's host filter of. Every node the import makes is made
-// here or in target, which keeps hostFilter's promise.
+// ensure is graph.EnsureAt at depth 0 for the host of a record, telling
+// the import's host filter of a node it creates. Every node the import
+// makes is made here or in target, which keeps hostFilter's promise.
 func (im *importer) ensure(tx *kv.Tx, host, scheme string, date time.Time) (graph.Node, error) {
-	n, _, err := graph.EnsureAt(tx, host, scheme, 0, date)
-	if err == nil {
+	n, created, err := graph.EnsureAt(tx, host, scheme, 0, date)
+	if created {
 		im.hosts.add(host)
 	}
 	return n, err
@@ -182,26 +182,31 @@ func (im *importer) target(tx *kv.Tx, host, scheme string, date time.Time) (uint
 		}
 		var id uint64
 		var err error
-		if im.hosts.absent(host) {
+		created := im.hosts.absent(host)
+		if created {
 			id, err = graph.CreateID(tx, host, scheme, 1, date)
 		} else {
-			id, _, err = graph.EnsureID(tx, host, scheme, 1, date)
+			id, created, err = graph.EnsureID(tx, host, scheme, 1, date)
 		}
 		if err != nil {
 			return 0, err
 		}
-		im.hosts.add(host)
+		if created {
+			im.hosts.add(host)
+		}
 		if len(im.ids) >= maxIDs {
 			clear(im.ids)
 		}
 		im.ids[host] = id
 		return id, nil
 	}
-	dst, _, err := graph.EnsureHeadAt(tx, host, scheme, 1, date)
+	dst, created, err := graph.EnsureHeadAt(tx, host, scheme, 1, date)
 	if err != nil {
 		return 0, err
 	}
-	im.hosts.add(host)
+	if created {
+		im.hosts.add(host)
+	}
 	if dst.Status == graph.StatusDiscovered && !im.scope.MatchString(host) {
 		if d, ok, err := graph.Get(tx, dst.ID); err == nil && ok {
 			d.Status = graph.StatusOutOfScope

@@ -16,13 +16,15 @@ import (
 // store does (docs/performance.md, "Issue 54, sixth round").
 //
 // It is a Bloom filter of every host the store held when the import began
-// and of every host the import has looked up or created since: a host it
-// has never been told of is absent. Telling it of a host is always safe (a
-// host it holds is only looked up, as without it), so a transaction rolled
-// back after adding leaves it right. It is wrong only if a node is created
-// by a path that does not tell it, which is why the import keeps one only
-// while it alone writes the store, and every node the import makes passes
-// through importer.ensure.
+// and of every host the import has created since (a host it finds was one
+// or the other, and is not added again, which would count it twice
+// towards a part's capacity): a host it has never been told of is absent.
+// Telling it of a host is always safe (a host it holds is only looked up,
+// as without it), so a transaction rolled back after adding leaves it
+// right. It is wrong only if a node is created by a path that does not
+// tell it, which is why the import keeps one only while it alone writes
+// the store, and every node the import makes passes through
+// importer.ensure or importer.target.
 //
 // It grows as a sequence of filters, each twice the capacity of the last
 // (a host is absent when no part holds it), up to maxFilterBits in all;
