@@ -177,9 +177,18 @@ func read(tb testing.TB, path string) view {
 		}); err != nil {
 			return err
 		}
+		// The limiter's admissions: roots, and the roots log of a crawl
+		// that did not fold it (graph/limiter.go).
 		c := tx.Cursor(kv.BucketRoots)
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			v.Roots = append(v.Roots, string(k))
+		}
+		if tx.Exists(kv.BucketRootLog) {
+			c = tx.Cursor(kv.BucketRootLog)
+			for k, val := c.First(); k != nil; k, val = c.Next() {
+				v.Roots = append(v.Roots, string(val))
+			}
+			slices.Sort(v.Roots)
 		}
 		c = tx.Cursor(kv.BucketRobots)
 		for k, val := c.First(); k != nil; k, val = c.Next() {

@@ -89,13 +89,31 @@ func (m *merger) visited(i int, src *kv.Store) error {
 	})
 }
 
-// roots copies the subdomain limiter's admitted hosts: the union.
+// roots copies the subdomain limiter's admitted hosts: the union, with
+// the latest admissions of an input whose crawl did not end (its roots log,
+// graph/limiter.go) put in roots, where the crawl would have folded them.
 func (m *merger) roots(src *kv.Store) error {
 	var batch [][]byte
-	return m.scan(src, kv.BucketRoots, func(k, _ []byte) error {
+	err := m.scan(src, kv.BucketRoots, func(k, _ []byte) error {
 		batch = append(batch, bytes.Clone(k))
 		return nil
 	}, keysFlush(m.dst, kv.BucketRoots, &batch))
+	logged := false
+	if err == nil {
+		err = src.View(func(tx *kv.Tx) error { logged = tx.Exists(kv.BucketRootLog); return nil })
+	}
+	if err != nil || !logged {
+		return err
+	}
+	return m.scan(src, kv.BucketRootLog, func(_, v []byte) error {
+		if bytes.IndexByte(v, 0) > 0 {
+			batch = append(batch, bytes.Clone(v))
+		}
+		return nil
+	}, func() error {
+		slices.SortFunc(batch, bytes.Compare)
+		return keysFlush(m.dst, kv.BucketRoots, &batch)()
+	})
 }
 
 // robots keeps, per host, the freshest robots.txt record of all inputs (the

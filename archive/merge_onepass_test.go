@@ -17,7 +17,7 @@ import (
 // everyBucket lists the store's buckets for bucketsOf.
 var everyBucket = [][]byte{kv.BucketMeta, kv.BucketNodes, kv.BucketHosts, kv.BucketEdges, kv.BucketRoots, kv.BucketFrontier,
 	kv.BucketQueued, kv.BucketVisited, kv.BucketLeases, kv.BucketRobots, kv.BucketOutbox, kv.BucketInbox, kv.BucketMirrors,
-	kv.BucketCrawls, kv.BucketHistory, kv.BucketRecent, kv.BucketDue, kv.BucketLayout, kv.BucketAnchors}
+	kv.BucketCrawls, kv.BucketHistory, kv.BucketRecent, kv.BucketDue, kv.BucketLayout, kv.BucketAnchors, kv.BucketRootLog}
 
 // bucketsOf returns every record of the store at path, bucket by bucket.
 func bucketsOf(t *testing.T, path string) map[string][][2][]byte {

@@ -234,6 +234,8 @@ func (r *repairer) checkBuckets() {
 		string(kv.BucketOutbox): true, string(kv.BucketInbox): true, string(kv.BucketMirrors): true,
 		string(kv.BucketCrawls): true, string(kv.BucketHistory): true, string(kv.BucketRecent): true,
 		string(kv.BucketDue): true, string(kv.BucketAnchors): true,
+		// Folded into roots by copyRoots.
+		string(kv.BucketRootLog): true,
 		// Derived, not copied: the next export or weaver layout computes it again.
 		string(kv.BucketLayout): true}
 	for _, b := range copiedBuckets {

@@ -147,23 +147,42 @@ func rootKey(host string) []byte {
 // nodes that were queued or crawled (not excluded by a limit or the scope) are
 // admitted again, as the crawl had admitted them.
 func (r *repairer) copyRoots() error {
-	before := r.res.ByBucket[string(kv.BucketRoots)]
+	lost := func() int { return r.res.ByBucket[string(kv.BucketRoots)] + r.res.ByBucket[string(kv.BucketRootLog)] }
+	before := lost()
 	var batch [][]byte
-	err := r.scan(kv.BucketRoots, func(k, _ []byte) error {
-		i := bytes.IndexByte(k, 0)
+	keep := func(bucket, k, key []byte) {
+		i := bytes.IndexByte(key, 0)
 		if i < 0 {
-			r.dropKey(kv.BucketRoots, k, "no separator between domain and host")
-			return nil
+			r.dropKey(bucket, k, "no separator between domain and host")
+			return
 		}
-		host := string(k[i+1:])
-		if h, err := graph.NormalizeHost(host, ""); err != nil || h != host || !bytes.Equal(rootKey(host), k) {
-			r.dropKey(kv.BucketRoots, k, "not a host under its registrable domain")
-			return nil
+		host := string(key[i+1:])
+		if h, err := graph.NormalizeHost(host, ""); err != nil || h != host || !bytes.Equal(rootKey(host), key) {
+			r.dropKey(bucket, k, "not a host under its registrable domain")
+			return
 		}
-		batch = append(batch, bytes.Clone(k))
+		batch = append(batch, bytes.Clone(key))
+	}
+	err := r.scan(kv.BucketRoots, func(k, _ []byte) error {
+		keep(kv.BucketRoots, k, k)
 		return nil
 	}, keysFlush(r.dst, kv.BucketRoots, &batch))
-	if err != nil || r.res.ByBucket[string(kv.BucketRoots)] == before {
+	if _, logged := r.lay.buckets[string(kv.BucketRootLog)]; logged && err == nil {
+		// The latest admissions of a crawl that did not end (graph/limiter.go)
+		// go to roots, where the crawl would have folded them.
+		err = r.scan(kv.BucketRootLog, func(k, v []byte) error {
+			if len(k) != 8 {
+				r.dropKey(kv.BucketRootLog, k, "not a sequence number")
+				return nil
+			}
+			keep(kv.BucketRootLog, k, v)
+			return nil
+		}, func() error {
+			slices.SortFunc(batch, bytes.Compare)
+			return keysFlush(r.dst, kv.BucketRoots, &batch)()
+		})
+	}
+	if err != nil || lost() == before {
 		return err
 	}
 	r.note("the subdomain limiter lost records: hosts of queued or crawled nodes admitted again")

@@ -100,6 +100,11 @@ type Crawler struct {
 	givenUp atomic.Int64
 
 	hostIDs hostIDs // node ids of hosts linked to, from durable commits
+
+	// lim is the subdomain limiter (graph.Limiter), read from the store
+	// by the first write transaction that admits a host (limits). Write
+	// transactions run one at a time, so it needs no lock.
+	lim *graph.Limiter
 }
 
 // ErrSeed wraps every rejection of a seed URL (not http(s), no host,
@@ -212,7 +217,16 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}
 	// A flag of a clean end: a full disk leaves it, and the next run only
 	// waits the politeness delay before each host.
-	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil && !kv.IsFull(err) {
+	// The limiter's log is folded into roots: a store at rest has it there.
+	end := func(tx *kv.Tx) error {
+		if c.lim != nil {
+			if err := c.lim.Fold(tx); err != nil {
+				return err
+			}
+		}
+		return tx.SetMetaString(metaRunning, "")
+	}
+	if err := c.store.Update(end); err != nil && runErr == nil && !kv.IsFull(err) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.result(start, reason)

@@ -119,11 +119,15 @@ func (c *Crawler) seedRedirect(tx *kv.Tx, from uint64, depth int) (uint64, int, 
 // arrival among hosts at the same depth.
 func (c *Crawler) admitSubdomain(tx *kv.Tx, host string, depth int) (bool, error) {
 	limit := c.cfg.MaxSubdomainsPerRoot
-	ok, err := graph.AdmitSubdomain(tx, host, limit)
+	lim, err := c.limits(tx)
+	if err != nil {
+		return false, err
+	}
+	ok, err := lim.Admit(tx, host, limit)
 	if err != nil || ok || limit <= 0 {
 		return ok, err
 	}
-	for _, other := range graph.Subdomains(tx, host) {
+	for _, other := range lim.Subdomains(tx, host) {
 		id, ok := graph.Lookup(tx, other)
 		if !ok {
 			continue
@@ -141,7 +145,7 @@ func (c *Crawler) admitSubdomain(tx *kv.Tx, host string, depth int) (bool, error
 		if _, err := frontier.Remove(tx, id); err != nil {
 			return false, err
 		}
-		if err := graph.Unadmit(tx, other); err != nil {
+		if err := lim.Unadmit(tx, other); err != nil {
 			return false, err
 		}
 		n.Status = graph.StatusExcludedByLimit
@@ -149,7 +153,30 @@ func (c *Crawler) admitSubdomain(tx *kv.Tx, host string, depth int) (bool, error
 		if err := graph.Put(tx, &n); err != nil {
 			return false, err
 		}
-		return graph.AdmitSubdomain(tx, host, limit)
+		return lim.Admit(tx, host, limit)
 	}
 	return false, nil
+}
+
+// limits returns the crawl's subdomain limiter, read from the store in tx,
+// a write transaction, the first time.
+func (c *Crawler) limits(tx *kv.Tx) (*graph.Limiter, error) {
+	if c.lim == nil {
+		l, err := graph.LoadLimiter(tx)
+		if err != nil {
+			return nil, err
+		}
+		c.lim = l
+	}
+	return c.lim, nil
+}
+
+// admitAll admits host whatever the subdomain cap: a seed, or a host the
+// user named.
+func (c *Crawler) admitAll(tx *kv.Tx, host string) (bool, error) {
+	lim, err := c.limits(tx)
+	if err != nil {
+		return false, err
+	}
+	return lim.Admit(tx, host, 0)
 }

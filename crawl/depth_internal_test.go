@@ -31,7 +31,7 @@ func queue(t *testing.T, c *Crawler, s *kv.Store, host string, depth int) {
 		if err != nil {
 			return err
 		}
-		if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
+		if _, err := c.admitAll(tx, host); err != nil {
 			return err
 		}
 		_, err = frontier.Push(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: frontier.HomeURL("http", host), Depth: depth})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -124,11 +125,18 @@ func TestCrawl_FullDiskWaits(t *testing.T) {
 	}
 	crawled := 0
 	err = s.View(func(tx *kv.Tx) error {
+		// The run folded the limiter's log into roots (graph.Limiter).
+		if n := tx.Len(kv.BucketRootLog); n != 0 {
+			t.Errorf("%d admissions left in the roots log after the run", n)
+		}
 		return graph.ForEachNode(tx, func(n *graph.Node) error {
 			if n.CrawlCount == 0 {
 				return nil
 			}
 			crawled++
+			if !slices.Contains(graph.Subdomains(tx, n.Host), n.Host) {
+				t.Errorf("%s crawled but not admitted by the limiter", n.Host)
+			}
 			if u := "http://" + n.Host + "/"; seen[u] != 1 {
 				t.Errorf("%s archived %d times", u, seen[u])
 			}

@@ -216,7 +216,7 @@ func (c *Crawler) queueSeeds(rules seedRules, seeds Seeds) (queued int, known bo
 				if err != nil {
 					return err
 				}
-				if _, err := graph.AdmitSubdomain(tx, s.host, 0); err != nil {
+				if _, err := c.admitAll(tx, s.host); err != nil {
 					return err
 				}
 				if !created {
@@ -324,7 +324,11 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 			}
 			if !asked(node.CrawlCount, node.Status) {
 				// Never fetched: the subdomain cap decides, as it did.
-				if ok, err := graph.AdmitSubdomain(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
+				lim, err := c.limits(tx)
+				if err != nil {
+					return 0, err
+				}
+				if ok, err := lim.Admit(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
 					if err != nil {
 						return 0, err
 					}
@@ -431,7 +435,7 @@ func (c *Crawler) AddSeeds(seeds []string) ([]SeedResult, error) {
 				}
 				r.Reason = fmt.Sprintf("crawled %d %s, max_crawls_per_node %d", n.CrawlCount, times, c.cfg.MaxCrawlsPerNode)
 			default:
-				if _, err := graph.AdmitSubdomain(tx, host, 0); err != nil {
+				if _, err := c.admitAll(tx, host); err != nil {
 					return err
 				}
 				ok, err := frontier.Requeue(tx, frontier.Entry{NodeID: n.ID, Host: host, URL: fetch, Depth: 0})

@@ -104,3 +104,6 @@ func AppendNode(b []byte, n *Node) []byte { return appendNode(b, n) }
 
 // SizeHint is Node.sizeHint, the buffer graph.Put gives appendNode.
 func SizeHint(n *Node) int { return n.sizeHint() }
+
+// SetFoldAt makes l fold its log when it holds n admissions (foldAt).
+func SetFoldAt(l *Limiter, n int) { l.fold = n }

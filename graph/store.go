@@ -412,45 +412,33 @@ func Targets(tx *kv.Tx, from uint64) []uint64 {
 // of one registrable domain are admitted (max ≤ 0: no limit). A host
 // already admitted stays admitted; a new one is recorded when allowed.
 //
-// A new host is one walk down the tree and its put: the domain's hosts
-// are counted from where host's key would be, up to max, backwards, and
-// forwards only when the key after it is the domain's too (a second walk).
+// It reads the roots log for each call (limiter.go): a writer that admits
+// many hosts keeps a Limiter instead. A new host is one walk down the
+// tree and its append to the log: the domain's hosts are counted from
+// where host's key would be, up to max, backwards, and forwards only when
+// the key after it is the domain's too (a second walk), with the log's.
 func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
-	key := rootKey(host)
-	prefix := key[:len(key)-len(host)]
-	c := tx.Cursor(kv.BucketRoots)
-	after, _ := c.Seek(key)
-	if bytes.Equal(after, key) {
-		return true, nil
+	l, err := LoadLimiter(tx)
+	if err != nil {
+		return false, err
 	}
-	if max > 0 {
-		var k []byte
-		if after == nil {
-			k, _ = c.Last()
-		} else {
-			k, _ = c.Prev()
-		}
-		n := 0
-		for ; k != nil && n < max && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
-			n++
-		}
-		if n < max && bytes.HasPrefix(after, prefix) {
-			for k, _ = c.Seek(key); k != nil && n < max && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				n++
-			}
-		}
-		if n >= max {
-			return false, nil
-		}
-	}
-	return true, tx.PutRaw(kv.BucketRoots, key, []byte{})
+	return l.Admit(tx, host, max)
 }
 
 // Subdomains returns the hosts admitted under host's registrable domain
 // (see AdmitSubdomain), in name order.
 func Subdomains(tx *kv.Tx, host string) []string {
-	key := rootKey(host)
-	prefix := key[:len(key)-len(host)]
+	l, err := LoadLimiter(tx)
+	if err != nil {
+		key := rootKey(host)
+		return subdomains(tx, key[:len(key)-len(host)])
+	}
+	return l.Subdomains(tx, host)
+}
+
+// subdomains returns the hosts of roots under prefix (a domain and its
+// zero byte), in name order.
+func subdomains(tx *kv.Tx, prefix []byte) []string {
 	var out []string
 	c := tx.Cursor(kv.BucketRoots)
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -462,7 +450,11 @@ func Subdomains(tx *kv.Tx, host string) []string {
 // Unadmit takes host's place under its registrable domain back (see
 // AdmitSubdomain), for a host that was never fetched.
 func Unadmit(tx *kv.Tx, host string) error {
-	return tx.Delete(kv.BucketRoots, rootKey(host))
+	l, err := LoadLimiter(tx)
+	if err != nil {
+		return err
+	}
+	return l.Unadmit(tx, host)
 }
 
 // rootKey is host's key in the roots bucket: its registrable domain, a

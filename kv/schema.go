@@ -29,7 +29,13 @@ package kv
 // same version. A schema 3 file is a valid schema 4 file, upgraded as
 // older files are; a weaver of schema 3 refuses a schema 4 file, whose
 // outbox it could not read and whose redirects it would drop.
-const SchemaVersion = 4
+//
+// Schema 5 (issue 54) adds BucketRootLog: the subdomain limiter's latest
+// admissions, appended there and put into roots in large sorted batches
+// (graph/limiter.go). A schema 4 file is a valid schema 5 file (its log
+// empty), upgraded as older files are; a weaver of schema 4 refuses a
+// schema 5 file, whose limiter it would read without the log's hosts.
+const SchemaVersion = 5
 
 // The buckets of a store. kv creates them all when it creates a file; their
 // keys and values are defined by the packages that own them.
@@ -52,6 +58,7 @@ var (
 	BucketRecent   = []byte("recent")   // node id (8 B) → the node's open segment of crawl records (graph/history_codec.go)
 	BucketDue      = []byte("due")      // due time (8 B, Unix ns) | node id (8 B) → URL: hosts waiting for a revisit
 	BucketLayout   = []byte("layout")   // node id (8 B) → community (4 B) | x | y (float64 bits, 8 B each): `weaver layout` (layout/store.go)
+	BucketRootLog  = []byte("rootlog")  // sequence (8 B) → a roots key: the subdomain limiter's admissions not yet in roots (graph/limiter.go)
 	BucketAnchors  = []byte("anchors")  // from id (8 B) | to id (8 B) → example links of the edge (graph/anchor.go, --anchors)
 )
 
@@ -59,13 +66,13 @@ var allBuckets = [][]byte{
 	BucketMeta, BucketNodes, BucketHosts, BucketEdges, BucketRoots,
 	BucketFrontier, BucketQueued, BucketVisited, BucketLeases, BucketRobots,
 	BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout,
-	BucketHistory, BucketRecent,
+	BucketHistory, BucketRecent, BucketRootLog,
 }
 
 // laterBuckets were added after SchemaVersion 1 stores existed: a file
 // without them is still valid, and a writable Open adds them.
 var laterBuckets = [][]byte{BucketOutbox, BucketInbox, BucketMirrors, BucketCrawls, BucketDue, BucketAnchors, BucketLayout,
-	BucketHistory, BucketRecent}
+	BucketHistory, BucketRecent, BucketRootLog}
 
 func isLater(name []byte) bool {
 	for _, b := range laterBuckets {
@@ -103,7 +110,7 @@ func fillPercent(name []byte) float64 {
 	switch string(name) {
 	case "edges", "nodes", "visited", "layout", "frontier", "queued":
 		return 0.95
-	case "history":
+	case "history", "rootlog":
 		return 1
 	case "recent":
 		return 0.4
