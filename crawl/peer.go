@@ -195,6 +195,13 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 		// A node created for this link has no lease, mark or entry yet.
 		admitted, byDepth := false, c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth
 		if !byDepth {
+			if queuedNearer(tx, dst, created, depth) {
+				if !changed {
+					return false, false, nil
+				}
+				lowered, err := rewrite(tx, host, dst, created, depth, now, status, "")
+				return false, lowered, err
+			}
 			if admitted, err = c.admitSubdomain(tx, host, depth); err != nil {
 				return false, false, err
 			}
@@ -222,12 +229,35 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 	if !changed {
 		return queued, false, nil
 	}
+	lowered, err = rewrite(tx, host, dst, created, depth, now, status, limit)
+	return queued, lowered, err
+}
+
+// queuedNearer reports whether dst, a host never asked for and not created
+// by this link, is queued at depth or nearer: a link at depth then queues
+// nothing and changes nothing of the limiter. A host never asked for is
+// queued only once the subdomain limiter admits it, and leaves the queue
+// when it gives its place up (admitSubdomain): it is admitted. One lookup
+// instead of the limiter's and the frontier's for most links of a crawl to
+// hosts it has found already.
+func queuedNearer(tx *kv.Tx, dst *graph.Head, created bool, depth int) bool {
+	if created || dst.Status != graph.StatusDiscovered {
+		return false
+	}
+	at, ok := frontier.QueuedAt(tx, dst.ID)
+	return ok && at <= depth
+}
+
+// rewrite writes admit's changes to dst's node: last seen, status, the
+// limit's word in its error (limit; "-" clears it) and a nearer depth. It
+// reports whether the depth was lowered.
+func rewrite(tx *kv.Tx, host string, dst *graph.Head, created bool, depth int, now time.Time, status graph.Status, limit string) (lowered bool, err error) {
 	n, ok, err := graph.Get(tx, dst.ID)
 	if err == nil && !ok {
 		err = fmt.Errorf("crawl: node %d (%s) vanished", dst.ID, host)
 	}
 	if err != nil {
-		return false, false, err
+		return false, err
 	}
 	n.LastSeen, n.Status = now, status
 	switch {
@@ -239,5 +269,5 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 	if !created && depth < n.Depth {
 		n.Depth, lowered = depth, true
 	}
-	return queued, lowered, graph.Put(tx, &n)
+	return lowered, graph.Put(tx, &n)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/weaver-crawler/weaver/kv"
 )
@@ -32,6 +31,9 @@ import (
 // them into roots: 32,768 of about 100 bytes each in memory.
 const foldAt = 1 << 15
 
+// counterRootLog is the meta counter of the roots log's last sequence.
+const counterRootLog = "graph.rootlog_seq"
+
 // Limiter is the subdomain limiter of a store for its one writer (a
 // crawl). It holds the roots log's admissions in memory and takes part in
 // every transaction that changes them (kv.Resource): when the transaction
@@ -39,66 +41,67 @@ const foldAt = 1 << 15
 // with the store. Its methods must be called in writable transactions of
 // Update or Commit, one transaction at a time (as bbolt runs them).
 type Limiter struct {
-	log   map[string]uint64   // roots key of an admission in the log → its sequence there
-	under map[string][]string // registrable domain → the hosts of log under it
+	under map[string][]logged // registrable domain → its admissions in the log
+	n     int                 // how many admissions the log holds
 	undo  []limiterChange     // this transaction's changes, in order
 	fold  int                 // how many admissions the log holds before they are folded: foldAt
 }
 
+// logged is an admission in the roots log: its roots key and sequence.
+type logged struct {
+	key string
+	seq uint64
+}
+
 // limiterChange is a change to a Limiter's memory, undone when its
 // transaction does not commit: an admission added to the log or taken out
-// of it, or a fold (log and under are then what they were before).
+// of it (of domain, the first d bytes of its key), or a fold (under and n
+// are then what they were before it).
 type limiterChange struct {
-	key   string
-	seq   uint64
+	e     logged
+	d     int
 	added bool
-	log   map[string]uint64
-	under map[string][]string
+	under map[string][]logged
+	n     int
 }
 
 // LoadLimiter reads the store's roots log: the Limiter for tx's store.
 func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
-	l := &Limiter{log: map[string]uint64{}, under: map[string][]string{}, fold: foldAt}
+	l := &Limiter{under: map[string][]logged{}, fold: foldAt}
 	if !tx.Exists(kv.BucketRootLog) {
 		return l, nil // a store of schema 4 opened read-only
 	}
 	c := tx.Cursor(kv.BucketRootLog)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		domain, host, ok := splitRootKey(v)
-		if len(k) != 8 || !ok {
+		d := bytes.IndexByte(v, 0)
+		if len(k) != 8 || d <= 0 || d == len(v)-1 {
 			return nil, fmt.Errorf("graph: roots log entry %x (%q) is not a sequence and a domain's host: %w", k, v, ErrInconsistent)
 		}
-		seq := binary.BigEndian.Uint64(k)
 		key := string(v)
-		l.log[key] = seq
-		l.under[domain] = append(l.under[domain], host)
+		l.under[key[:d]] = append(l.under[key[:d]], logged{key, binary.BigEndian.Uint64(k)})
+		l.n++
 	}
 	return l, nil
-}
-
-// splitRootKey returns a roots key's domain and host.
-func splitRootKey(k []byte) (domain, host string, ok bool) {
-	i := bytes.IndexByte(k, 0)
-	if i <= 0 || i == len(k)-1 {
-		return "", "", false
-	}
-	return string(k[:i]), string(k[i+1:]), true
 }
 
 // Admit is AdmitSubdomain with this Limiter's log.
 func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
 	key := rootKey(host)
-	if _, ok := l.log[string(key)]; ok {
-		return true, nil
+	d := len(key) - len(host) - 1
+	logged := l.under[string(key[:d])]
+	for _, e := range logged {
+		if e.key == string(key) {
+			return true, nil
+		}
 	}
-	prefix := key[:len(key)-len(host)]
+	prefix := key[:d+1]
 	c := tx.Cursor(kv.BucketRoots)
 	after, _ := c.Seek(key)
 	if bytes.Equal(after, key) {
 		return true, nil
 	}
 	if max > 0 {
-		n := len(l.under[string(prefix[:len(prefix)-1])])
+		n := len(logged)
 		var k []byte
 		if after == nil {
 			k, _ = c.Last()
@@ -117,26 +120,28 @@ func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
 			return false, nil
 		}
 	}
-	return true, l.add(tx, key, len(prefix)-1)
+	return true, l.add(tx, key, d)
 }
 
 // add appends key, a host's roots key whose domain is its first d bytes,
 // to the log, and folds the log when it is full.
 func (l *Limiter) add(tx *kv.Tx, key []byte, d int) error {
-	// The log's end gives the sequence: an admission written past this
-	// Limiter (the functions of store.go) is never overwritten.
-	seq := uint64(1)
-	if last, _ := tx.Cursor(kv.BucketRootLog).Last(); len(last) == 8 {
-		seq = binary.BigEndian.Uint64(last) + 1
+	// A counter of the store gives the sequence: an admission written past
+	// this Limiter (the functions of store.go) is never overwritten. (The
+	// log's last key would not do: bbolt's Cursor.Last steps back over
+	// every leaf a fold emptied in the same transaction.)
+	seq, err := tx.AddCounter(counterRootLog, 1)
+	if err != nil {
+		return err
 	}
 	if err := tx.PutRaw(kv.BucketRootLog, kv.U64(seq), key); err != nil {
 		return err
 	}
-	k := string(key)
-	l.log[k] = seq
-	l.under[k[:d]] = append(l.under[k[:d]], k[d+1:])
-	l.changed(tx, limiterChange{key: k, seq: seq, added: true})
-	if len(l.log) >= l.fold {
+	e := logged{string(key), seq}
+	l.under[e.key[:d]] = append(l.under[e.key[:d]], e)
+	l.n++
+	l.changed(tx, limiterChange{e: e, d: d, added: true})
+	if l.n >= l.fold {
 		return l.Fold(tx)
 	}
 	return nil
@@ -145,32 +150,34 @@ func (l *Limiter) add(tx *kv.Tx, key []byte, d int) error {
 // Unadmit is graph.Unadmit with this Limiter's log.
 func (l *Limiter) Unadmit(tx *kv.Tx, host string) error {
 	key := rootKey(host)
-	seq, ok := l.log[string(key)]
-	if !ok {
-		return tx.Delete(kv.BucketRoots, key)
+	d := len(key) - len(host) - 1
+	for _, e := range l.under[string(key[:d])] {
+		if e.key != string(key) {
+			continue
+		}
+		if err := tx.Delete(kv.BucketRootLog, kv.U64(e.seq)); err != nil {
+			return err
+		}
+		l.drop(e, d)
+		l.changed(tx, limiterChange{e: e, d: d})
+		return nil
 	}
-	if err := tx.Delete(kv.BucketRootLog, kv.U64(seq)); err != nil {
-		return err
-	}
-	k := string(key)
-	l.drop(k)
-	l.changed(tx, limiterChange{key: k, seq: seq})
-	return nil
+	return tx.Delete(kv.BucketRoots, key)
 }
 
-// drop takes key out of the log's memory.
-func (l *Limiter) drop(k string) {
-	delete(l.log, k)
-	i := strings.IndexByte(k, 0)
-	domain, host := k[:i], k[i+1:]
-	hosts := l.under[domain]
-	if j := slices.Index(hosts, host); j >= 0 {
-		hosts = slices.Delete(hosts, j, j+1)
+// drop takes e, of the domain of its first d bytes, out of the log's
+// memory.
+func (l *Limiter) drop(e logged, d int) {
+	domain := e.key[:d]
+	logged := l.under[domain]
+	if i := slices.Index(logged, e); i >= 0 {
+		logged = slices.Delete(logged, i, i+1)
+		l.n--
 	}
-	if len(hosts) == 0 {
+	if len(logged) == 0 {
 		delete(l.under, domain)
 	} else {
-		l.under[domain] = hosts
+		l.under[domain] = logged
 	}
 }
 
@@ -180,7 +187,9 @@ func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
 	prefix := key[:len(key)-len(host)]
 	out := subdomains(tx, prefix)
 	if logged := l.under[string(prefix[:len(prefix)-1])]; len(logged) > 0 {
-		out = append(out, logged...)
+		for _, e := range logged {
+			out = append(out, e.key[len(prefix):])
+		}
 		slices.Sort(out)
 	}
 	return out
@@ -190,12 +199,16 @@ func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
 // the log. A crawl folds when it ends, so that a store at rest has its
 // limiter in roots alone.
 func (l *Limiter) Fold(tx *kv.Tx) error {
-	if len(l.log) == 0 {
+	if l.n == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(l.log))
-	for k := range l.log {
-		keys = append(keys, k)
+	keys := make([]string, 0, l.n)
+	seqs := make([]uint64, 0, l.n)
+	for _, logged := range l.under {
+		for _, e := range logged {
+			keys = append(keys, e.key)
+			seqs = append(seqs, e.seq)
+		}
 	}
 	slices.Sort(keys)
 	empty := []byte{}
@@ -204,23 +217,19 @@ func (l *Limiter) Fold(tx *kv.Tx) error {
 			return err
 		}
 	}
-	seqs := make([]uint64, 0, len(l.log))
-	for _, s := range l.log {
-		seqs = append(seqs, s)
-	}
 	slices.Sort(seqs)
 	for _, s := range seqs {
 		if err := tx.Delete(kv.BucketRootLog, kv.U64(s)); err != nil {
 			return err
 		}
 	}
-	l.changed(tx, limiterChange{log: l.log, under: l.under})
-	l.log, l.under = map[string]uint64{}, map[string][]string{}
+	l.changed(tx, limiterChange{under: l.under, n: l.n})
+	l.under, l.n = map[string][]logged{}, 0
 	return nil
 }
 
 // Logged reports how many admissions the log holds.
-func (l *Limiter) Logged() int { return len(l.log) }
+func (l *Limiter) Logged() int { return l.n }
 
 // changed records a change to undo if tx does not commit.
 func (l *Limiter) changed(tx *kv.Tx, c limiterChange) {
@@ -235,14 +244,14 @@ func (l *Limiter) Prepare() error { return nil }
 func (l *Limiter) Abort() {
 	for i := len(l.undo) - 1; i >= 0; i-- {
 		switch c := l.undo[i]; {
-		case c.log != nil:
-			l.log, l.under = c.log, c.under
+		case c.under != nil:
+			l.under, l.n = c.under, c.n
 		case c.added:
-			l.drop(c.key)
+			l.drop(c.e, c.d)
 		default:
-			l.log[c.key] = c.seq
-			i := strings.IndexByte(c.key, 0)
-			l.under[c.key[:i]] = append(l.under[c.key[:i]], c.key[i+1:])
+			domain := c.e.key[:c.d]
+			l.under[domain] = append(l.under[domain], c.e)
+			l.n++
 		}
 	}
 	l.undo = l.undo[:0]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -158,5 +159,45 @@ func TestLimiter_BadLog(t *testing.T) {
 	})
 	if !errors.Is(err, graph.ErrInconsistent) {
 		t.Fatalf("got %v, want ErrInconsistent", err)
+	}
+}
+
+// BenchmarkLimiterAdmit: a host's first admission, in transactions of 400
+// (a crawl's group of about 50 pages of a web still being discovered),
+// with the log folded every foldAt admissions as a crawl's is, against
+// the roots bucket alone (graph.AdmitSubdomain before schema 5 put each
+// key there). go test ./graph -run '^$' -bench LimiterAdmit -benchtime 200000x
+func BenchmarkLimiterAdmit(b *testing.B) {
+	s, err := kv.Open(filepath.Join(b.TempDir(), "l.bolt"), kv.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	hosts := make([]string, b.N)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("www.site-%d.example-%d.com", r.Uint32(), r.IntN(1<<20))
+	}
+	var lim *graph.Limiter
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 400 {
+		err := s.Update(func(tx *kv.Tx) error {
+			if lim == nil {
+				l, err := graph.LoadLimiter(tx)
+				if err != nil {
+					return err
+				}
+				lim = l
+			}
+			for _, h := range hosts[i:min(i+400, b.N)] {
+				if _, err := lim.Admit(tx, h, 3); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }
