@@ -259,3 +259,24 @@ func (l *Limiter) Abort() {
 
 // Committed forgets the changes of a transaction that committed.
 func (l *Limiter) Committed() { l.undo = l.undo[:0] }
+
+// checkRootLog is Check's part for the roots log: each entry a domain's
+// host under a sequence below the log's counter.
+func checkRootLog(tx *kv.Tx, add func(format string, a ...any)) {
+	if !tx.Exists(kv.BucketRootLog) {
+		return
+	}
+	next := tx.Counter(counterRootLog)
+	c := tx.Cursor(kv.BucketRootLog)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		d := bytes.IndexByte(v, 0)
+		switch {
+		case len(k) != 8:
+			add("roots log key %x is not a sequence", k)
+		case d <= 0 || d == len(v)-1 || !bytes.Equal(rootKey(string(v[d+1:])), v):
+			add("roots log entry %d (%q) is not a host under its registrable domain", binary.BigEndian.Uint64(k), v)
+		case binary.BigEndian.Uint64(k) > next:
+			add("roots log entry %d is past the log's counter %d", binary.BigEndian.Uint64(k), next)
+		}
+	}
+}

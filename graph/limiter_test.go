@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weaver-crawler/weaver/graph"
@@ -150,15 +151,23 @@ func TestLimiter_AsTheModel(t *testing.T) {
 // that says so, not a panic.
 func TestLimiter_BadLog(t *testing.T) {
 	s := storetest.MustOpen(t)
-	err := s.Update(func(tx *kv.Tx) error {
-		if err := tx.PutRaw(kv.BucketRootLog, kv.U64(1), []byte("no separator")); err != nil {
-			return err
-		}
+	if err := s.Update(func(tx *kv.Tx) error { return tx.PutRaw(kv.BucketRootLog, kv.U64(1), []byte("no separator")) }); err != nil {
+		t.Fatal(err)
+	}
+	err := s.View(func(tx *kv.Tx) error {
 		_, err := graph.LoadLimiter(tx)
 		return err
 	})
 	if !errors.Is(err, graph.ErrInconsistent) {
 		t.Fatalf("got %v, want ErrInconsistent", err)
+	}
+	err = s.View(graph.Check)
+	if err == nil || !strings.Contains(err.Error(), "roots log entry 1") {
+		t.Fatalf("Check: %v, want the log's entry named", err)
+	}
+	// The store is left as Check found it; MustOpen's cleanup checks too.
+	if err := s.Update(func(tx *kv.Tx) error { return tx.Delete(kv.BucketRootLog, kv.U64(1)) }); err != nil {
+		t.Fatal(err)
 	}
 }
 

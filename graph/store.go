@@ -535,6 +535,7 @@ func Check(tx *kv.Tx) error {
 	checkMirrors(tx, add)
 	checkAnchors(tx, add)
 	checkHistory(tx, add)
+	checkRootLog(tx, add)
 	c := GetCounts(tx)
 	if c.Nodes != nodes {
 		add("node counter %d, %d nodes stored", c.Nodes, nodes)
