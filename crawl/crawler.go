@@ -217,16 +217,7 @@ func (c *Crawler) Run(ctx context.Context) (Result, error) {
 	}
 	// A flag of a clean end: a full disk leaves it, and the next run only
 	// waits the politeness delay before each host.
-	// The limiter's log is folded into roots: a store at rest has it there.
-	end := func(tx *kv.Tx) error {
-		if c.lim != nil {
-			if err := c.lim.Fold(tx); err != nil {
-				return err
-			}
-		}
-		return tx.SetMetaString(metaRunning, "")
-	}
-	if err := c.store.Update(end); err != nil && runErr == nil && !kv.IsFull(err) {
+	if err := c.store.Update(func(tx *kv.Tx) error { return tx.SetMetaString(metaRunning, "") }); err != nil && runErr == nil && !kv.IsFull(err) {
 		runErr = fmt.Errorf("%w: %w", ErrStoreFailed, err)
 	}
 	res := c.result(start, reason)

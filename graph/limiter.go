@@ -196,8 +196,9 @@ func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
 }
 
 // Fold puts the log's admissions into roots, in key order, and empties
-// the log. A crawl folds when it ends, so that a store at rest has its
-// limiter in roots alone.
+// the log. A crawl does not fold when it ends: the fold would free a
+// page for each leaf of roots it rewrites, at the end of the file, and
+// the next run reads the log again in a few milliseconds.
 func (l *Limiter) Fold(tx *kv.Tx) error {
 	if l.n == 0 {
 		return nil
