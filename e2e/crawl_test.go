@@ -14,6 +14,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // TestCrawl_Loop3 is seed 000 §11's end-to-end test: a three-node loop.
@@ -258,6 +259,88 @@ func TestCrawl_Limits(t *testing.T) {
 			t.Error("no host was held back by the subdomain limit: the test proved nothing")
 		}
 	})
+}
+
+// TestCrawl_Limits_Kills: a crawl with max_subdomains_per_root 1, killed
+// at random moments and resumed until it ends, crawls no two hosts of one
+// registrable domain. The limiter's latest admissions are in its log
+// (graph.Limiter) at every kill: a resumed run that did not read them would
+// admit a second host of a domain whose first is in the log.
+func TestCrawl_Limits_Kills(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 400, Seed: 11, Latency: 5 * time.Millisecond})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	args := crawlArgs(srv, db, "--max-depth", "0", "--max-crawls-per-node", "1", "--max-subdomains-per-root", "1")
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	logged := 0 // kills that left admissions in the log
+	for round := 0; ; round++ {
+		a := args
+		if !seeded(t, db) {
+			a = append(a, w.Seed())
+		}
+		var d time.Duration // from round 5 on, the run is left to end
+		if round < 5 {
+			d = time.Duration(150+rng.Intn(400)) * time.Millisecond
+		}
+		signalled, err := interrupt(t, dir, a, d, syscall.SIGKILL)
+		if !signalled {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			break
+		}
+		if _, err := os.Stat(db); err == nil {
+			s, err := kv.Open(db, kv.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			s.View(func(tx *kv.Tx) error {
+				if tx.Len(kv.BucketRootLog) > 0 {
+					logged++
+				}
+				return nil
+			})
+			s.Close()
+		}
+	}
+	if logged == 0 {
+		t.Error("no kill left admissions in the limiter's log: the test proved nothing")
+	}
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	crawled := map[string][]string{}
+	limited := 0
+	err = s.View(func(tx *kv.Tx) error {
+		return graph.ForEachNode(tx, func(n *graph.Node) error {
+			if n.Status == graph.StatusExcludedByLimit {
+				limited++
+			}
+			if n.CrawlCount == 0 {
+				return nil
+			}
+			crawled[n.Domain] = append(crawled[n.Domain], n.Host)
+			if admitted := graph.Subdomains(tx, n.Host); len(admitted) != 1 || admitted[0] != n.Host {
+				t.Errorf("%s crawled; the limiter admitted %v under %s", n.Host, admitted, n.Domain)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for root, hosts := range crawled {
+		if len(hosts) > 1 {
+			t.Errorf("%s: %d hosts crawled %v, limit 1", root, len(hosts), hosts)
+		}
+	}
+	if limited == 0 || len(crawled) < 20 {
+		t.Errorf("%d domains crawled, %d hosts excluded by a limit: the test proved nothing", len(crawled), limited)
+	}
 }
 
 // TestCrawl_Resume_SameGraph stops a crawl again and again, with SIGTERM
