@@ -16,9 +16,8 @@ import (
 // them all into roots at once, in key order. A new host's key in roots
 // lands in a leaf of its own (the domains of a web being discovered come
 // in no order), and bbolt rewrites every leaf a commit touches: inserted
-// one commit at a time, the limiter's keys were a sixth of the CPU of a
-// crawl finding 8.5 new hosts a page, more than the hosts' own index
-// (docs/performance.md, issue 54). The log is appended to at its end, one
+// one commit at a time, the limiter's keys were a tenth of the CPU of a
+// crawl finding 8.5 new hosts a page (docs/performance.md, issue 54). The log is appended to at its end, one
 // leaf for a commit's admissions, and a fold rewrites each leaf of roots
 // once for all the admissions that reach it.
 //
@@ -41,14 +40,14 @@ const counterRootLog = "graph.rootlog_seq"
 // with the store. Its methods must be called in writable transactions of
 // Update or Commit, one transaction at a time (as bbolt runs them).
 type Limiter struct {
-	under map[string][]logged // registrable domain → its admissions in the log
-	n     int                 // how many admissions the log holds
-	undo  []limiterChange     // this transaction's changes, in order
-	fold  int                 // how many admissions the log holds before they are folded: foldAt
+	under map[string][]logEntry // registrable domain → its admissions in the log
+	n     int                   // how many admissions the log holds
+	undo  []limiterChange       // this transaction's changes, in order
+	fold  int                   // how many admissions the log holds before they are folded: foldAt
 }
 
-// logged is an admission in the roots log: its roots key and sequence.
-type logged struct {
+// logEntry is an admission in the roots log: its roots key and sequence.
+type logEntry struct {
 	key string
 	seq uint64
 }
@@ -58,16 +57,16 @@ type logged struct {
 // of it (of domain, the first d bytes of its key), or a fold (under and n
 // are then what they were before it).
 type limiterChange struct {
-	e     logged
+	e     logEntry
 	d     int
 	added bool
-	under map[string][]logged
+	under map[string][]logEntry
 	n     int
 }
 
 // LoadLimiter reads the store's roots log: the Limiter for tx's store.
 func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
-	l := &Limiter{under: map[string][]logged{}, fold: foldAt}
+	l := &Limiter{under: map[string][]logEntry{}, fold: foldAt}
 	if !tx.Exists(kv.BucketRootLog) {
 		return l, nil // a store of schema 4 opened read-only
 	}
@@ -77,9 +76,7 @@ func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
 		if len(k) != 8 || d <= 0 || d == len(v)-1 {
 			return nil, fmt.Errorf("graph: roots log entry %x (%q) is not a sequence and a domain's host: %w", k, v, ErrInconsistent)
 		}
-		key := string(v)
-		l.under[key[:d]] = append(l.under[key[:d]], logged{key, binary.BigEndian.Uint64(k)})
-		l.n++
+		l.put(logEntry{string(v), binary.BigEndian.Uint64(k)}, d)
 	}
 	return l, nil
 }
@@ -88,8 +85,8 @@ func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
 func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
 	key := rootKey(host)
 	d := len(key) - len(host) - 1
-	logged := l.under[string(key[:d])]
-	for _, e := range logged {
+	entries := l.under[string(key[:d])]
+	for _, e := range entries {
 		if e.key == string(key) {
 			return true, nil
 		}
@@ -101,7 +98,7 @@ func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
 		return true, nil
 	}
 	if max > 0 {
-		n := len(logged)
+		n := len(entries)
 		var k []byte
 		if after == nil {
 			k, _ = c.Last()
@@ -137,9 +134,8 @@ func (l *Limiter) add(tx *kv.Tx, key []byte, d int) error {
 	if err := tx.PutRaw(kv.BucketRootLog, kv.U64(seq), key); err != nil {
 		return err
 	}
-	e := logged{string(key), seq}
-	l.under[e.key[:d]] = append(l.under[e.key[:d]], e)
-	l.n++
+	e := logEntry{string(key), seq}
+	l.put(e, d)
 	l.changed(tx, limiterChange{e: e, d: d, added: true})
 	if l.n >= l.fold {
 		return l.Fold(tx)
@@ -165,19 +161,25 @@ func (l *Limiter) Unadmit(tx *kv.Tx, host string) error {
 	return tx.Delete(kv.BucketRoots, key)
 }
 
+// put adds e, of the domain of its first d bytes, to the log's memory.
+func (l *Limiter) put(e logEntry, d int) {
+	l.under[e.key[:d]] = append(l.under[e.key[:d]], e)
+	l.n++
+}
+
 // drop takes e, of the domain of its first d bytes, out of the log's
 // memory.
-func (l *Limiter) drop(e logged, d int) {
+func (l *Limiter) drop(e logEntry, d int) {
 	domain := e.key[:d]
-	logged := l.under[domain]
-	if i := slices.Index(logged, e); i >= 0 {
-		logged = slices.Delete(logged, i, i+1)
+	entries := l.under[domain]
+	if i := slices.Index(entries, e); i >= 0 {
+		entries = slices.Delete(entries, i, i+1)
 		l.n--
 	}
-	if len(logged) == 0 {
+	if len(entries) == 0 {
 		delete(l.under, domain)
 	} else {
-		l.under[domain] = logged
+		l.under[domain] = entries
 	}
 }
 
@@ -186,8 +188,8 @@ func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
 	key := rootKey(host)
 	prefix := key[:len(key)-len(host)]
 	out := subdomains(tx, prefix)
-	if logged := l.under[string(prefix[:len(prefix)-1])]; len(logged) > 0 {
-		for _, e := range logged {
+	if entries := l.under[string(prefix[:len(prefix)-1])]; len(entries) > 0 {
+		for _, e := range entries {
 			out = append(out, e.key[len(prefix):])
 		}
 		slices.Sort(out)
@@ -205,8 +207,8 @@ func (l *Limiter) Fold(tx *kv.Tx) error {
 	}
 	keys := make([]string, 0, l.n)
 	seqs := make([]uint64, 0, l.n)
-	for _, logged := range l.under {
-		for _, e := range logged {
+	for _, entries := range l.under {
+		for _, e := range entries {
 			keys = append(keys, e.key)
 			seqs = append(seqs, e.seq)
 		}
@@ -225,7 +227,7 @@ func (l *Limiter) Fold(tx *kv.Tx) error {
 		}
 	}
 	l.changed(tx, limiterChange{under: l.under, n: l.n})
-	l.under, l.n = map[string][]logged{}, 0
+	l.under, l.n = map[string][]logEntry{}, 0
 	return nil
 }
 
@@ -250,9 +252,7 @@ func (l *Limiter) Abort() {
 		case c.added:
 			l.drop(c.e, c.d)
 		default:
-			domain := c.e.key[:c.d]
-			l.under[domain] = append(l.under[domain], c.e)
-			l.n++
+			l.put(c.e, c.d)
 		}
 	}
 	l.undo = l.undo[:0]
