@@ -115,7 +115,7 @@ func (r *repairer) copyEdges() error {
 		err := r.dst.Update(func(tx *kv.Tx) error {
 			for i := range batch {
 				e := &batch[i].v
-				if missing := r.missingNode(tx, e.From, e.To); missing != 0 {
+				if missing, ok := r.missingNode(tx, e.From, e.To); ok {
 					r.dropKey(kv.BucketEdges, batch[i].k, "node %d is not in the repaired store", missing)
 					continue
 				}
@@ -166,14 +166,16 @@ func nodeNewer(a, b *graph.Node) bool {
 	return a.LastSeen.After(b.LastSeen)
 }
 
-// missingNode returns the first of ids that is not a node in tx, or 0.
-func (r *repairer) missingNode(tx *kv.Tx, ids ...uint64) uint64 {
+// missingNode returns the first of ids that is not a node in tx, and
+// whether there is one. It cannot answer 0 for "none": a flipped bit
+// can make an edge's or a visited mark's id 0, which is never a node.
+func (r *repairer) missingNode(tx *kv.Tx, ids ...uint64) (uint64, bool) {
 	for _, id := range ids {
 		if tx.GetRaw(kv.BucketNodes, kv.U64(id)) == nil {
-			return id
+			return id, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // copyVisited keeps the visited marks (node | depth) of kept nodes.
@@ -189,7 +191,8 @@ func (r *repairer) copyVisited() error {
 	}, func() error {
 		err := r.dst.Update(func(tx *kv.Tx) error {
 			for _, k := range batch {
-				if id, _ := frontier.VisitedNode(k); r.missingNode(tx, id) != 0 {
+				id, _ := frontier.VisitedNode(k)
+				if _, missing := r.missingNode(tx, id); missing {
 					r.dropKey(kv.BucketVisited, k, "node %d is not in the repaired store", id)
 					continue
 				}

@@ -345,7 +345,12 @@ func TestRepair_DamagedValues(t *testing.T) {
 				return err
 			}
 		}
-		return nil
+		// Sound records that name node 0, which is never a node: the
+		// bit flips of TestRepair_RandomFlips make such keys.
+		if err := tx.Put(kv.BucketEdges, append(kv.U64(2), kv.U64(0)...), &graph.Edge{Weight: 1}); err != nil {
+			return err
+		}
+		return tx.PutRaw(kv.BucketVisited, append(kv.U64(0), kv.U32(0)...), []byte{})
 	})
 	s.Close()
 	if err != nil {
@@ -365,6 +370,8 @@ func TestRepair_DamagedValues(t *testing.T) {
 		"edges 0000000000000001000000000000000" + "2: node 1 is not in the repaired store",
 		"edges 00000000000000020000000000000003: kv: damaged value: length 2147483648 at byte 5 exceeds the 1 bytes left",
 		"edges 00000000000000020000000000000001: node 1 is not in the repaired store",
+		"edges 00000000000000020000000000000000: node 0 is not in the repaired store",
+		"visited 000000000000000000000000: node 0 is not in the repaired store",
 		"leases 01: kv: damaged value: 2 elements at byte 1 exceed the 1 bytes left",
 		"frontier 000000010000000000000063: kv: damaged value: 4294967295 elements at byte 5 exceed the 1 bytes left",
 		// sample's robots.txt record holds made-up rules, not robots.Rules'
