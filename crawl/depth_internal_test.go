@@ -262,3 +262,22 @@ func TestReach_Looser(t *testing.T) {
 		}
 	}
 }
+
+// A link from past max_depth to a host queued nearer leaves the host as
+// it is: discovered and queued at its own depth, not excluded_by_limit,
+// which a crawl stopped before fetching it would export.
+func TestAdmit_PastMaxDepthToAHostQueuedNearer(t *testing.T) {
+	for _, sub := range []int{0, 1} {
+		c, s := depthCrawler(t, 2, sub)
+		queue(t, c, s, "s.test", 0)
+		queue(t, c, s, "q.test", 2)
+		fetchAndCommit(t, c, s, "s.test", "a.test") // a at 1, queued
+		fetchAndCommit(t, c, s, "q.test", "a.test") // a link at 3, past max_depth
+		checkDepths(t, s, map[string]depthWant{"a.test": {1, graph.StatusDiscovered, 1, 0}})
+		fetchAndCommit(t, c, s, "a.test")
+		checkDepths(t, s, map[string]depthWant{"a.test": {1, graph.StatusCrawled, -1, 1}})
+		if err := storetest.CheckAll(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

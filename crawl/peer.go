@@ -193,15 +193,17 @@ func (c *Crawler) admit(tx *kv.Tx, host, first string, dst *graph.Head, created 
 		// A host asked for before, or being fetched now, is not fetched
 		// again for this link (issue 27: one fetch of a host per crawl).
 		// A node created for this link has no lease, mark or entry yet.
+		// A host queued nearer is within every limit already, whatever
+		// depth this link has: past max_depth too.
+		if queuedNearer(tx, dst, created, depth) {
+			if !changed {
+				return false, false, nil
+			}
+			lowered, err := rewrite(tx, host, dst, created, depth, now, status, "")
+			return false, lowered, err
+		}
 		admitted, byDepth := false, c.cfg.MaxDepth > 0 && depth > c.cfg.MaxDepth
 		if !byDepth {
-			if queuedNearer(tx, dst, created, depth) {
-				if !changed {
-					return false, false, nil
-				}
-				lowered, err := rewrite(tx, host, dst, created, depth, now, status, "")
-				return false, lowered, err
-			}
 			if admitted, err = c.admitSubdomain(tx, host, depth); err != nil {
 				return false, false, err
 			}
