@@ -56,7 +56,6 @@ type merger struct {
 
 	edges, links atomic.Int64 // created and added
 	count        atomic.Int64 // runs named
-	passes       atomic.Int64
 }
 
 func newMerger(store *kv.Store, runs runState) *merger {
@@ -175,7 +174,6 @@ func (m *merger) pass(ctx context.Context, last bool) error {
 			return fmt.Errorf("ingest: merge: %w", err)
 		}
 	}
-	m.passes.Add(1)
 	var skip []byte
 	if after != "" {
 		var err error
