@@ -136,12 +136,6 @@ func (r *repairer) copyFrontier() error {
 	})
 }
 
-// rootKey is the roots bucket's key (kv/schema.go): domain | 0 | host.
-func rootKey(host string) []byte {
-	d := graph.RegistrableDomain(host)
-	return append(append(append(make([]byte, 0, len(d)+1+len(host)), d...), 0), host...)
-}
-
 // copyRoots keeps the subdomain limiter's records whose domain is their
 // host's. When pages or records of them were lost, the hosts of kept
 // nodes that were queued or crawled (not excluded by a limit or the scope) are
@@ -151,13 +145,8 @@ func (r *repairer) copyRoots() error {
 	before := lost()
 	var batch [][]byte
 	keep := func(bucket, k, key []byte) {
-		i := bytes.IndexByte(key, 0)
-		if i < 0 {
-			r.dropKey(bucket, k, "no separator between domain and host")
-			return
-		}
-		host := string(key[i+1:])
-		if h, err := graph.NormalizeHost(host, ""); err != nil || h != host || !bytes.Equal(rootKey(host), key) {
+		host, ok := graph.RootKeyHost(key)
+		if h, err := graph.NormalizeHost(host, ""); !ok || err != nil || h != host {
 			r.dropKey(bucket, k, "not a host under its registrable domain")
 			return
 		}
@@ -194,7 +183,7 @@ func (r *repairer) copyRoots() error {
 				last = n.ID
 				// Out-of-scope hosts never count toward the subdomain cap.
 				if n.Status != graph.StatusExcludedByLimit && n.Status != graph.StatusOutOfScope {
-					keys = append(keys, rootKey(n.Host))
+					keys = append(keys, graph.RootKey(n.Host))
 				}
 				if len(keys) == r.opt.Batch {
 					return graph.ErrStop

@@ -83,7 +83,7 @@ func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
 
 // Admit is AdmitSubdomain with this Limiter's log.
 func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
-	key := rootKey(host)
+	key := RootKey(host)
 	d := len(key) - len(host) - 1
 	entries := l.under[string(key[:d])]
 	for _, e := range entries {
@@ -145,7 +145,7 @@ func (l *Limiter) add(tx *kv.Tx, key []byte, d int) error {
 
 // Unadmit is graph.Unadmit with this Limiter's log.
 func (l *Limiter) Unadmit(tx *kv.Tx, host string) error {
-	key := rootKey(host)
+	key := RootKey(host)
 	d := len(key) - len(host) - 1
 	for _, e := range l.under[string(key[:d])] {
 		if e.key != string(key) {
@@ -185,7 +185,7 @@ func (l *Limiter) drop(e logEntry, d int) {
 
 // Subdomains is graph.Subdomains with this Limiter's log.
 func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
-	key := rootKey(host)
+	key := RootKey(host)
 	prefix := key[:len(key)-len(host)]
 	out := subdomains(tx, prefix)
 	if entries := l.under[string(prefix[:len(prefix)-1])]; len(entries) > 0 {
@@ -270,11 +270,11 @@ func checkRootLog(tx *kv.Tx, add func(format string, a ...any)) {
 	next := tx.Counter(counterRootLog)
 	c := tx.Cursor(kv.BucketRootLog)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		d := bytes.IndexByte(v, 0)
+		_, isRoot := RootKeyHost(v)
 		switch {
 		case len(k) != 8:
 			add("roots log key %x is not a sequence", k)
-		case d <= 0 || d == len(v)-1 || !bytes.Equal(rootKey(string(v[d+1:])), v):
+		case !isRoot:
 			add("roots log entry %d (%q) is not a host under its registrable domain", binary.BigEndian.Uint64(k), v)
 		case binary.BigEndian.Uint64(k) > next:
 			add("roots log entry %d is past the log's counter %d", binary.BigEndian.Uint64(k), next)

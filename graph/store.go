@@ -430,7 +430,7 @@ func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
 func Subdomains(tx *kv.Tx, host string) []string {
 	l, err := LoadLimiter(tx)
 	if err != nil {
-		key := rootKey(host)
+		key := RootKey(host)
 		return subdomains(tx, key[:len(key)-len(host)])
 	}
 	return l.Subdomains(tx, host)
@@ -457,12 +457,24 @@ func Unadmit(tx *kv.Tx, host string) error {
 	return l.Unadmit(tx, host)
 }
 
-// rootKey is host's key in the roots bucket: its registrable domain, a
-// zero byte, the host.
-func rootKey(host string) []byte {
+// RootKey is host's key in the roots bucket (and its value in the
+// limiter's log): its registrable domain, a zero byte, the host.
+func RootKey(host string) []byte {
 	root := RegistrableDomain(host)
 	key := make([]byte, 0, len(root)+1+len(host))
 	return append(append(append(key, root...), 0), host...)
+}
+
+// RootKeyHost returns the host of key, a roots key, and whether key is
+// one: a host after the zero byte, and before it the host's registrable
+// domain.
+func RootKeyHost(key []byte) (string, bool) {
+	d := bytes.IndexByte(key, 0)
+	if d <= 0 || d == len(key)-1 {
+		return "", false
+	}
+	host := string(key[d+1:])
+	return host, bytes.Equal(RootKey(host), key)
 }
 
 // Check verifies graph's invariants: every host maps to a node that names
