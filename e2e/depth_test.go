@@ -15,6 +15,7 @@ import (
 	"github.com/weaver-crawler/weaver/graph"
 	"github.com/weaver-crawler/weaver/internal/fakeweb"
 	"github.com/weaver-crawler/weaver/internal/storetest"
+	"github.com/weaver-crawler/weaver/kv"
 )
 
 // lateWeb is a sparse web (600 hosts, about 4 links a page, so that the
@@ -334,4 +335,36 @@ func TestDepth_BFSBall_Cluster(t *testing.T) {
 	}
 	waitShards(t, procs, 3*time.Minute)
 	sameBall(t, mergeShards(t, dir, dbs), ref, seedHost(w), 4)
+}
+
+// TestDepth_StoppedCrawl: a crawl to max_depth 3 that max_pages stops
+// with hosts still queued leaves each of them discovered, though links
+// from past max_depth reach many (edges checks the store with
+// storetest.CheckAll, which holds that no queued host is
+// excluded_by_limit). The weaver before a3d1724 fails it: a link from
+// past max_depth marked a host queued nearer excluded_by_limit.
+func TestDepth_StoppedCrawl(t *testing.T) {
+	t.Parallel()
+	w := fakeweb.New(fakeweb.Config{Hosts: 3000, Seed: 40})
+	srv := startWeb(t, w)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.bolt")
+	weaverOK(t, dir, crawlArgs(srv, db, "--max-depth", "3", "--max-pages", "300", "--workers", "3", w.Seed())...)
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued int
+	err = s.View(func(tx *kv.Tx) error {
+		c := tx.Cursor(kv.BucketQueued)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			queued++
+		}
+		return nil
+	})
+	s.Close()
+	if err != nil || queued == 0 {
+		t.Fatalf("%d hosts queued when the crawl stopped (%v): nothing to check", queued, err)
+	}
+	edges(t, db)
 }
