@@ -69,11 +69,14 @@ func CheckAll(s *kv.Store) error {
 // limit that leaves a host out takes it out of the queue, and one queued
 // again is discovered. A crawl stopped before fetching it would export
 // the wrong status. weaver check does not hold stores to it: weaver
-// before 2026-12-04 wrote such records (a link from past max_depth to a
-// host queued nearer).
+// before a3d1724 wrote such records (a link from past max_depth to a host
+// queued nearer).
 func queuedNotExcluded(tx *kv.Tx) error {
 	c := tx.Cursor(kv.BucketQueued)
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) != 8 {
+			continue // frontier.Check names it
+		}
 		n, ok, err := graph.Get(tx, binary.BigEndian.Uint64(k))
 		if err != nil {
 			return err
