@@ -75,7 +75,7 @@ func queuedNotExcluded(tx *kv.Tx) error {
 	c := tx.Cursor(kv.BucketQueued)
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		if len(k) != 8 {
-			continue // frontier.Check names it
+			continue // not a node id: not this check's to name
 		}
 		n, ok, err := graph.Get(tx, binary.BigEndian.Uint64(k))
 		if err != nil {
