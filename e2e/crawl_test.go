@@ -292,30 +292,20 @@ func TestCrawl_Limits_Kills(t *testing.T) {
 			break
 		}
 		if _, err := os.Stat(db); err == nil {
-			s, err := kv.Open(db, kv.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			s.View(func(tx *kv.Tx) error {
+			view(t, db, func(tx *kv.Tx) error {
 				if tx.Len(kv.BucketRootLog) > 0 {
 					logged++
 				}
 				return nil
 			})
-			s.Close()
 		}
 	}
 	if logged == 0 {
 		t.Error("no kill left admissions in the limiter's log: the test proved nothing")
 	}
-	s, err := kv.Open(db, kv.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	crawled := map[string][]string{}
 	limited := 0
-	err = s.View(func(tx *kv.Tx) error {
+	view(t, db, func(tx *kv.Tx) error {
 		return graph.ForEachNode(tx, func(n *graph.Node) error {
 			if n.Status == graph.StatusExcludedByLimit {
 				limited++
@@ -330,9 +320,6 @@ func TestCrawl_Limits_Kills(t *testing.T) {
 			return nil
 		})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for root, hosts := range crawled {
 		if len(hosts) > 1 {
 			t.Errorf("%s: %d hosts crawled %v, limit 1", root, len(hosts), hosts)

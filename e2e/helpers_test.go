@@ -209,6 +209,20 @@ func crawlArgs(srv *fakeweb.Server, db string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// view runs fn in a read transaction of the store at db, opened
+// read-only and closed after, failing the test on an error.
+func view(t *testing.T, db string, fn func(tx *kv.Tx) error) {
+	t.Helper()
+	s, err := kv.Open(db, kv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open %s: %v", db, err)
+	}
+	defer s.Close()
+	if err := s.View(fn); err != nil {
+		t.Fatalf("%s: %v", db, err)
+	}
+}
+
 // edges reads a store's graph as host pairs → weight, and checks the
 // store's invariants.
 func edges(t *testing.T, db string) map[[2]string]int {
