@@ -83,8 +83,7 @@ func LoadLimiter(tx *kv.Tx) (*Limiter, error) {
 
 // Admit is AdmitSubdomain with this Limiter's log.
 func (l *Limiter) Admit(tx *kv.Tx, host string, max int) (bool, error) {
-	key := RootKey(host)
-	d := len(key) - len(host) - 1
+	key, d := domainKey(host)
 	entries := l.under[string(key[:d])]
 	for _, e := range entries {
 		if e.key == string(key) {
@@ -145,8 +144,7 @@ func (l *Limiter) add(tx *kv.Tx, key []byte, d int) error {
 
 // Unadmit is graph.Unadmit with this Limiter's log.
 func (l *Limiter) Unadmit(tx *kv.Tx, host string) error {
-	key := RootKey(host)
-	d := len(key) - len(host) - 1
+	key, d := domainKey(host)
 	for _, e := range l.under[string(key[:d])] {
 		if e.key != string(key) {
 			continue
@@ -159,6 +157,13 @@ func (l *Limiter) Unadmit(tx *kv.Tx, host string) error {
 		return nil
 	}
 	return tx.Delete(kv.BucketRoots, key)
+}
+
+// domainKey returns host's roots key and the length of its domain, the
+// key's first bytes (the Limiter's memory is by domain).
+func domainKey(host string) ([]byte, int) {
+	key := RootKey(host)
+	return key, len(key) - len(host) - 1
 }
 
 // put adds e, of the domain of its first d bytes, to the log's memory.
@@ -185,10 +190,10 @@ func (l *Limiter) drop(e logEntry, d int) {
 
 // Subdomains is graph.Subdomains with this Limiter's log.
 func (l *Limiter) Subdomains(tx *kv.Tx, host string) []string {
-	key := RootKey(host)
-	prefix := key[:len(key)-len(host)]
+	key, d := domainKey(host)
+	prefix := key[:d+1]
 	out := subdomains(tx, prefix)
-	if entries := l.under[string(prefix[:len(prefix)-1])]; len(entries) > 0 {
+	if entries := l.under[string(key[:d])]; len(entries) > 0 {
 		for _, e := range entries {
 			out = append(out, e.key[len(prefix):])
 		}

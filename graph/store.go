@@ -430,8 +430,8 @@ func AdmitSubdomain(tx *kv.Tx, host string, max int) (bool, error) {
 func Subdomains(tx *kv.Tx, host string) []string {
 	l, err := LoadLimiter(tx)
 	if err != nil {
-		key := RootKey(host)
-		return subdomains(tx, key[:len(key)-len(host)])
+		key, d := domainKey(host)
+		return subdomains(tx, key[:d+1])
 	}
 	return l.Subdomains(tx, host)
 }
