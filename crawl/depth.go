@@ -174,9 +174,15 @@ func (c *Crawler) limits(tx *kv.Tx) (*graph.Limiter, error) {
 // admitAll admits host whatever the subdomain cap: a seed, or a host the
 // user named.
 func (c *Crawler) admitAll(tx *kv.Tx, host string) (bool, error) {
+	return c.admitUpTo(tx, host, 0)
+}
+
+// admitUpTo admits host when its domain has fewer than max hosts admitted
+// (max ≤ 0: no cap), without admitSubdomain's preference for the nearer.
+func (c *Crawler) admitUpTo(tx *kv.Tx, host string, max int) (bool, error) {
 	lim, err := c.limits(tx)
 	if err != nil {
 		return false, err
 	}
-	return lim.Admit(tx, host, 0)
+	return lim.Admit(tx, host, max)
 }

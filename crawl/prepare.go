@@ -324,11 +324,7 @@ func (c *Crawler) requeuePass(rules seedRules, seeds Seeds, known bool) (queued 
 			}
 			if !asked(node.CrawlCount, node.Status) {
 				// Never fetched: the subdomain cap decides, as it did.
-				lim, err := c.limits(tx)
-				if err != nil {
-					return 0, err
-				}
-				if ok, err := lim.Admit(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
+				if ok, err := c.admitUpTo(tx, node.Host, c.cfg.MaxSubdomainsPerRoot); err != nil || !ok {
 					if err != nil {
 						return 0, err
 					}
